@@ -1,0 +1,224 @@
+/*
+ * deepinfer.h — the one public header of libdeepinfer (SONAME libdeepinfer.so.1).
+ *
+ * DeepInfer is an embedded inference engine for DeepSeek models with a protocol layer (the
+ * "recipe") for OpenAI Chat Completions, OpenAI Responses and Anthropic Messages.
+ *
+ * Conventions that hold for every declaration below unless it says otherwise:
+ *
+ *  - Objects are opaque handles created by di_X_create(..., di_X** out, di_error** err) and
+ *    released by di_X_destroy(di_X*), which accepts NULL and never fails. On failure a create
+ *    call leaves *out untouched and leaks nothing.
+ *  - Fallible calls return di_status: DI_OK (0), a positive outcome (DI_TIMEOUT, ...), or a
+ *    negative error. When `err` is not NULL and the status is negative, *err receives a new
+ *    di_error that the caller owns and releases with di_error_destroy. `err` may always be NULL.
+ *    There is no thread-local "last error".
+ *  - Strings passed in are UTF-8 as (pointer, length) pairs unless the parameter is documented
+ *    as NUL-terminated (option keys are). Strings handed out carry their length and are also
+ *    NUL-terminated for convenience.
+ *  - Memory the library allocates for the caller is released with di_free (or the typed
+ *    destroy named in the declaration), never with the caller's free().
+ *  - No C++ exception, abort() or exit() crosses this boundary; bad input yields an error.
+ *  - Integer types are fixed-width; no bool, enum, bit-field or varargs appears in a signature.
+ */
+#ifndef DEEPINFER_H
+#define DEEPINFER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(DI_BUILDING_LIBRARY) && defined(__GNUC__)
+#define DI_API __attribute__((visibility("default")))
+#else
+#define DI_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ======================================================================================== */
+/* Core: versions, status codes, errors, options, memory                                    */
+/* ======================================================================================== */
+
+#define DI_VERSION_MAJOR 1
+#define DI_VERSION_MINOR 0
+#define DI_VERSION_PATCH 0
+/* The ABI version this header describes: major * 10000 + minor * 100 + patch. */
+#define DI_ABI_VERSION 10000
+
+/* Returns the ABI version of the loaded library (same encoding as DI_ABI_VERSION). A binding
+ * built against this header must refuse a library whose major differs or whose minor is older.
+ * Thread-safety: any thread, any time. Never fails. */
+DI_API uint32_t di_abi_version(void);
+
+/* Returns a static NUL-terminated version string such as "1.0.0 (cuda sm_90a)". The caller
+ * must not free it. Thread-safety: any thread, any time. Never fails. */
+DI_API const char* di_version_string(void);
+
+/* Returns a static NUL-terminated JSON object describing what this build can do, for example
+ * {"version":"1.0.0","cuda":true,"cuda_arch":"sm_90a","cuda_devices":0,"cpu_threads":8}.
+ * "cuda_devices" is probed at the first call. The caller must not free it.
+ * Thread-safety: any thread, any time. Never fails. */
+DI_API const char* di_build_info(void);
+
+/* Status codes. Zero is success, positive values are non-error outcomes, negative values are
+ * errors. The enum only names the values; signatures use di_status (int32_t). */
+typedef int32_t di_status;
+enum {
+  DI_OK = 0,
+  DI_TIMEOUT = 1,           /* a wait ended without a result */
+  DI_END_OF_STREAM = 2,     /* no more data will come */
+  DI_AGAIN = 3,             /* nothing available now; call again */
+  DI_BUFFER_TOO_SMALL = 4,  /* the caller's buffer is too small; the needed size was reported */
+
+  DI_E_INVALID_ARG = -1,    /* a NULL handle, a wrong type, a value out of range, a bad request */
+  DI_E_OOM = -2,            /* memory (host or device) ran out */
+  DI_E_UNSUPPORTED = -3,    /* an unknown option key, a feature this build or model lacks */
+  DI_E_NOT_FOUND = -4,      /* a file, model, token or name that does not exist */
+  DI_E_IO = -5,             /* reading or writing a file or socket failed */
+  DI_E_PARSE = -6,          /* malformed input: JSON, safetensors, tokenizer.json, config */
+  DI_E_CANCELLED = -7,      /* the operation was cancelled */
+  DI_E_INTERNAL = -8,       /* a bug in DeepInfer; the message says where */
+  DI_E_LIMIT = -9,          /* over a limit: context length, KV budget, size caps */
+  DI_E_STATE = -10,         /* the object is in the wrong state for the call (e.g. shut down) */
+  DI_E_DEVICE = -11,        /* the GPU reported an error */
+  DI_E_PERMISSION = -12     /* denied by policy (e.g. an image URL's destination) */
+};
+
+/* Returns a static NUL-terminated name for `status` ("DI_OK", "DI_E_INVALID_ARG", ...) or
+ * "DI_UNKNOWN_STATUS" for a value this library does not define. Never NULL.
+ * Thread-safety: any thread, any time. Never fails. */
+DI_API const char* di_status_name(di_status status);
+
+/* An error's detail: its status code, a human-readable message that names the field or key at
+ * fault, and an optional machine-readable JSON detail (the recipe puts an API's error body and
+ * HTTP status there). Created by the library, owned by the caller. */
+typedef struct di_error di_error;
+
+/* Returns the error's code (a negative di_status), or DI_E_INVALID_ARG for a NULL `error`.
+ * Thread-safety: any thread; the error is immutable. */
+DI_API di_status di_error_code(const di_error* error);
+
+/* Returns the error's NUL-terminated UTF-8 message, valid until di_error_destroy(error).
+ * Returns "" for a NULL `error`. Thread-safety: any thread; the error is immutable. */
+DI_API const char* di_error_message(const di_error* error);
+
+/* Returns the error's NUL-terminated JSON detail, or "" when it has none; valid until
+ * di_error_destroy(error). Thread-safety: any thread; the error is immutable. */
+DI_API const char* di_error_detail(const di_error* error);
+
+/* Releases `error`. Accepts NULL. Never fails. */
+DI_API void di_error_destroy(di_error* error);
+
+/* Releases memory the library allocated for the caller where a declaration says "free with
+ * di_free". Accepts NULL. Never fails. Thread-safety: any thread. */
+DI_API void di_free(void* ptr);
+
+/* A bag of typed, keyed settings: engine creation, sampling parameters, recipe configuration.
+ * Keys are NUL-terminated ASCII names from a fixed table (see "Option keys" below); each key has
+ * one type (int64, double, string or JSON). Setting an unknown key fails with
+ * DI_E_UNSUPPORTED, which doubles as feature detection; setting a key with the wrong type fails
+ * with DI_E_INVALID_ARG. Both messages name the key.
+ * Thread-safety: not synchronized. One thread may modify an options object at a time; readers
+ * (including a di_X_create call that consumes it) must not run concurrently with writers. The
+ * library copies what it needs, so an options object may be destroyed right after use. */
+typedef struct di_options di_options;
+
+/* Creates an empty options object in *out.
+ * Errors: DI_E_INVALID_ARG (out is NULL), DI_E_OOM. */
+DI_API di_status di_options_create(di_options** out, di_error** err);
+
+/* Creates a deep copy of `src` in *out.
+ * Errors: DI_E_INVALID_ARG (src or out is NULL), DI_E_OOM. */
+DI_API di_status di_options_clone(const di_options* src, di_options** out, di_error** err);
+
+/* Releases `options`. Accepts NULL. Never fails. */
+DI_API void di_options_destroy(di_options* options);
+
+/* Sets an int64 key (replacing an earlier value).
+ * Errors: DI_E_INVALID_ARG (NULL options or key, key of another type),
+ *         DI_E_UNSUPPORTED (unknown key). */
+DI_API di_status di_options_set_i64(di_options* options, const char* key, int64_t value,
+                                    di_error** err);
+
+/* Sets a double key. An integral value is accepted for a double key; NaN is rejected.
+ * Errors: DI_E_INVALID_ARG (NULL options or key, NaN, key of another type),
+ *         DI_E_UNSUPPORTED (unknown key). */
+DI_API di_status di_options_set_f64(di_options* options, const char* key, double value,
+                                    di_error** err);
+
+/* Sets a string key to the `len` bytes at `value` (copied; need not be NUL-terminated; must be
+ * valid UTF-8 without NUL bytes). `value` may be NULL only when `len` is 0.
+ * Errors: DI_E_INVALID_ARG (NULL options/key, invalid UTF-8, embedded NUL, key of another type),
+ *         DI_E_UNSUPPORTED (unknown key). */
+DI_API di_status di_options_set_str(di_options* options, const char* key, const char* value,
+                                    size_t len, di_error** err);
+
+/* Sets a JSON key to the document in the `len` bytes at `json` (parsed and stored).
+ * Errors: DI_E_INVALID_ARG (NULL options/key, key of another type), DI_E_PARSE (not valid
+ *         JSON), DI_E_UNSUPPORTED (unknown key). */
+DI_API di_status di_options_set_json(di_options* options, const char* key, const char* json,
+                                     size_t len, di_error** err);
+
+/* Sets several keys at once from a JSON object {"key": value, ...}: integers go to int64 keys,
+ * numbers to double keys, strings to string keys, anything to JSON keys. All-or-nothing: on
+ * error `options` is unchanged.
+ * Errors: DI_E_PARSE (not a JSON object), DI_E_UNSUPPORTED (an unknown key, named),
+ *         DI_E_INVALID_ARG (a value of the wrong type, named). */
+DI_API di_status di_options_update_json(di_options* options, const char* json, size_t len,
+                                        di_error** err);
+
+/* Reads an int64 key into *value.
+ * Returns DI_OK, or DI_E_NOT_FOUND when the key is known but unset.
+ * Errors: DI_E_INVALID_ARG (NULL argument, key of another type), DI_E_UNSUPPORTED (unknown). */
+DI_API di_status di_options_get_i64(const di_options* options, const char* key, int64_t* value,
+                                    di_error** err);
+
+/* Reads a double key into *value. Same outcomes as di_options_get_i64. */
+DI_API di_status di_options_get_f64(const di_options* options, const char* key, double* value,
+                                    di_error** err);
+
+/* Reads a string key: *value points at a NUL-terminated copy owned by `options`, valid until
+ * the key is set again or the options are destroyed; *len receives its length.
+ * Same outcomes as di_options_get_i64. */
+DI_API di_status di_options_get_str(const di_options* options, const char* key,
+                                    const char** value, size_t* len, di_error** err);
+
+/* Reads a JSON key as compact JSON text, with the same lifetime rule as di_options_get_str.
+ * Same outcomes as di_options_get_i64. */
+DI_API di_status di_options_get_json(const di_options* options, const char* key,
+                                     const char** json, size_t* len, di_error** err);
+
+/* Serializes every set key as one JSON object into a NUL-terminated buffer the caller frees
+ * with di_free; *len (may be NULL) receives its length.
+ * Errors: DI_E_INVALID_ARG (NULL options or json), DI_E_OOM. */
+DI_API di_status di_options_to_json(const di_options* options, char** json, size_t* len,
+                                    di_error** err);
+
+/* Returns a static JSON array describing every key the library knows:
+ * [{"key":"temperature","type":"double","scope":"sampling","doc":"..."}, ...].
+ * Thread-safety: any thread. Never fails. */
+DI_API const char* di_options_schema(void);
+
+/* ======================================================================================== */
+/* Tokenizer                                                                                */
+/* ======================================================================================== */
+
+/* ======================================================================================== */
+/* Recipe: API request -> prompt and token ids                                              */
+/* ======================================================================================== */
+
+/* ======================================================================================== */
+/* Parser: model output -> protocol events                                                  */
+/* ======================================================================================== */
+
+/* ======================================================================================== */
+/* Engine                                                                                   */
+/* ======================================================================================== */
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* DEEPINFER_H */

@@ -1,0 +1,80 @@
+// The option key table. Keep entries grouped by scope and sorted within a scope; the doc
+// string is what `di_options_schema` and the bindings show users.
+#include "capi/src/option_keys.h"
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace di::capi {
+namespace {
+
+using T = OptionType;
+
+constexpr OptionKey kKeys[] = {
+    // engine: read by di_engine_create
+    {"async_scheduling", T::kInt64, "engine", "1 (default): overlap step N's host work with step N+1's forward; 0: off"},
+    {"block_size", T::kInt64, "engine", "tokens per KV block (default 16)"},
+    {"deterministic", T::kInt64, "engine", "1: outputs do not depend on batch composition"},
+    {"device", T::kString, "engine", "\"auto\" (default), \"cpu\" or \"cuda\""},
+    {"enable_prefix_caching", T::kInt64, "engine", "1 (default): reuse KV blocks of equal prompt prefixes"},
+    {"gpu_memory_utilization", T::kDouble, "engine", "fraction of GPU memory the engine may use (default 0.9)"},
+    {"kv_cache_bytes", T::kInt64, "engine", "KV cache budget in bytes (overrides gpu_memory_utilization)"},
+    {"max_model_len", T::kInt64, "engine", "longest prompt + output in tokens (default: the model's)"},
+    {"max_num_batched_tokens", T::kInt64, "engine", "token budget of one engine step (default 2048)"},
+    {"max_num_seqs", T::kInt64, "engine", "most sequences in one engine step (default 64)"},
+    {"num_threads", T::kInt64, "engine", "CPU threads for the CPU backend (default: all cores)"},
+
+    // sampling: read by di_submit
+    {"frequency_penalty", T::kDouble, "sampling", "penalty proportional to a token's count in the output, [-2, 2]"},
+    {"ignore_eos", T::kInt64, "sampling", "1: keep generating past end-of-sequence tokens"},
+    {"logit_bias", T::kJson, "sampling", "object {\"token id\": bias in [-100, 100]}"},
+    {"logprobs", T::kInt64, "sampling", "1: return the sampled token's log-probability"},
+    {"max_tokens", T::kInt64, "sampling", "most tokens to generate (>= 1)"},
+    {"min_p", T::kDouble, "sampling", "drop tokens below min_p times the top probability, [0, 1]"},
+    {"min_tokens", T::kInt64, "sampling", "generate at least this many tokens before stopping"},
+    {"n", T::kInt64, "sampling", "number of completions for the prompt (>= 1)"},
+    {"presence_penalty", T::kDouble, "sampling", "penalty for a token present in the output, [-2, 2]"},
+    {"repetition_penalty", T::kDouble, "sampling", "multiplicative penalty for seen tokens (> 0, 1 = off)"},
+    {"seed", T::kInt64, "sampling", "RNG seed; the stream is keyed by (seed, request, position)"},
+    {"skip_special_tokens", T::kInt64, "sampling", "1 (default): special tokens produce no text"},
+    {"stop", T::kJson, "sampling", "array of stop strings (removed from the output)"},
+    {"stop_token_ids", T::kJson, "sampling", "array of token ids that end generation"},
+    {"temperature", T::kDouble, "sampling", "0 = greedy; > 0 scales logits"},
+    {"top_k", T::kInt64, "sampling", "keep the k most likely tokens (0 or -1 = all)"},
+    {"top_logprobs", T::kInt64, "sampling", "number of alternatives per position (0..20)"},
+    {"top_p", T::kDouble, "sampling", "nucleus sampling mass, (0, 1]"},
+};
+
+}  // namespace
+
+const OptionKey* find_option_key(std::string_view key) {
+  for (const OptionKey& k : kKeys) {
+    if (k.key == key) return &k;
+  }
+  return nullptr;
+}
+
+std::string_view option_type_name(OptionType type) {
+  switch (type) {
+    case OptionType::kInt64: return "int64";
+    case OptionType::kDouble: return "double";
+    case OptionType::kString: return "string";
+    case OptionType::kJson: return "json";
+  }
+  return "unknown";
+}
+
+const char* option_schema_json() {
+  static const std::string schema = [] {
+    nlohmann::json a = nlohmann::json::array();
+    for (const OptionKey& k : kKeys) {
+      a.push_back({{"key", k.key}, {"type", option_type_name(k.type)}, {"scope", k.scope},
+                   {"doc", k.doc}});
+    }
+    return a.dump();
+  }();
+  return schema.c_str();
+}
+
+}  // namespace di::capi

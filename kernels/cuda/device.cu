@@ -1,0 +1,24 @@
+// CUDA device discovery and error translation.
+#include "kernels/cuda/device.h"
+
+#include <cuda_runtime.h>
+
+namespace di::kernels::cuda {
+
+int32_t device_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky "no driver" error so later probes start clean
+    return 0;
+  }
+  return n;
+}
+
+Status cuda_status(int error, const char* what) {
+  if (error == cudaSuccess) return Status::ok();
+  const auto e = static_cast<cudaError_t>(error);
+  return Status::device(std::string(what) + ": " + cudaGetErrorName(e) + ": " +
+                        cudaGetErrorString(e));
+}
+
+}  // namespace di::kernels::cuda

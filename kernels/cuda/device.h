@@ -1,0 +1,19 @@
+// CUDA device discovery and error checking shared by every kernel file. Host-only header: it
+// must compile without nvcc so capi/ can ask how many GPUs there are.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "base/status.h"
+
+namespace di::kernels::cuda {
+
+// Number of visible CUDA devices; 0 when there is no driver or no GPU (never fails).
+int32_t device_count();
+
+// Turns a cudaError_t (passed as int to keep cuda_runtime.h out of this header) into a Status
+// naming the call that failed.
+Status cuda_status(int error, const char* what);
+
+}  // namespace di::kernels::cuda

@@ -1,0 +1,44 @@
+// `deepinfer`: the project's command-line tool. Dispatches to one subcommand per file; knows
+// nothing of what the subcommands do.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+
+#include "tools/cli/commands.h"
+
+namespace di::cli {
+namespace {
+
+constexpr Command kCommands[] = {
+    {"info", "print the version and what this build can do (JSON)", cmd_info},
+};
+
+int usage(FILE* out) {
+  std::fprintf(out, "usage: deepinfer <command> [options]\n\ncommands:\n");
+  for (const Command& c : kCommands) std::fprintf(out, "  %-12s %s\n", c.name, c.summary);
+  std::fprintf(out, "\n`deepinfer <command> --help` describes a command.\n");
+  return out == stdout ? 0 : 2;
+}
+
+}  // namespace
+}  // namespace di::cli
+
+int main(int argc, char** argv) {
+  using namespace di::cli;
+  if (argc < 2) return usage(stderr);
+  if (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
+      !std::strcmp(argv[1], "help"))
+    return usage(stdout);
+  for (const Command& c : kCommands) {
+    if (std::strcmp(argv[1], c.name) == 0) {
+      try {
+        return c.run(argc - 1, argv + 1);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "deepinfer %s: internal error: %s\n", c.name, e.what());
+        return 1;
+      }
+    }
+  }
+  std::fprintf(stderr, "deepinfer: unknown command '%s'\n\n", argv[1]);
+  return usage(stderr);
+}

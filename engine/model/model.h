@@ -1,0 +1,100 @@
+// Model: the seam between the engine (scheduler, KV cache, sampler) and a model family. A family
+// declares the cache it needs per sequence as cache groups and runs one forward over a batch of
+// sequences; it never allocates per-sequence memory itself — it reads and writes entries through
+// the SequenceCache each sequence brings, which the engine backs with paged blocks.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace di::engine {
+
+// How a cache group's entry count grows with a sequence of num_tokens tokens.
+enum class CacheKind {
+  kFull,         // one entry per token: entries 0..num_tokens-1, indexed by position
+  kSlidingRing,  // a ring of `window` entries; the model indexes it with position % window
+  kCompressed,   // one entry per `compress_rate` tokens: entry j covers [j*m, (j+1)*m)
+  kStateSlot,    // `state_entries` entries per sequence whatever its length
+};
+
+struct CacheGroupSpec {
+  std::string name;         // e.g. "swa_kv", "csa_kv", "csa_index_keys", "hca_kv", "csa_state"
+  CacheKind kind = CacheKind::kFull;
+  int32_t num_layers = 0;   // layers that share this layout; entries are stored per layer
+  int64_t entry_bytes = 0;  // bytes of one entry of one layer
+  int32_t window = 0;       // kSlidingRing
+  int32_t compress_rate = 1;  // kCompressed
+  int32_t state_entries = 0;  // kStateSlot
+};
+
+// Entries a sequence of `num_tokens` tokens needs in `spec` (what the engine must reserve).
+int64_t cache_entries_needed(const CacheGroupSpec& spec, int64_t num_tokens);
+
+// A sequence's view of its cache. The engine's implementation maps (group, layer, index) to a
+// paged block; tests may use ContiguousSequenceCache. Entries are uninitialised until written.
+class SequenceCache {
+ public:
+  virtual ~SequenceCache() = default;
+  // Address of entry `index` of `layer` in cache group `group`. The caller guarantees
+  // index < cache_entries_needed(spec, tokens after this step).
+  virtual void* entry(int32_t group, int32_t layer, int64_t index) = 0;
+};
+
+// A simple owner of all entries in one allocation per (group, layer), for tests and tools.
+class ContiguousSequenceCache final : public SequenceCache {
+ public:
+  ContiguousSequenceCache(std::vector<CacheGroupSpec> specs, int64_t max_tokens);
+  void* entry(int32_t group, int32_t layer, int64_t index) override;
+
+ private:
+  std::vector<CacheGroupSpec> specs_;
+  std::vector<std::vector<std::vector<uint8_t>>> storage_;  // [group][layer] bytes
+};
+
+// One sequence's share of a forward: `num_tokens` new tokens starting at absolute position
+// `start_pos` (the number of tokens already in its cache).
+struct SequenceInput {
+  const int32_t* tokens = nullptr;
+  int32_t num_tokens = 0;
+  int64_t start_pos = 0;
+  SequenceCache* cache = nullptr;
+  bool all_logits = false;  // true: a logits row per token; false: only the last token's
+};
+
+struct ForwardBatch {
+  std::vector<SequenceInput> seqs;
+};
+
+struct ModelInfo {
+  std::string family;        // "deepseek_v4", "deepseek_v3", "llama", ...
+  std::string model_dir;
+  int64_t vocab_size = 0;
+  int64_t max_position_embeddings = 0;
+  int32_t bos_token_id = -1;
+  std::vector<int32_t> eos_token_ids;
+  std::string device = "cpu";
+};
+
+class Model {
+ public:
+  virtual ~Model() = default;
+  virtual const ModelInfo& info() const = 0;
+  virtual const std::vector<CacheGroupSpec>& cache_groups() const = 0;
+  // Runs one forward. `logits` is resized to [rows, vocab_size] row-major, where rows are, in
+  // batch order, num_tokens rows for a sequence with all_logits and one row otherwise.
+  virtual Status forward(const ForwardBatch& batch, std::vector<float>& logits) = 0;
+};
+
+struct ModelOptions {
+  std::string device = "cpu";  // "cpu" or "cuda"
+  int32_t num_threads = 0;     // 0: all cores
+};
+
+// Loads the model directory (config.json, *.safetensors) with the family its config names.
+Result<std::unique_ptr<Model>> load_model(const std::string& model_dir, const ModelOptions& options);
+
+}  // namespace di::engine

@@ -73,23 +73,6 @@ Result<ToolSpec> tool_from_json(const json& t, size_t i) {
 
 }  // namespace
 
-const char* protocol_name(Protocol p) {
-  switch (p) {
-    case Protocol::kChatCompletions: return "chat";
-    case Protocol::kResponses: return "responses";
-    case Protocol::kMessages: return "messages";
-  }
-  return "chat";
-}
-
-Result<Protocol> protocol_from_name(std::string_view name) {
-  if (name == "chat" || name == "chat_completions") return Protocol::kChatCompletions;
-  if (name == "responses") return Protocol::kResponses;
-  if (name == "messages") return Protocol::kMessages;
-  return Status::invalid_argument("protocol: expected \"chat\", \"responses\" or \"messages\", got \"" +
-                                  std::string(name) + "\"");
-}
-
 Result<ParserOptions> parser_options_from_json(const json& j) {
   if (!j.is_object())
     return Status::invalid_argument("parser options: expected a JSON object, got " + type_name(j));
@@ -103,7 +86,7 @@ Result<ParserOptions> parser_options_from_json(const json& j) {
   ParserOptions o;
   if (auto it = j.find("protocol"); it != j.end()) {
     DI_RETURN_IF_ERROR(expect(*it, it->is_string(), "protocol", "a string"));
-    DI_ASSIGN_OR_RETURN(o.protocol, protocol_from_name(it->get<std::string>()));
+    DI_ASSIGN_OR_RETURN(o.protocol, parse_protocol(it->get<std::string>()));
   }
   if (auto it = j.find("encoding"); it != j.end()) {
     if (*it == "dsv4") o.encoding = EncodingVersion::kDsv4;
@@ -168,7 +151,7 @@ json parser_options_to_json(const ParserOptions& o) {
     tools.push_back({{"name", t.name}, {"parameters", t.parameters}, {"strict", t.strict},
                      {"type", t.type}});
   return {
-      {"protocol", protocol_name(o.protocol)},
+      {"protocol", std::string(protocol_name(o.protocol))},
       {"encoding", o.encoding == EncodingVersion::kDsv4 ? "dsv4" : "dsv41"},
       {"prompt_opened_thinking", o.prompt_opened_thinking},
       {"thinking", o.thinking},

@@ -10,11 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
+#include "recipe/protocol/api_error.h"  // Protocol
 
 namespace di::recipe {
-
-// The API whose events and final response the parser produces.
-enum class Protocol { kChatCompletions, kResponses, kMessages };
 
 // The prompt format the model was driven with; it decides the DSML tag names (V4 `tool_calls` /
 // `invoke` / `parameter`, V4.1 ` calls` / ` invoke` / ` parameter`). The parser accepts both tag
@@ -91,8 +89,5 @@ struct ParserOptions {
 // prompt_opened_thinking, `parse_tool_calls` to (tools non-empty).
 Result<ParserOptions> parser_options_from_json(const nlohmann::json& j);
 nlohmann::json parser_options_to_json(const ParserOptions& options);
-
-const char* protocol_name(Protocol p);  // "chat" | "responses" | "messages"
-Result<Protocol> protocol_from_name(std::string_view name);
 
 }  // namespace di::recipe

@@ -13,6 +13,7 @@ struct Command {
 
 int cmd_info(int argc, char** argv);
 int cmd_make_tiny_model(int argc, char** argv);
+int cmd_chat(int argc, char** argv);
 int cmd_render(int argc, char** argv);
 
 }  // namespace di::cli

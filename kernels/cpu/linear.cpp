@@ -16,7 +16,7 @@ float dot(const float* a, const float* b, int64_t n) {
 void linear(const float* x, int64_t rows, int64_t in, const float* w, int64_t out, float* y,
             int64_t x_stride, int64_t y_stride) {
   const int64_t work = rows * in * out;
-  const int threads = work < (1 << 15) ? 1 : num_threads();
+  const int threads = work < (1 << 17) ? 1 : num_threads();  // below: fork/join costs more
   constexpr int64_t kRowBlock = 8;  // rows of x kept hot while one W row streams by
 #pragma omp parallel for num_threads(threads) schedule(static) collapse(2) if (threads > 1)
   for (int64_t r0 = 0; r0 < rows; r0 += kRowBlock) {

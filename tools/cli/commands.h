@@ -12,5 +12,7 @@ struct Command {
 };
 
 int cmd_info(int argc, char** argv);
+int cmd_logits(int argc, char** argv);
+int cmd_generate(int argc, char** argv);
 
 }  // namespace di::cli

@@ -71,7 +71,9 @@ void attention_forward(const DeepseekV4Config& c, const LayerWeights& lw, int32_
 
   std::vector<float> attn(static_cast<size_t>(L * nh * hd));
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  const int threads = L * nh > 1 ? kernels::cpu::num_threads() : 1;
+  // Threads only pay off beyond a few hundred thousand multiply-adds (decode of tiny models).
+  const int64_t work = L * nh * hd * static_cast<int64_t>(keys.back().size());
+  const int threads = work > (1 << 18) ? kernels::cpu::num_threads() : 1;
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
   for (int64_t t = 0; t < L * nh; ++t) {
     const int64_t i = t / nh, head = t % nh;

@@ -11,7 +11,8 @@ namespace {
 
 constexpr Command kCommands[] = {
     {"info", "print the version and what this build can do (JSON)", cmd_info},
-    {"chat", "chat with a model directory through the recipe (DeepSeek-V4 prompt format)", cmd_chat},
+    {"logits", "run a model over token ids and write float32 logits [tokens, vocab]", cmd_logits},
+    {"generate", "greedy-decode from prompt token ids and print the new ids", cmd_generate},
     {"make-tiny-model", "write the bundled tiny DeepSeek-V4 (random weights) and its tokenizer", cmd_make_tiny_model},
     {"render", "render a DeepSeek prompt from messages or an API request (JSON)", cmd_render},
 };

@@ -45,7 +45,7 @@ void wait_pool_full(di_engine* e) {
 TEST(CapiEngine, GreedyEqualsTransformersOnEveryV4Fixture) {
   for (const char* name : {"mixed_yarn_hc2", "hca_csa_hc3_clip", "odd_rates_hc4", "real_rates_long"}) {
     V4Fixture f = load_v4_fixture(name);
-    Engine e = engine(f.dir, R"({"max_model_len": 512, "max_num_batched_tokens": 64})");
+    Engine e = engine(f.dir, R"({"max_num_batched_tokens": 64, "max_num_seqs": 4})");
     Request r = submit(e.get(), f.prompt,
                        R"({"temperature": 0, "ignore_eos": 1, "max_tokens": )" + std::to_string(f.greedy.size()) + "}");
     auto out = drain(r.get());

@@ -184,7 +184,15 @@ int main(int argc, char** argv) {
   std::vector<float> big(64 << 20, 1.0f);
   double sum = 0;
   t0 = Clock::now();
-  for (int r = 0; r < 2; ++r) sum += di::kernels::cpu::dot(big.data(), big.data(), static_cast<int64_t>(big.size()));
+  std::vector<double> part(threads, 0.0);
+  for (int r = 0; r < 2; ++r)  // read with the same threads the model uses
+    di::kernels::cpu::parallel_for(threads, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t n0 = big.size() * t / threads, n1 = big.size() * (t + 1) / threads;
+        part[t] += di::kernels::cpu::dot(big.data() + n0, big.data() + n0, n1 - n0);
+      }
+    });
+  for (double p : part) sum += p;
   const double gbps = 2.0 * 2 * big.size() * 4 / seconds_since(t0) / 1e9;  // dot(x, x) reads x once per pass
 
   // Decode reads every non-expert weight once plus K routed and the shared expert per layer.

@@ -12,6 +12,7 @@ namespace {
 constexpr Command kCommands[] = {
     {"info", "print the version and what this build can do (JSON)", cmd_info},
     {"render", "render a DeepSeek prompt from messages or an API request (JSON)", cmd_render},
+    {"parse", "model output on stdin -> an API's events (SSE) or final response", cmd_parse},
 };
 
 int usage(FILE* out) {

@@ -15,17 +15,21 @@ float dot(const float* a, const float* b, int64_t n) {
 
 void linear(const float* x, int64_t rows, int64_t in, const float* w, int64_t out, float* y,
             int64_t x_stride, int64_t y_stride) {
-  const int64_t work = rows * in * out;
-  const int threads = work < (1 << 17) ? 1 : num_threads();  // below: fork/join costs more
   constexpr int64_t kRowBlock = 8;  // rows of x kept hot while one W row streams by
-#pragma omp parallel for num_threads(threads) schedule(static) collapse(2) if (threads > 1)
-  for (int64_t r0 = 0; r0 < rows; r0 += kRowBlock) {
-    for (int64_t n = 0; n < out; ++n) {
-      const float* wn = w + n * in;
+  auto body = [&](int64_t n0, int64_t n1) {
+    for (int64_t r0 = 0; r0 < rows; r0 += kRowBlock) {
       const int64_t r1 = r0 + kRowBlock < rows ? r0 + kRowBlock : rows;
-      for (int64_t r = r0; r < r1; ++r) y[r * y_stride + n] = dot(x + r * x_stride, wn, in);
+      for (int64_t n = n0; n < n1; ++n) {
+        const float* wn = w + n * in;
+        for (int64_t r = r0; r < r1; ++r) y[r * y_stride + n] = dot(x + r * x_stride, wn, in);
+      }
     }
+  };
+  if (rows * in * out < (1 << 17)) {  // below this a thread hand-off costs more than it saves
+    body(0, out);
+    return;
   }
+  parallel_for(out, body);
 }
 
 }  // namespace di::kernels::cpu

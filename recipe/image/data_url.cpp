@@ -3,7 +3,6 @@
 // percent-decoded first, and a '%' not followed by two hex digits stays literal.
 #include "recipe/image/data_url.h"
 
-#include <algorithm>
 #include <string>
 
 #include "recipe/image/base64.h"
@@ -63,9 +62,16 @@ Result<DataUrl> parse_data_url(std::string_view url, std::string_view field) {
 }
 
 size_t estimated_decoded_size(const DataUrl& url) {
-  size_t percents = 0;
-  for (const char c : url.body) percents += c == '%';
-  const size_t percent_decoded = url.body.size() - std::min(url.body.size(), 2 * percents);
+  // Only a '%' followed by two hex digits shrinks the body; any other '%' stays a byte.
+  const std::string_view b = url.body;
+  size_t escapes = 0;
+  for (size_t i = 0; i + 2 < b.size(); ++i) {
+    if (b[i] == '%' && hex_value(b[i + 1]) >= 0 && hex_value(b[i + 2]) >= 0) {
+      ++escapes;
+      i += 2;
+    }
+  }
+  const size_t percent_decoded = b.size() - 2 * escapes;
   return url.base64 ? percent_decoded / 4 * 3 : percent_decoded;
 }
 

@@ -20,8 +20,8 @@ struct DataUrl {
 // errors (kInvalidArgument) name `field`. The result views into `url`.
 Result<DataUrl> parse_data_url(std::string_view url, std::string_view field);
 
-// The body's size once decoded, computed without decoding; never below the real size for
-// base64 minus 2 bytes, exact for percent-encoding. For limits checked before decoding.
+// The body's size once decoded, computed without decoding: exact for percent-encoding, and for
+// base64 at most 2 bytes below the real size. For limits checked before decoding.
 size_t estimated_decoded_size(const DataUrl& url);
 
 // Percent-decodes the body, then base64-decodes it when the URL says ';base64'.

@@ -6,6 +6,7 @@
 
 #include "recipe/image/base64.h"
 #include "recipe/image/data_url.h"
+#include "recipe/image/image_ref_source.h"
 #include "recipe/image/image_source.h"
 #include "recipe/image/media_type.h"
 
@@ -151,6 +152,33 @@ TEST(ImageSource, DetailParsesTheFourLevels) {
   EXPECT_EQ(parse_image_detail("auto"), ImageDetail::kAuto);
   EXPECT_FALSE(parse_image_detail("medium"));
   EXPECT_FALSE(parse_image_detail("LOW"));
+}
+
+TEST(ImageRefSource, ConvertsWhatTheRequestParsersCollect) {
+  std::vector<ImageRef> refs(3);
+  refs[0].kind = ImageRef::Kind::kUrl;
+  refs[0].url = "https://example.com/cat.jpg";
+  refs[0].detail = "low";
+  refs[1].kind = ImageRef::Kind::kDataUrl;
+  refs[1].url = "data:image/png;base64,iVBORw0KGgo=";
+  refs[2].kind = ImageRef::Kind::kBase64;
+  refs[2].media_type = "image/png";
+  refs[2].data = "iVBORw0KGgo";
+  auto sources = image_sources_from_refs(refs);
+  ASSERT_TRUE(sources.is_ok()) << sources.status().message();
+  ASSERT_EQ(sources->size(), 3u);
+  EXPECT_EQ((*sources)[0].kind, ImageSource::Kind::kUrl);
+  EXPECT_EQ((*sources)[0].detail, ImageDetail::kLow);
+  EXPECT_EQ((*sources)[1].kind, ImageSource::Kind::kDataUrl);
+  EXPECT_EQ((*sources)[1].detail, ImageDetail::kHigh);
+  EXPECT_EQ((*sources)[2].kind, ImageSource::Kind::kBytes);
+  EXPECT_EQ((*sources)[2].data.size(), 8u);
+  EXPECT_EQ((*sources)[2].field, "images[2]");
+
+  refs[1].detail = "medium";
+  auto bad = image_sources_from_refs(refs);
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_EQ(bad.status().message().rfind("images[1].detail: ", 0), 0u) << bad.status().message();
 }
 
 }  // namespace

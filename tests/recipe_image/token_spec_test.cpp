@@ -95,10 +95,5 @@ TEST(ImagePrompt, AdjustmentCountsOnePlaceholderTokenPerImage) {
   EXPECT_EQ(image_token_adjustment({}), 0u);
 }
 
-TEST(ImagePrompt, ModelWithoutVisionSeesUnsupportedImage) {
-  EXPECT_EQ(image_prompt_text(false), "[Unsupported Image]");
-  EXPECT_EQ(image_prompt_text(true), "<｜image｜>");
-}
-
 }  // namespace
 }  // namespace di::recipe::image

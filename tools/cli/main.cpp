@@ -11,6 +11,8 @@ namespace {
 
 constexpr Command kCommands[] = {
     {"info", "print the version and what this build can do (JSON)", cmd_info},
+    {"logits", "run a model over token ids and write float32 logits [tokens, vocab]", cmd_logits},
+    {"generate", "greedy-decode from prompt token ids and print the new ids", cmd_generate},
     {"render", "render a DeepSeek prompt from messages or an API request (JSON)", cmd_render},
 };
 

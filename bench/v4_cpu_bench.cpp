@@ -1,11 +1,13 @@
 // DeepSeek-V4 CPU speed on a mid-size random config: prefill and decode tokens/s at a given
 // thread count, beside two ceilings measured in the same run (the CPU linear kernel's GFLOP/s
 // on a square product, and read bandwidth for decode's weight streaming).
-// Usage: bench_v4_cpu [threads=2] [prefill_tokens=512] [decode_tokens=32] [--append RESULTS.md]
+// Usage: bench_v4_cpu [threads=2] [prefill_tokens=512] [decode_tokens=32]
+//                     [--append RESULTS.md COMMIT DEVICE]
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -73,7 +75,7 @@ int main(int argc, char** argv) {
   const int threads = argc > 1 ? std::atoi(argv[1]) : 2;
   const int prefill = argc > 2 ? std::atoi(argv[2]) : 512;
   const int decode = argc > 3 ? std::atoi(argv[3]) : 32;
-  const std::string append = argc > 5 && std::string(argv[4]) == "--append" ? argv[5] : "";
+  const bool append = argc > 7 && std::string(argv[4]) == "--append";
 
   // Mid-size: every layer type, hash and top-k MoE, hc_mult 4, real compression rates.
   const int64_t H = 1024, V = 8192, NH = 16, HD = 128, QL = 384, OG = 4, OL = 256, E = 8, K = 2, I = 256;
@@ -182,7 +184,15 @@ int main(int argc, char** argv) {
   std::vector<float> big(64 << 20, 1.0f);
   double sum = 0;
   t0 = Clock::now();
-  for (int r = 0; r < 2; ++r) sum += di::kernels::cpu::dot(big.data(), big.data(), static_cast<int64_t>(big.size()));
+  std::vector<double> part(threads, 0.0);
+  for (int r = 0; r < 2; ++r)  // read with the same threads the model uses
+    di::kernels::cpu::parallel_for(threads, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t n0 = big.size() * t / threads, n1 = big.size() * (t + 1) / threads;
+        part[t] += di::kernels::cpu::dot(big.data() + n0, big.data() + n0, n1 - n0);
+      }
+    });
+  for (double p : part) sum += p;
   const double gbps = 2.0 * 2 * big.size() * 4 / seconds_since(t0) / 1e9;  // dot(x, x) reads x once per pass
 
   // Decode reads every non-expert weight once plus K routed and the shared expert per layer.
@@ -197,15 +207,19 @@ int main(int argc, char** argv) {
   std::printf("decode: %.2f tokens/s, %.1f ms/token; floor %.1f ms at %.1f GB/s read (%.0f%%)\n", decode_tps,
               decode_ms, floor_ms, gbps, 100.0 * floor_ms / decode_ms);
   std::printf("linear kernel 1024^3: %.1f GFLOP/s (checksum %.0f)\n", gflops, sum + c[0]);
-  if (!append.empty()) {
-    std::ofstream out(append, std::ios::app);
-    char row[512];
+  if (append) {
+    const std::time_t now = std::time(nullptr);
+    char date[16];
+    std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+    char row[768];
     std::snprintf(row, sizeof row,
-                  "| CPU %d threads | deepseek_v4 random %.0fM fp32, prefill %d | %.1f tok/s prefill, %.2f tok/s decode "
-                  "(%.1f ms/token) | decode floor %.1f ms (%.1f GB/s read) | %.0f%% | linear %.1f GFLOP/s |\n",
-                  threads, params / 1e6, prefill, prefill_tps, decode_tps, decode_ms, floor_ms, gbps,
-                  100.0 * floor_ms / decode_ms, gflops);
-    out << row;
+                  "| %s | %s | %s, %d threads | deepseek_v4 CPU fp32, random %.0fM params (hidden %lld, "
+                  "CSA/HCA/SWA/CSA, hc 4), decode b=1 after a %d-token prefill | %.1f ms/token (%.2f tok/s); "
+                  "prefill %.1f tok/s | floor %.1f ms (weights at %.1f GB/s read) | %.0f%% | linear kernel "
+                  "%.1f GFLOP/s on 1024^3 |\n",
+                  date, argv[6], argv[7], threads, params / 1e6, static_cast<long long>(H), prefill, decode_ms,
+                  decode_tps, prefill_tps, floor_ms, gbps, 100.0 * floor_ms / decode_ms, gflops);
+    std::ofstream(argv[5], std::ios::app) << row;
   }
   std::filesystem::remove_all(dir);
   return 0;

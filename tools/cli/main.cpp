@@ -14,6 +14,7 @@ constexpr Command kCommands[] = {
     {"logits", "run a model over token ids and write float32 logits [tokens, vocab]", cmd_logits},
     {"generate", "greedy-decode from prompt token ids and print the new ids", cmd_generate},
     {"render", "render a DeepSeek prompt from messages or an API request (JSON)", cmd_render},
+    {"parse", "model output on stdin -> an API's events (SSE) or final response", cmd_parse},
 };
 
 int usage(FILE* out) {

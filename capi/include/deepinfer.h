@@ -363,8 +363,9 @@ typedef struct di_chunk {
  * `chunk` and its pointers are valid only during the call. */
 typedef void (*di_chunk_callback)(const di_chunk* chunk, void* user_data);
 
-/* Loads the model directory `model_dir` (`model_dir_len` bytes of UTF-8: config.json and
- * *.safetensors), sizes the KV cache and starts the engine's threads. `options` (may be NULL) holds engine-scope keys
+/* Loads the model directory `model_dir` (`model_dir_len` bytes of UTF-8: config.json,
+ * *.safetensors and, when present, tokenizer.json for streamed text and stop strings), sizes
+ * the KV cache and starts the engine's threads. `options` (may be NULL) holds engine-scope keys
  * (see di_options_schema); it is copied, not kept.
  * Errors: DI_E_INVALID_ARG (NULL out, a key of another scope, a bad value, named),
  *         DI_E_NOT_FOUND / DI_E_IO / DI_E_PARSE (model files), DI_E_UNSUPPORTED (model family or

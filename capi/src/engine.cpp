@@ -11,6 +11,7 @@
 
 #include "api_guard.h"
 #include "capi/src/engine_options.h"
+#include "capi/src/engine_token_text.h"
 #include "engine/engine.h"
 #include "engine/model/model.h"
 
@@ -110,7 +111,9 @@ DI_API di_status di_engine_create(const char* model_dir, size_t model_dir_len,
   if (!setup.is_ok()) return di::capi::fail(err, setup.status());
   auto model = di::engine::load_model(dir, setup->model);
   if (!model.is_ok()) return di::capi::fail(err, model.status());
-  auto engine = LLMEngine::create(std::move(model).value(), setup->config, nullptr);
+  auto text = di::capi::load_engine_token_text(dir);
+  if (!text.is_ok()) return di::capi::fail(err, text.status());
+  auto engine = LLMEngine::create(std::move(model).value(), setup->config, std::move(text).value());
   if (!engine.is_ok()) return di::capi::fail(err, engine.status());
   auto handle = std::make_unique<di_engine>();
   handle->engine = std::move(engine).value();

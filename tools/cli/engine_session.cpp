@@ -1,0 +1,212 @@
+// EngineSession: engine creation through the C ABI, tokenizer loading, request running, and the
+// CLI flags that map onto option keys.
+#include "tools/cli/engine_session.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "recipe/tokenizer/tokenizer.h"
+#include "tools/cli/token_ids_arg.h"
+
+namespace di::cli {
+namespace {
+
+struct ErrorGuard {
+  di_error* err = nullptr;
+  ~ErrorGuard() { di_error_destroy(err); }
+  Status status(di_status code) const {
+    return Status(static_cast<StatusCode>(code), err ? di_error_message(err) : di_status_name(code));
+  }
+};
+
+Result<di_options*> make_options(const nlohmann::json& j) {
+  di_options* o = nullptr;
+  ErrorGuard g;
+  di_status st = di_options_create(&o, &g.err);
+  if (st != DI_OK) return g.status(st);
+  const std::string text = j.dump();
+  st = di_options_update_json(o, text.data(), text.size(), &g.err);
+  if (st != DI_OK) {
+    di_options_destroy(o);
+    return g.status(st);
+  }
+  return o;
+}
+
+}  // namespace
+
+const char* finish_name(int32_t reason) {
+  switch (reason) {
+    case DI_FINISH_STOP: return "stop";
+    case DI_FINISH_LENGTH: return "length";
+    case DI_FINISH_STOP_SEQUENCE: return "stop_sequence";
+    case DI_FINISH_CANCELLED: return "cancelled";
+    case DI_FINISH_ERROR: return "error";
+    default: return "none";
+  }
+}
+
+Result<std::unique_ptr<EngineSession>> EngineSession::open(const std::string& model_dir,
+                                                           const nlohmann::json& engine_options) {
+  auto s = std::unique_ptr<EngineSession>(new EngineSession());
+  std::error_code ec;
+  if (std::filesystem::exists(std::filesystem::path(model_dir) / "tokenizer.json", ec)) {
+    auto tok = recipe::Tokenizer::load(model_dir);
+    if (!tok.is_ok()) return Status(tok.status()).with_context("tokenizer.json");
+    s->tokenizer_ = std::move(tok).value();
+  }
+  DI_ASSIGN_OR_RETURN(di_options* o, make_options(engine_options));
+  ErrorGuard g;
+  const di_status st = di_engine_create(model_dir.data(), model_dir.size(), o, &s->engine_, &g.err);
+  di_options_destroy(o);
+  if (st != DI_OK) return g.status(st);
+  return s;
+}
+
+EngineSession::~EngineSession() { di_engine_destroy(engine_); }
+
+Result<std::vector<int32_t>> EngineSession::encode_text(const std::string& text) const {
+  if (!tokenizer_) return Status::invalid_argument("--prompt: the model has no tokenizer.json; use --prompt-ids");
+  recipe::EncodeOptions eo;
+  eo.add_special_tokens = true;
+  return tokenizer_->encode(text, eo);
+}
+
+Result<std::vector<int32_t>> EngineSession::encode_segments(
+    const std::vector<std::pair<std::string, bool>>& segments) const {
+  if (!tokenizer_) return Status::invalid_argument("model: has no tokenizer.json");
+  std::vector<recipe::Segment> segs;
+  for (const auto& [text, special] : segments) segs.push_back({text, special});
+  DI_ASSIGN_OR_RETURN(recipe::SegmentedIds ids, tokenizer_->encode_segments(segs));
+  return std::move(ids.ids);
+}
+
+std::optional<std::string> EngineSession::token_bytes(int32_t id) const {
+  if (!tokenizer_) return std::nullopt;
+  auto b = tokenizer_->token_bytes(id);
+  if (!b.is_ok()) return std::nullopt;
+  return std::move(b).value();
+}
+
+int32_t EngineSession::token_id(std::string_view token) const {
+  return tokenizer_ ? tokenizer_->token_to_id(token).value_or(-1) : -1;
+}
+
+int32_t EngineSession::eos_id() const { return tokenizer_ ? tokenizer_->eos_id().value_or(-1) : -1; }
+
+Result<di_request*> EngineSession::submit(const std::vector<int32_t>& ids, const nlohmann::json& sampling) {
+  DI_ASSIGN_OR_RETURN(di_options* o, make_options(sampling));
+  di_request* r = nullptr;
+  ErrorGuard g;
+  const di_status st = di_submit(engine_, ids.data(), ids.size(), o, nullptr, nullptr, &r, &g.err);
+  di_options_destroy(o);
+  if (st != DI_OK) return g.status(st);
+  return r;
+}
+
+Result<RequestResult> EngineSession::collect(di_request* request, int n,
+                                             const ChunkFn& on_chunk) {
+  RequestResult out;
+  out.choices.resize(static_cast<size_t>(n));
+  for (;;) {
+    di_chunk c;
+    c.struct_size = sizeof c;
+    ErrorGuard g;
+    const di_status st = di_poll_chunk(request, -1, &c, &g.err);
+    if (st == DI_END_OF_STREAM) break;
+    if (st != DI_OK) return g.status(st);
+    CompletionResult& r = out.choices.at(c.index);
+    r.ids.insert(r.ids.end(), c.token_ids, c.token_ids + c.num_tokens);
+    r.text.append(c.text, c.text_len);
+    if (c.logprobs) r.logprobs.insert(r.logprobs.end(), c.logprobs, c.logprobs + c.num_tokens);
+    if (on_chunk) on_chunk(c);
+    if (c.finish_reason != DI_FINISH_NONE) {
+      r.finish_reason = finish_name(c.finish_reason);
+      r.error.assign(c.error_message, c.error_message_len);
+    }
+    out.prompt_tokens = c.prompt_tokens;
+    out.cached_prompt_tokens = c.cached_prompt_tokens;
+  }
+  return out;
+}
+
+Result<RequestResult> EngineSession::run(const std::vector<int32_t>& ids, const nlohmann::json& sampling,
+                                         const ChunkFn& on_chunk) {
+  DI_ASSIGN_OR_RETURN(di_request* r, submit(ids, sampling));
+  const int n = sampling.contains("n") ? sampling["n"].get<int>() : 1;
+  auto res = collect(r, n, on_chunk);
+  di_request_destroy(r);
+  return res;
+}
+
+const char* const kCommonFlagsHelp =
+    "  sampling: --max-tokens N (default 16) --temperature T (default 0: greedy) --top-p P\n"
+    "            --top-k K --min-p P --seed S --n N --min-tokens N --repetition-penalty R\n"
+    "            --presence-penalty P --frequency-penalty F --stop STR (repeatable)\n"
+    "            --stop-token-ids 1,2 --ignore-eos --logprobs --top-logprobs N\n"
+    "  engine:   --threads N --max-model-len N --max-num-seqs N --max-num-batched-tokens N\n"
+    "            --kv-cache-bytes N --block-size N --deterministic --no-prefix-caching\n";
+
+bool parse_common_switch(const std::string& flag, nlohmann::json& sampling, nlohmann::json& engine_opts) {
+  if (flag == "--ignore-eos") sampling["ignore_eos"] = 1;
+  else if (flag == "--logprobs") sampling["logprobs"] = 1;
+  else if (flag == "--deterministic") engine_opts["deterministic"] = 1;
+  else if (flag == "--no-prefix-caching") engine_opts["enable_prefix_caching"] = 0;
+  else return false;
+  return true;
+}
+
+bool parse_common_flag(const std::string& flag, const std::string& value, nlohmann::json& sampling,
+                       nlohmann::json& engine_opts, bool* consumed, std::string* error) {
+  struct Map {
+    const char* flag;
+    const char* key;
+    bool is_double;
+    bool engine;
+  };
+  static const Map kMaps[] = {
+      {"--max-tokens", "max_tokens", false, false}, {"--temperature", "temperature", true, false},
+      {"--top-p", "top_p", true, false}, {"--top-k", "top_k", false, false},
+      {"--min-p", "min_p", true, false}, {"--seed", "seed", false, false},
+      {"--n", "n", false, false}, {"--min-tokens", "min_tokens", false, false},
+      {"--repetition-penalty", "repetition_penalty", true, false},
+      {"--presence-penalty", "presence_penalty", true, false},
+      {"--frequency-penalty", "frequency_penalty", true, false},
+      {"--top-logprobs", "top_logprobs", false, false},
+      {"--threads", "num_threads", false, true}, {"--max-model-len", "max_model_len", false, true},
+      {"--max-num-seqs", "max_num_seqs", false, true},
+      {"--max-num-batched-tokens", "max_num_batched_tokens", false, true},
+      {"--kv-cache-bytes", "kv_cache_bytes", false, true}, {"--block-size", "block_size", false, true},
+  };
+  *consumed = true;
+  for (const Map& m : kMaps) {
+    if (flag != m.flag) continue;
+    char* end = nullptr;
+    nlohmann::json& dst = m.engine ? engine_opts : sampling;
+    if (m.is_double) {
+      const double d = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end) return *error = std::string(m.flag) + ": expected a number, got '" + value + "'", false;
+      dst[m.key] = d;
+    } else {
+      const long long v = std::strtoll(value.c_str(), &end, 10);
+      if (value.empty() || *end) return *error = std::string(m.flag) + ": expected an integer, got '" + value + "'", false;
+      dst[m.key] = v;
+    }
+    return true;
+  }
+  if (flag == "--stop") {
+    sampling["stop"].push_back(value);
+    return true;
+  }
+  if (flag == "--stop-token-ids") {
+    std::vector<int32_t> ids;
+    std::string e;
+    if (!parse_token_ids(value, ids, e)) return *error = "--stop-token-ids: " + e, false;
+    sampling["stop_token_ids"] = ids;
+    return true;
+  }
+  *consumed = false;
+  return true;
+}
+
+}  // namespace di::cli

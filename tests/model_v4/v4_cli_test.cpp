@@ -64,7 +64,10 @@ TEST(V4Cli, BadInputExitsWithStatus2) {
   EXPECT_NE(output.find("--ids"), std::string::npos) << output;
   EXPECT_EQ(run(cli() + " logits --model " + dir + " --ids 1,512 --out /dev/null", output), 2);
   EXPECT_NE(output.find("vocabulary"), std::string::npos) << output;
-  EXPECT_EQ(run(cli() + " generate --model " + dir + " --prompt-ids 3 --temperature 0.7", output), 2);
+  EXPECT_EQ(run(cli() + " generate --model " + dir + " --prompt-ids 3 --temperature -0.5", output), 2);
+  EXPECT_NE(output.find("temperature"), std::string::npos) << output;
+  EXPECT_EQ(run(cli() + " generate --model " + dir + " --prompt-ids 3,512", output), 2);
+  EXPECT_NE(output.find("prompt[1]"), std::string::npos) << output;
   EXPECT_EQ(run(cli() + " logits --model /nonexistent --ids 1 --out /dev/null", output), 1);
   EXPECT_NE(output.find("config.json"), std::string::npos) << output;
 }

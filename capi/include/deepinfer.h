@@ -393,6 +393,18 @@ DI_API di_status di_submit(di_engine* engine, const int32_t* ids, size_t num_ids
                            const di_options* sampling, di_chunk_callback on_chunk,
                            void* user_data, di_request** out, di_error** err);
 
+/* Submits a recipe-prepared request (see di_recipe_prepare): its token ids and its sampling
+ * options (di_prepared_sampling_json); otherwise exactly as di_submit. `prepared` is only read
+ * during the call and may be destroyed right after. The engine does not apply the request's
+ * stop strings: feed the chunks to a parser made from di_prepared_parser_options_json, which
+ * applies them, and di_cancel the request when it reports a stop sequence.
+ * Errors: as di_submit, plus DI_E_INVALID_ARG (NULL prepared, or one without token ids) and
+ * DI_E_UNSUPPORTED (an output constraint, not enforced by the engine yet, or images).
+ * Thread-safety: any thread. */
+DI_API di_status di_submit_prepared(di_engine* engine, const di_prepared* prepared,
+                                    di_chunk_callback on_chunk, void* user_data, di_request** out,
+                                    di_error** err);
+
 /* Pulls the next chunk of `request`. Waits up to `timeout_ms` (0 = don't wait, -1 = forever).
  * Returns DI_OK (*chunk filled, see di_chunk for lifetimes), DI_TIMEOUT, DI_END_OF_STREAM
  * (after the chunk with is_final = 1 was taken), or an error: DI_E_INVALID_ARG (NULL request or

@@ -209,6 +209,104 @@ DI_API const char* di_options_schema(void);
 /* Recipe: API request -> prompt and token ids                                              */
 /* ======================================================================================== */
 
+/* The request protocols di_recipe_prepare understands. */
+enum {
+  DI_PROTOCOL_CHAT_COMPLETIONS = 1, /* OpenAI POST /v1/chat/completions */
+  DI_PROTOCOL_RESPONSES = 2,        /* OpenAI POST /v1/responses */
+  DI_PROTOCOL_MESSAGES = 3          /* Anthropic POST /v1/messages */
+};
+
+/* A recipe: how API requests become DeepSeek prompts for one served model — the prompt format
+ * (V3.2, V4, V4.1), the tokenizer, the model names it answers to and the context budget.
+ * Immutable after creation; share it freely between threads. */
+typedef struct di_recipe di_recipe;
+
+/* One prepared request: prompt text, token ids, sampling options, stop sequences, output
+ * constraint and output-parser options. Immutable; readable from any thread. */
+typedef struct di_prepared di_prepared;
+
+/* Creates a recipe in *out.
+ * `tokenizer_path` (`path_len` bytes, UTF-8) names a model directory or a tokenizer.json; with
+ * path_len 0 no tokenizer is loaded and prepared requests carry the prompt text only (no ids,
+ * no context-budget check). `options` may be NULL; the recipe reads these keys (see
+ * di_options_schema): recipe_encoding ("dsv4" default, "dsv41", "dsv32"), recipe_model (the
+ * served model name), recipe_model_aliases (JSON: {"alias": "model"} or ["alias", ...]; default:
+ * DeepSeek's public model names), recipe_context_length, recipe_clamp_max_tokens,
+ * recipe_image_policy ("unsupported" default, "reject", "vision"), recipe_default_thinking,
+ * recipe_ignore_server_tools. Other keys are ignored here.
+ * Errors: DI_E_INVALID_ARG (out NULL, a recipe key with a bad value, named), DI_E_NOT_FOUND /
+ * DI_E_IO / DI_E_PARSE (the tokenizer files), DI_E_OOM.
+ * Thread-safety: any thread; `options` must not be modified during the call. */
+DI_API di_status di_recipe_create(const char* tokenizer_path, size_t path_len,
+                                  const di_options* options, di_recipe** out, di_error** err);
+
+/* Releases `recipe`. Accepts NULL. Prepared requests made from it stay valid. */
+DI_API void di_recipe_destroy(di_recipe* recipe);
+
+/* Validates an API request body (`len` bytes of JSON) for `protocol` (a DI_PROTOCOL_* value),
+ * resolves its model name, renders the DeepSeek prompt, tokenizes it and checks the context
+ * budget. On DI_OK *out receives a new di_prepared the caller releases with
+ * di_prepared_destroy.
+ * A rejected request returns DI_E_INVALID_ARG (400), DI_E_NOT_FOUND (404 model_not_found) or
+ * DI_E_LIMIT (context_length_exceeded); *err's detail (di_error_detail) is then
+ * {"status": <HTTP status>, "body": <the protocol's error body>} — OpenAI
+ * {"error": {"message", "type", "param", "code"}} or Anthropic {"type": "error", "error":
+ * {"type", "message"}} — ready to send to the client. DI_E_INVALID_ARG also for NULL
+ * recipe/out, an unknown protocol, or json NULL with len > 0.
+ * Thread-safety: any thread, concurrently on the same recipe. */
+DI_API di_status di_recipe_prepare(const di_recipe* recipe, int32_t protocol, const char* json,
+                                   size_t len, di_prepared** out, di_error** err);
+
+/* Releases `prepared`. Accepts NULL. */
+DI_API void di_prepared_destroy(di_prepared* prepared);
+
+/* The accessors below return pointers owned by `prepared`, valid until di_prepared_destroy.
+ * Strings are NUL-terminated; `len` / `count` may be NULL. A NULL `prepared` yields "" / NULL
+ * with a zero length. Thread-safety: any thread. They never fail. */
+
+/* The rendered prompt text. */
+DI_API const char* di_prepared_prompt(const di_prepared* prepared, size_t* len);
+
+/* The prompt's token ids (*count of them); NULL with *count 0 when the recipe has no tokenizer. */
+DI_API const int32_t* di_prepared_token_ids(const di_prepared* prepared, size_t* count);
+
+/* The token ranges that came from template text (the only ids that may be control tokens), as
+ * *count pairs [begin, end): element 2*i is begin, 2*i+1 is end. */
+DI_API const uint32_t* di_prepared_special_ranges(const di_prepared* prepared, size_t* count);
+
+/* Sampling options as a JSON object whose keys are the sampling option keys of di_options
+ * (temperature, top_p, top_k, min_p, max_tokens, min_tokens, seed, presence_penalty,
+ * frequency_penalty, repetition_penalty, logit_bias, logprobs, top_logprobs, n,
+ * stop_token_ids); unset fields are absent. max_tokens is filled from the context budget when
+ * the request left it open. Stop strings are not here (see di_prepared_stop_sequences_json). */
+DI_API const char* di_prepared_sampling_json(const di_prepared* prepared, size_t* len);
+
+/* The request's stop strings as a JSON array. They must not fire inside reasoning or tool-call
+ * markup, so the output parser (not the engine's sampler) applies them; when the parser reports
+ * a stop sequence the caller cancels the engine request. */
+DI_API const char* di_prepared_stop_sequences_json(const di_prepared* prepared, size_t* len);
+
+/* 1 when the client asked for a streamed response, else 0. */
+DI_API int32_t di_prepared_stream(const di_prepared* prepared);
+
+/* The output constraint as JSON: {"type": "none"} | {"type": "json_object"} |
+ * {"type": "json_schema", "name": ..., "strict": bool, "schema": {...}}. */
+DI_API const char* di_prepared_constraint_json(const di_prepared* prepared, size_t* len);
+
+/* The output parser's options for this request, in the JSON form the parser takes
+ * (protocol, encoding, prompt_opened_thinking, tools, json_object, stop, stream, ...). */
+DI_API const char* di_prepared_parser_options_json(const di_prepared* prepared, size_t* len);
+
+/* The images the prompt's placeholders stand for, in order, as a JSON array of
+ * {"kind": "url" | "data_url" | "base64", "url"?, "data"?, "media_type"?, "detail"?}.
+ * Empty unless the recipe's image policy is "vision". */
+DI_API const char* di_prepared_images_json(const di_prepared* prepared, size_t* len);
+
+/* Facts about the request as JSON: {"model": served name, "requested_model": as sent,
+ * "encoding": "dsv4"|..., "protocol": "chat"|"responses"|"messages", "prompt_tokens": N or -1,
+ * "thinking": bool}. */
+DI_API const char* di_prepared_info_json(const di_prepared* prepared, size_t* len);
+
 /* ======================================================================================== */
 /* Parser: model output -> protocol events                                                  */
 /* ======================================================================================== */

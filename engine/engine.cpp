@@ -90,6 +90,7 @@ LLMEngine::~LLMEngine() {
 }
 
 const EngineInfo& LLMEngine::info() const { return impl_->info; }
+bool LLMEngine::has_token_text() const { return impl_->token_text != nullptr; }
 std::string LLMEngine::metrics_json() const { return impl_->metrics.to_json(); }
 std::string LLMEngine::metrics_prometheus() const { return impl_->metrics.to_prometheus(); }
 

@@ -56,6 +56,8 @@ class LLMEngine {
   void cancel(uint64_t request_id);
 
   const EngineInfo& info() const;
+  // True when the engine streams text (it was given the model's tokenizer).
+  bool has_token_text() const;
   std::string metrics_json() const;
   std::string metrics_prometheus() const;
   // The KV cache's numbers as of the end of the last step-loop iteration.

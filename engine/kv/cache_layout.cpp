@@ -20,7 +20,7 @@ void CacheLayout::locate_block_entry(int32_t group, int32_t layer, int64_t index
   if (g.kind == CacheKind::kCompressed) {
     const int64_t last_token = (index + 1) * g.compress_rate - 1;
     *block = last_token / block_size;
-    in_block = index % p.entries_per_unit;
+    in_block = index - *block * block_size / g.compress_rate;  // the block's first entry is floor(b*bs/m)
   } else {
     *block = index / block_size;
     in_block = index % block_size;
@@ -53,12 +53,9 @@ Result<CacheLayout> make_cache_layout(const std::vector<CacheGroupSpec>& groups,
       case CacheKind::kCompressed: {
         const int32_t m = g.compress_rate;
         if (m <= 0) return Status::invalid_argument(where + ": compress_rate must be > 0");
-        if (block_size % m != 0 && m % block_size != 0)
-          return Status::invalid_argument(where + ": compress_rate " + std::to_string(m) +
-                                          " and block_size " + std::to_string(block_size) +
-                                          " must divide one another");
         p.in_block = true;
-        p.entries_per_unit = m >= block_size ? 1 : block_size / m;
+        // At most ceil(bs / m) entries end inside one block.
+        p.entries_per_unit = (block_size + m - 1) / m;
         break;
       }
       case CacheKind::kSlidingRing:

@@ -37,8 +37,7 @@ struct CacheLayout {
   int64_t slot_entry_offset(int32_t group, int32_t layer, int64_t index) const;
 };
 
-// Builds the layout. Fails when a spec is malformed or when a compressed group's rate and the
-// block size do not divide one another (entries would straddle blocks).
+// Builds the layout. Fails when a spec is malformed.
 Result<CacheLayout> make_cache_layout(const std::vector<CacheGroupSpec>& groups,
                                       int32_t block_size);
 

@@ -9,7 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/utf8.h"
 #include "engine/engine.h"
+#include "engine/llm.h"
 #include "tests/engine/toy_model.h"
 
 namespace di::engine {
@@ -206,10 +208,12 @@ TEST(Engine, StopStringEndsTheTextBeforeIt) {
   auto e = make_engine();
   auto prompt = prompt_of(9, 1);
   auto full = run_batch(*e, {prompt}, [](int) { SamplingParams p = greedy(30); p.ignore_eos = true; return p; })[0];
-  // Pick the text of output tokens 4..5 as the stop string.
+  // The stop string: the text of the first plain-word token after the fourth output token.
   ToyTokenText tt;
   std::string stop;
-  for (int k = 4; k < 6; ++k) stop += tt.token_bytes(full.tokens[k]);
+  for (size_t k = 4; k < full.tokens.size() && stop.empty(); ++k)
+    if (full.tokens[k] % 7 <= 2 && full.tokens[k] != 0) stop = std::string(tt.token_bytes(full.tokens[k]));
+  ASSERT_FALSE(stop.empty());
   SamplingParams p = greedy(30);
   p.ignore_eos = true;
   p.stop = {stop};
@@ -357,6 +361,51 @@ TEST(Engine, ConcurrentSubmitPollCancelDestroyAllEnd) {
     }
   }
   wait_pool_full(*e);
+}
+
+}  // namespace
+}  // namespace di::engine
+
+namespace di::engine {
+namespace {
+
+TEST(LLM, GenerateReturnsEveryPromptInOrderWithText) {
+  EngineConfig c;
+  c.max_model_len = 256;
+  auto llm = LLM::from_model(std::make_unique<ToyModel>(), c, std::make_shared<ToyTokenText>());
+  ASSERT_TRUE(llm.is_ok());
+  auto prompts = mixed_prompts();
+  auto out = (*llm)->generate(prompts, greedy(6));
+  ASSERT_TRUE(out.is_ok());
+  ASSERT_EQ(out->size(), prompts.size());
+  ToyTokenText tt;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    const CompletionOutput& o = (*out)[i].outputs[0];
+    EXPECT_EQ(o.token_ids, testing::toy_reference_greedy(prompts[i], 6, false));
+    EXPECT_TRUE(utf8_valid(o.text)) << i;
+    // Non-special tokens' bytes, in order, with each stray byte shown as U+FFFD.
+    std::string bytes;
+    for (int32_t t : o.token_ids)
+      if (t != testing::kToyEos) bytes += tt.token_bytes(t);
+    std::string expect;
+    for (size_t k = 0; k < bytes.size();) {
+      const auto b = static_cast<unsigned char>(bytes[k]);
+      const size_t len = b < 0x80 ? 1 : b == 0xC3 ? 2 : b == 0xE4 ? 3 : 0;
+      if (len && k + len <= bytes.size() && utf8_valid(std::string_view(bytes).substr(k, len))) {
+        expect += bytes.substr(k, len);
+        k += len;
+      } else {
+        expect += "\xEF\xBF\xBD";
+        ++k;
+      }
+    }
+    EXPECT_EQ(o.text, expect) << i;
+  }
+  SamplingParams bad = greedy();
+  bad.top_p = 2;
+  auto err = (*llm)->generate(prompts, bad);
+  ASSERT_FALSE(err.is_ok());
+  EXPECT_NE(err.status().message().find("prompts[0]: top_p"), std::string::npos);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <set>
 
 #include "engine/kv/block_pool.h"
 #include "engine/kv/cache_layout.h"
@@ -69,10 +70,22 @@ TEST(CacheLayout, CompressedEntryLivesInTheBlockOfItsLastToken) {
   EXPECT_EQ(block, 7);
   l->locate_block_entry(1, 0, 1, &block, &off);  // tokens 128..255 -> block 15
   EXPECT_EQ(block, 15);
-  std::vector<CacheGroupSpec> bad = {{"c6", CacheKind::kCompressed, 1, 8, 0, 6, 0}};
-  auto r = make_cache_layout(bad, 16);
-  ASSERT_FALSE(r.is_ok());
-  EXPECT_NE(r.status().message().find("compress_rate"), std::string::npos);
+  // Rates that do not divide the block size: every entry still has a distinct home.
+  for (int32_t m : {3, 5, 6, 7, 24, 40}) {
+    std::vector<CacheGroupSpec> odd = {{"odd", CacheKind::kCompressed, 2, 8, 0, m, 0}};
+    auto lo = make_cache_layout(odd, 16);
+    ASSERT_TRUE(lo.is_ok());
+    std::set<std::pair<int64_t, int64_t>> homes;
+    for (int64_t j = 0; j < 200; ++j) {
+      for (int32_t layer = 0; layer < 2; ++layer) {
+        lo->locate_block_entry(0, layer, j, &block, &off);
+        EXPECT_EQ(block, ((j + 1) * m - 1) / 16) << m << " " << j;
+        EXPECT_GE(off, 0);
+        EXPECT_LT(off + 8, lo->block_bytes + 1);
+        EXPECT_TRUE(homes.insert({block, off}).second) << "m=" << m << " j=" << j;
+      }
+    }
+  }
 }
 
 std::unique_ptr<KvCacheManager> toy_manager(int64_t bytes, bool prefix = true, int32_t block_size = 4) {

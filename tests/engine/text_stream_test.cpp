@@ -28,6 +28,15 @@ TEST(TextStream, NeverEmitsAPartialUtf8Character) {
   EXPECT_EQ(all, "w1 \xC3\xA9\xE4\xB8\xAD \xEF\xBF\xBD");  // the cut-off C3 becomes U+FFFD
 }
 
+TEST(TextStream, StrayContinuationBytesBecomeReplacementCharacters) {
+  ToyTokenText tt;
+  TextStream ts(&tt, true, {});
+  std::string out;
+  ts.push(4, false, &out);  // A9 alone
+  ts.push(1, false, &out);
+  EXPECT_EQ(out, "\xEF\xBF\xBDw1 ");
+}
+
 TEST(TextStream, StopStringAcrossTokensIsHeldBackAndRemoved) {
   ToyTokenText tt;
   TextStream ts(&tt, true, {"w2 w8"});

@@ -154,6 +154,7 @@ Result<Prepared> prepare(const RecipeConfig& config, const PromptTokenizer& toke
   po.stream = req.options.stream;
   po.include_usage = req.options.include_usage;
   po.model = out.requested_model;
+  po.control_tokens = config.control_tokens;
   out.conversation = std::move(req.conversation);
   return out;
 }

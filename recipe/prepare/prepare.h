@@ -28,6 +28,8 @@ struct RecipeConfig {
   bool clamp_max_tokens = false;
   ImagePolicy image_policy = ImagePolicy::kUnsupported;
   ConversionOptions conversion;
+  // The tokenizer's ids for the parser's markers (filled where a tokenizer is loaded).
+  ControlTokenIds control_tokens;
 };
 
 struct TokenizedPrompt {

@@ -9,6 +9,11 @@
 #include "api_guard.h"
 #include "capi/src/options.h"
 #include "recipe/prepare/prepare.h"
+// The tokenizer component lands separately; until it is in the tree a recipe is prompt-only.
+#if __has_include("recipe/tokenizer/tokenizer.h")
+#include "recipe/tokenizer/tokenizer.h"
+#define DI_RECIPE_HAS_TOKENIZER 1
+#endif
 
 struct di_recipe {
   di::recipe::RecipeConfig config;
@@ -137,9 +142,31 @@ DI_API di_status di_recipe_create(const char* tokenizer_path, size_t path_len,
   if (auto st = di::capi::read_config(options, r->config); !st.is_ok())
     return di::capi::fail(err, st);
   if (path_len > 0) {
+#ifdef DI_RECIPE_HAS_TOKENIZER
+    auto tok = di::recipe::Tokenizer::load(std::string(tokenizer_path, path_len));
+    if (!tok.is_ok()) return di::capi::fail(err, tok.status());
+    std::shared_ptr<const di::recipe::Tokenizer> t = std::move(tok).value();
+    auto id = [&](std::string_view s) { return t->token_to_id(s).value_or(-1); };
+    r->config.control_tokens.think_start = id("<think>");
+    r->config.control_tokens.think_end = id("</think>");
+    r->config.control_tokens.dsml = id("｜DSML｜");
+    r->config.control_tokens.eos = t->eos_id().value_or(id("<｜end▁of▁sentence｜>"));
+    r->tokenizer = [t](const di::recipe::RenderedPrompt& prompt)
+        -> di::Result<di::recipe::TokenizedPrompt> {
+      std::vector<di::recipe::Segment> segs;
+      segs.reserve(prompt.segments.size());
+      for (const auto& s : prompt.segments) segs.push_back({s.text, s.special});
+      DI_ASSIGN_OR_RETURN(di::recipe::SegmentedIds enc, t->encode_segments(segs));
+      di::recipe::TokenizedPrompt out;
+      out.ids = std::move(enc.ids);
+      for (const auto& r : enc.special_ranges) out.special_ranges.push_back({r.begin, r.end});
+      return out;
+    };
+#else
     return di::capi::fail(err, DI_E_UNSUPPORTED,
-                          "tokenizer_path: this build cannot load tokenizers yet; pass an empty "
-                          "path for prompt-only preparation");
+                          "tokenizer_path: this build has no tokenizer; pass an empty path for "
+                          "prompt-only preparation");
+#endif
   }
   *out = r.release();
   return DI_OK;

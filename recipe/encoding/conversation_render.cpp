@@ -14,7 +14,9 @@ using ordered_json = nlohmann::ordered_json;
 const char* role_name(Role r) {
   switch (r) {
     case Role::kSystem: return "system";
-    case Role::kDeveloper: return "developer";
+    // OpenAI's developer role is its system prompt; the reference encoders' "developer" (a user
+    // turn that drop_thinking discards) would lose it in thinking mode.
+    case Role::kDeveloper: return "system";
     case Role::kUser: return "user";
     case Role::kAssistant: return "assistant";
     case Role::kTool: return "tool";
@@ -68,8 +70,18 @@ EncoderCall build_call(const Conversation& conv, Encoding enc, bool vision,
   EncoderCall call;
   ordered_json& msgs = call.messages = ordered_json::array();
   const bool image_blocks = vision && enc == Encoding::kDsv41;
-  for (size_t i = 0; i < conv.messages.size(); ++i) {
-    const Message& m = conv.messages[i];
+  // Consecutive user messages are one turn (content joined by "\n\n"), which the V4 encoders do
+  // themselves and V3.2's does not.
+  std::vector<Message> merged;
+  for (const Message& m : conv.messages) {
+    if (m.role == Role::kUser && !merged.empty() && merged.back().role == Role::kUser) {
+      merged.back().content.insert(merged.back().content.end(), m.content.begin(), m.content.end());
+    } else {
+      merged.push_back(m);
+    }
+  }
+  for (size_t i = 0; i < merged.size(); ++i) {
+    const Message& m = merged[i];
     ordered_json j{{"role", role_name(m.role)}};
     j["content"] = content_json(m.content, image_blocks && (m.role == Role::kUser), images);
     if (m.role == Role::kAssistant) {
@@ -83,7 +95,7 @@ EncoderCall build_call(const Conversation& conv, Encoding enc, bool vision,
         j["tool_calls"] = std::move(calls);
       }
       // A trailing assistant turn is a prefill: the model continues it, so no end token.
-      if (i + 1 == conv.messages.size()) j["wo_eos"] = true;
+      if (i + 1 == merged.size()) j["wo_eos"] = true;
     }
     if (m.role == Role::kTool) j["tool_call_id"] = m.tool_call_id;
     msgs.push_back(std::move(j));

@@ -28,7 +28,9 @@ Result<RenderOptions> parse_encode_kwargs(Encoding e, const ordered_json& kwargs
       "TypeError: encode_messages() missing 1 required positional argument: 'thinking_mode'");
   if (!kwargs.is_object()) return Status::invalid_argument("kwargs: expected an object");
   bool have_mode = false;
-  for (const auto& [k, v] : kwargs.items()) {
+  for (const auto& item : kwargs.items()) {
+    const std::string& k = item.key();
+    const ordered_json& v = item.value();
     auto bad_type = [&](const char* want) {
       return Status::invalid_argument("TypeError: encode_messages() argument '" + k +
                                       "' must be " + want);

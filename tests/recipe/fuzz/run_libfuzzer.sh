@@ -11,7 +11,9 @@ mkdir -p "$out/objs" "$out/corpus"
 flags=(-std=c++20 -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
        -I"$src" -DNDEBUG)
 cache=$(command -v ccache || true)
-sources=("$src"/base/*.cpp "$src"/recipe/protocol/*.cpp "$src"/recipe/protocol/*/request.cpp
+p="$src/recipe/protocol"
+sources=("$src"/base/*.cpp "$p"/api_error.cpp "$p"/model_aliases.cpp "$p"/request_fields.cpp
+         "$p"/sampling_fields.cpp "$p"/tool_fields.cpp "$p"/*/request.cpp
          "$src"/recipe/encoding/*.cpp "$src"/recipe/prepare/*.cpp
          "$src"/tests/recipe/fuzz/request_fuzzer.cpp)
 objs=()

@@ -71,27 +71,34 @@ void attention_forward(const DeepseekV4Config& c, const LayerWeights& lw, int32_
 
   std::vector<float> attn(static_cast<size_t>(L * nh * hd));
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  const int threads = L * nh > 1 ? kernels::cpu::num_threads() : 1;
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-  for (int64_t t = 0; t < L * nh; ++t) {
-    const int64_t i = t / nh, head = t % nh;
-    const auto& k = keys[i];
-    const float* qh = q.data() + i * nh * hd + head * hd;
-    std::vector<float> logits(k.size());
-    float mx = w.sinks[head];
-    for (size_t j = 0; j < k.size(); ++j) {
-      logits[j] = kernels::cpu::dot(qh, k[j], hd) * scale;
-      mx = std::max(mx, logits[j]);
+  auto heads = [&](int64_t t0, int64_t t1) {
+    std::vector<float> logits;
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t i = t / nh, head = t % nh;
+      const auto& k = keys[i];
+      const float* qh = q.data() + i * nh * hd + head * hd;
+      logits.resize(k.size());
+      float mx = w.sinks[head];
+      for (size_t j = 0; j < k.size(); ++j) {
+        logits[j] = kernels::cpu::dot(qh, k[j], hd) * scale;
+        mx = std::max(mx, logits[j]);
+      }
+      float sum = std::exp(w.sinks[head] - mx);  // the sink takes probability mass, adds no value
+      for (size_t j = 0; j < k.size(); ++j) sum += (logits[j] = std::exp(logits[j] - mx));
+      float* o = attn.data() + i * nh * hd + head * hd;
+      std::fill(o, o + hd, 0.0f);
+      for (size_t j = 0; j < k.size(); ++j) {
+        const float p = logits[j] / sum;
+        const float* v = k[j];
+        for (int64_t d = 0; d < hd; ++d) o[d] += p * v[d];
+      }
     }
-    float sum = std::exp(w.sinks[head] - mx);  // the sink takes probability mass, adds no value
-    for (size_t j = 0; j < k.size(); ++j) sum += (logits[j] = std::exp(logits[j] - mx));
-    float* o = attn.data() + i * nh * hd + head * hd;
-    std::fill(o, o + hd, 0.0f);
-    for (size_t j = 0; j < k.size(); ++j) {
-      const float p = logits[j] / sum;
-      const float* v = k[j];
-      for (int64_t d = 0; d < hd; ++d) o[d] += p * v[d];
-    }
+  };
+  // Threads only pay off beyond a few hundred thousand multiply-adds (decode of tiny models).
+  if (L * nh * hd * static_cast<int64_t>(keys.back().size()) > (1 << 18)) {
+    kernels::cpu::parallel_for(L * nh, heads);
+  } else {
+    heads(0, L * nh);
   }
   // K=V carried rope into the output's rope slice: rotate it back by the query's position.
   for (int64_t i = 0; i < L; ++i) rope.apply(attn.data() + i * nh * hd, nh, hd, hd, s + i, true);

@@ -1,5 +1,5 @@
 // causal_attention: see attention.h. Threads split (query, head) pairs; each pair owns its
-// output row, so no reduction crosses threads.
+// output row, so no reduction crosses threads and results do not depend on the thread count.
 #include "kernels/cpu/attention.h"
 
 #include <algorithm>
@@ -15,14 +15,9 @@ void causal_attention(const AttentionShape& s, const float* q, const KvView& k, 
                       float* out) {
   const int64_t L = s.num_queries, nh = s.num_heads, group = s.num_heads / s.num_kv_heads;
   const int64_t keys = s.first_pos + L;
-  // Threads pay off only beyond a few hundred thousand multiply-adds (a tiny model's decode).
-  const int64_t work = L * nh * keys * (s.qk_dim + s.v_dim);
-  const int threads = work > (1 << 18) ? num_threads() : 1;
-#pragma omp parallel num_threads(threads) if (threads > 1)
-  {
+  auto run = [&](int64_t begin, int64_t end) {
     std::vector<float> p(static_cast<size_t>(keys));
-#pragma omp for schedule(static)
-    for (int64_t t = 0; t < L * nh; ++t) {
+    for (int64_t t = begin; t < end; ++t) {
       const int64_t i = t / nh, h = t % nh, g = h / group;
       const int64_t visible = s.first_pos + i + 1;
       const float* qi = q + (i * nh + h) * s.qk_dim;
@@ -43,6 +38,12 @@ void causal_attention(const AttentionShape& s, const float* q, const KvView& k, 
         for (int64_t c = 0; c < s.v_dim; ++c) o[c] += w * vj[c];
       }
     }
+  };
+  // Threads pay off only beyond a few hundred thousand multiply-adds (a tiny model's decode).
+  if (L * nh * keys * (s.qk_dim + s.v_dim) > (1 << 18)) {
+    parallel_for(L * nh, run);
+  } else {
+    run(0, L * nh);
   }
 }
 

@@ -648,7 +648,7 @@ Result<std::shared_ptr<const Grammar>> compile_json_schema(const ojson& schema, 
   return c.compile();
 }
 
-Result<std::shared_ptr<const Grammar>> compile_json_schema(std::string_view text, const JsonSchemaOptions& options) {
+Result<std::shared_ptr<const Grammar>> compile_json_schema_text(std::string_view text, const JsonSchemaOptions& options) {
   ojson schema = ojson::parse(text.begin(), text.end(), nullptr, false);
   if (schema.is_discarded()) return Status::parse("json_schema: the schema is not valid JSON");
   return compile_json_schema(schema, options);

@@ -40,7 +40,7 @@ struct JsonSchemaOptions {
 // allowed, may appear anywhere between them.
 Result<std::shared_ptr<const Grammar>> compile_json_schema(const nlohmann::ordered_json& schema,
                                                            const JsonSchemaOptions& options = {});
-Result<std::shared_ptr<const Grammar>> compile_json_schema(std::string_view schema_text,
+Result<std::shared_ptr<const Grammar>> compile_json_schema_text(std::string_view schema_text,
                                                            const JsonSchemaOptions& options = {});
 
 // Any JSON value (the json_object response format), with the same whitespace policy.

@@ -53,13 +53,6 @@ std::vector<std::string> key_units(const std::string& key) {
 class Compiler {
  public:
   Compiler(const ojson& root, const JsonSchemaOptions& o) : root_(root), opts_(o) {
-    ws_ = b_.declare("ws");
-    if (o.whitespace == JsonWhitespace::kFlexible) {
-      b_.define(ws_, repeat(bytes({{' ', ' '}, {'\t', '\t'}, {'\n', '\n'}, {'\r', '\r'}}), 0,
-                            o.max_whitespace == 0 ? Expr::kUnbounded : o.max_whitespace));
-    } else {
-      b_.define(ws_, empty());
-    }
     string_ = b_.declare("string");
     b_.define(string_, seq({literal("\""), star(json_string_char()), literal("\"")}));
     number_ = b_.declare("number");
@@ -86,7 +79,14 @@ class Compiler {
   }
 
  private:
-  ExprPtr W() const { return opts_.whitespace == JsonWhitespace::kFlexible ? rule_ref(ws_) : empty(); }
+  // Whitespace is inlined rather than called: as a rule of its own every token starting with a
+  // space would leave the rule after one byte, and the mask would have to check each of them
+  // against the full stack.
+  ExprPtr W() const {
+    if (opts_.whitespace != JsonWhitespace::kFlexible) return empty();
+    return repeat(bytes({{' ', ' '}, {'\t', '\t'}, {'\n', '\n'}, {'\r', '\r'}}), 0,
+                  opts_.max_whitespace == 0 ? Expr::kUnbounded : opts_.max_whitespace);
+  }
   ExprPtr sep() const { return seq({W(), literal(","), W()}); }
 
   Result<uint32_t> rule_for(const ojson& s, const std::string& path, int depth) {
@@ -609,17 +609,19 @@ class Compiler {
       DI_ASSIGN_OR_RETURN(uint32_t vr, rule_for(m.schema, path + "/properties/" + m.key, depth));
       member_expr.push_back(seq({literal(ojson(m.key).dump()), W(), literal(":"), W(), rule_ref(vr)}));
     }
-    // rest[i]: members i.. each preceded by a comma, extras allowed between them.
+    // rest[i]: members i.. each preceded by a comma, then the extra keys. Extras go last so the
+    // grammar stays unambiguous: were they allowed between members, an extra after a skipped
+    // optional member could belong to any gap, and the matcher would track every reading.
     const size_t n = members.size();
-    ExprPtr extras = star(seq({sep(), extra}));
     std::vector<uint32_t> rest(n + 1);
     for (size_t i = 0; i <= n; ++i) rest[i] = b_.declare(path + "/members" + std::to_string(i));
-    b_.define(rest[n], extras);
+    b_.define(rest[n], star(seq({sep(), extra})));
     for (size_t i = n; i-- > 0;) {
       ExprPtr one = seq({sep(), member_expr[i]});
-      b_.define(rest[i], seq({extras, members[i].required ? one : opt(one), rule_ref(rest[i + 1])}));
+      b_.define(rest[i], seq({members[i].required ? one : opt(one), rule_ref(rest[i + 1])}));
     }
-    // The first member has no comma: any member up to the first required one, or an extra key.
+    // The first member has no comma: any member up to the first required one, or (with no
+    // required member) an extra key or nothing.
     std::vector<ExprPtr> first;
     bool any_required = false;
     for (size_t i = 0; i < n; ++i) {
@@ -629,8 +631,10 @@ class Compiler {
         break;
       }
     }
-    if (!any_required) first.push_back(empty());
-    first.push_back(seq({extra, rule_ref(rest[0])}));
+    if (!any_required) {
+      first.push_back(empty());
+      first.push_back(seq({extra, rule_ref(rest[n])}));
+    }
     return seq({literal("{"), W(), alt(std::move(first)), W(), literal("}")});
   }
 
@@ -638,7 +642,7 @@ class Compiler {
   JsonSchemaOptions opts_;
   GrammarBuilder b_;
   std::unordered_map<std::string, uint32_t> memo_;
-  uint32_t ws_ = 0, string_ = 0, number_ = 0, integer_ = 0, value_ = 0, object_ = 0, array_ = 0;
+  uint32_t string_ = 0, number_ = 0, integer_ = 0, value_ = 0, object_ = 0, array_ = 0;
 };
 
 }  // namespace

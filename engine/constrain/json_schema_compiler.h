@@ -2,7 +2,7 @@
 // type, properties, required, additionalProperties, enum, const, anyOf, oneOf (provably exclusive
 // branches), allOf (mergeable branches), $ref/$defs (local), items, prefixItems, min/maxItems,
 // pattern, min/maxLength, format (date, time, date-time, duration, uuid, ipv4, ipv6, email,
-// hostname), minimum/maximum/exclusive*, integer multipleOf, nullable. Any other assertion
+// hostname, uri, uri-reference), minimum/maximum/exclusive*, integer multipleOf, nullable. Any other assertion
 // keyword is an error naming it, never silently ignored. Does not know tokens or matchers.
 #pragma once
 
@@ -37,7 +37,7 @@ struct JsonSchemaOptions {
 };
 
 // Properties are generated in the schema's `properties` order (required or not); extra keys, when
-// allowed, may appear anywhere between them.
+// allowed, come after them.
 Result<std::shared_ptr<const Grammar>> compile_json_schema(const nlohmann::ordered_json& schema,
                                                            const JsonSchemaOptions& options = {});
 Result<std::shared_ptr<const Grammar>> compile_json_schema_text(std::string_view schema_text,

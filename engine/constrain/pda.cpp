@@ -57,6 +57,17 @@ bool Pda::close_(FramePool& pool, StackTop t0, std::vector<StackTop>& out) {
 
 bool Pda::step(FramePool& pool, const std::vector<StackTop>& in, uint8_t b, std::vector<StackTop>& out) {
   out.clear();
+  // Fast path: one top moving to a node that neither calls nor returns (the common case inside a
+  // rule, e.g. string characters) needs no closure.
+  if (in.size() == 1) {
+    uint32_t next = g_.next(in[0].node, b);
+    if (next == UINT32_MAX) return false;
+    const GrammarNode& n = g_.node(next);
+    if (n.num_call_edges == 0 && !n.final) {
+      if (n.num_byte_edges > 0) out.push_back(StackTop{next, in[0].parent});
+      return false;
+    }
+  }
   begin_();
   bool bottom = false;
   for (const StackTop& t : in) {

@@ -6,23 +6,27 @@
 
 namespace di::engine::constrain::testing {
 
-InstanceWriter::InstanceWriter(const ojson& schema) { rank_keys(schema); }
+InstanceWriter::InstanceWriter(const ojson& schema) { collect(schema); }
 
-void InstanceWriter::rank_keys(const ojson& node) {
+void InstanceWriter::collect(const ojson& node) {
   if (node.is_object()) {
     if (node.contains("properties") && node["properties"].is_object()) {
-      for (auto it = node["properties"].begin(); it != node["properties"].end(); ++it) rank_.emplace(it.key(), rank_.size());
-    }
-    if (node.contains("required") && node["required"].is_array()) {
-      for (auto& k : node["required"]) {
-        if (k.is_string()) rank_.emplace(k.get<std::string>(), rank_.size());
+      std::vector<std::string> order;
+      for (auto it = node["properties"].begin(); it != node["properties"].end(); ++it) order.push_back(it.key());
+      if (node.contains("required") && node["required"].is_array()) {
+        for (auto& k : node["required"]) {
+          if (k.is_string() && std::find(order.begin(), order.end(), k.get<std::string>()) == order.end()) {
+            order.push_back(k.get<std::string>());
+          }
+        }
       }
+      orders_.push_back(std::move(order));
     }
     for (auto it = node.begin(); it != node.end(); ++it) {
-      if (it.key() != "enum" && it.key() != "const") rank_keys(it.value());
+      if (it.key() != "enum" && it.key() != "const") collect(it.value());
     }
   } else if (node.is_array()) {
-    for (auto& v : node) rank_keys(v);
+    for (auto& v : node) collect(v);
   }
 }
 
@@ -41,11 +45,23 @@ void InstanceWriter::write(const ojson& v, int indent, int level, std::string& o
   if (v.is_object()) {
     std::vector<std::pair<std::string, const ojson*>> items;
     for (auto it = v.begin(); it != v.end(); ++it) items.push_back({it.key(), &it.value()});
-    std::stable_sort(items.begin(), items.end(), [&](auto& a, auto& b) {
-      auto ra = rank_.find(a.first), rb = rank_.find(b.first);
-      size_t xa = ra == rank_.end() ? SIZE_MAX : ra->second, xb = rb == rank_.end() ? SIZE_MAX : rb->second;
-      return xa < xb;
-    });
+    // The declared order that covers most of these keys (the smaller list on a tie).
+    const std::vector<std::string>* best = nullptr;
+    size_t best_hits = 0;
+    for (const auto& order : orders_) {
+      size_t hits = 0;
+      for (auto& [k, _] : items) hits += std::find(order.begin(), order.end(), k) != order.end();
+      if (hits > best_hits || (hits == best_hits && hits > 0 && order.size() < best->size())) {
+        best = &order;
+        best_hits = hits;
+      }
+    }
+    auto rank = [&](const std::string& k) -> size_t {
+      if (!best) return SIZE_MAX;
+      auto it = std::find(best->begin(), best->end(), k);
+      return it == best->end() ? SIZE_MAX : size_t(it - best->begin());
+    };
+    std::stable_sort(items.begin(), items.end(), [&](auto& a, auto& b) { return rank(a.first) < rank(b.first); });
     out += '{';
     for (size_t i = 0; i < items.size(); ++i) {
       if (i) out += ',';

@@ -1,10 +1,11 @@
-// Serializes test instances the way a generator under our JSON Schema grammar writes them: keys
-// of each object in the order the schema declares them (first occurrence of the name in any
-// `properties`, then `required`), compact or indented. Test-only.
+// Serializes test instances the way a generator under our JSON Schema grammar writes them: the
+// keys of each object in the order of the schema's `properties` (then `required`) list that best
+// covers them, other keys last; compact or indented. Test-only.
 #pragma once
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -19,9 +20,9 @@ class InstanceWriter {
   std::string write(const ojson& instance, int indent = -1) const;
 
  private:
-  void rank_keys(const ojson& node);
+  void collect(const ojson& node);
   void write(const ojson& v, int indent, int level, std::string& out) const;
-  std::map<std::string, size_t> rank_;
+  std::vector<std::vector<std::string>> orders_;  // one per `properties` object in the schema
 };
 
 }  // namespace di::engine::constrain::testing

@@ -31,9 +31,10 @@ if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
 fi
 ctest --test-dir "$build" -j"$jobs" --output-on-failure "${label_args[@]}" --timeout 900 \
   >"$build/ctest.log" 2>&1
-summary=$(grep -E "tests passed, [0-9]+ tests failed out of [0-9]+" "$build/ctest.log" | tail -1)
+# "100% tests passed, 0 tests failed out of 9" (CMake 3.25) or "100% tests passed out of 9" (newer)
+summary=$(grep -E "tests passed(, [0-9]+ tests failed)? out of [0-9]+" "$build/ctest.log" | tail -1)
 total=$(echo "$summary" | sed -E 's/.*out of ([0-9]+).*/\1/')
-nfail=$(echo "$summary" | sed -E 's/.* ([0-9]+) tests failed.*/\1/')
+nfail=$(echo "$summary" | grep -oE '[0-9]+ tests failed' | grep -oE '^[0-9]+' || echo 0)
 if [ -z "$summary" ]; then tail -50 "$build/ctest.log"; count ctest 1 0 1
 else
   [ "$nfail" != 0 ] && grep -E "\(Failed\)|\(Timeout\)|\(SEGFAULT\)|Exception" "$build/ctest.log" | head -50

@@ -12,5 +12,10 @@ struct Command {
 };
 
 int cmd_info(int argc, char** argv);
+int cmd_make_tiny_model(int argc, char** argv);
+int cmd_logits(int argc, char** argv);
+int cmd_generate(int argc, char** argv);
+int cmd_render(int argc, char** argv);
+int cmd_parse(int argc, char** argv);
 
 }  // namespace di::cli

@@ -11,6 +11,11 @@ namespace {
 
 constexpr Command kCommands[] = {
     {"info", "print the version and what this build can do (JSON)", cmd_info},
+    {"logits", "run a model over token ids and write float32 logits [tokens, vocab]", cmd_logits},
+    {"generate", "greedy-decode from prompt token ids and print the new ids", cmd_generate},
+    {"make-tiny-model", "write the bundled tiny DeepSeek-V4 (random weights) and its tokenizer", cmd_make_tiny_model},
+    {"render", "render a DeepSeek prompt from messages or an API request (JSON)", cmd_render},
+    {"parse", "model output on stdin -> an API's events (SSE) or final response", cmd_parse},
 };
 
 int usage(FILE* out) {

@@ -43,6 +43,8 @@ class Matcher {
   bool is_terminated() const { return history_.back().terminated; }
   // True when the output so far is a complete match.
   bool can_end() const { return history_.back().can_end; }
+  // True when no further byte is possible (only EOS may follow).
+  bool must_end() const { return history_.back().tops.empty(); }
   // Accepted steps that rollback can undo.
   uint32_t num_steps() const { return static_cast<uint32_t>(history_.size() - 1); }
 

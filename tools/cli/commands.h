@@ -12,5 +12,6 @@ struct Command {
 };
 
 int cmd_info(int argc, char** argv);
+int cmd_render(int argc, char** argv);
 
 }  // namespace di::cli

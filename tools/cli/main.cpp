@@ -11,6 +11,7 @@ namespace {
 
 constexpr Command kCommands[] = {
     {"info", "print the version and what this build can do (JSON)", cmd_info},
+    {"render", "render a DeepSeek prompt from messages or an API request (JSON)", cmd_render},
 };
 
 int usage(FILE* out) {

@@ -1,0 +1,88 @@
+// Encoder dispatch and the binding of the reference encoders' keyword arguments.
+#include "recipe/encoding/encoder.h"
+
+namespace di::recipe {
+
+using ordered_json = nlohmann::ordered_json;
+
+std::string_view encoding_name(Encoding e) {
+  switch (e) {
+    case Encoding::kDsv32: return "dsv32";
+    case Encoding::kDsv4: return "dsv4";
+    case Encoding::kDsv41: return "dsv41";
+  }
+  return "dsv4";
+}
+
+Result<Encoding> parse_encoding(std::string_view name) {
+  if (name == "dsv32") return Encoding::kDsv32;
+  if (name == "dsv4") return Encoding::kDsv4;
+  if (name == "dsv41") return Encoding::kDsv41;
+  return Status::invalid_argument("encoding: expected \"dsv32\", \"dsv4\" or \"dsv41\", got \"" +
+                                  std::string(name) + "\"");
+}
+
+Result<EncodeOptions> parse_encode_kwargs(Encoding e, const ordered_json& kwargs) {
+  EncodeOptions o;
+  if (kwargs.is_null()) return Status::invalid_argument(
+      "TypeError: encode_messages() missing 1 required positional argument: 'thinking_mode'");
+  if (!kwargs.is_object()) return Status::invalid_argument("kwargs: expected an object");
+  bool have_mode = false;
+  for (const auto& [k, v] : kwargs.items()) {
+    auto bad_type = [&](const char* want) {
+      return Status::invalid_argument("TypeError: encode_messages() argument '" + k +
+                                      "' must be " + want);
+    };
+    if (k == "thinking_mode") {
+      // Any value is bound; the encoders themselves reject modes other than chat/thinking.
+      o.thinking_mode = v.is_string() ? v.get<std::string>() : v.dump();
+      have_mode = true;
+    } else if (k == "context") {
+      if (v.is_null()) continue;
+      if (!v.is_array()) return bad_type("a list");
+      o.context = v;
+    } else if (k == "drop_thinking") {
+      if (!v.is_boolean()) return bad_type("a bool");
+      o.drop_thinking = v.get<bool>();
+    } else if (k == "add_default_bos_token") {
+      if (!v.is_boolean()) return bad_type("a bool");
+      o.add_default_bos_token = v.get<bool>();
+    } else if (k == "reasoning_effort" && e != Encoding::kDsv32) {
+      o.reasoning_effort = v;
+    } else if (k == "reasoning_effort_profile" && e == Encoding::kDsv4) {
+      if (!v.is_string()) return bad_type("a str");
+      o.reasoning_effort_profile = v.get<std::string>();
+    } else if (k == "return_multi_modal_data" && e == Encoding::kDsv41) {
+      if (!v.is_boolean()) return bad_type("a bool");
+      o.return_multi_modal_data = v.get<bool>();
+    } else {
+      return Status::invalid_argument(
+          "TypeError: encode_messages() got an unexpected keyword argument '" + k + "'");
+    }
+  }
+  if (!have_mode)
+    return Status::invalid_argument(
+        "TypeError: encode_messages() missing 1 required positional argument: 'thinking_mode'");
+  return o;
+}
+
+Result<RenderedPrompt> encode_messages(Encoding e, const ordered_json& messages,
+                                       const EncodeOptions& options) {
+  if (!messages.is_array()) return Status::invalid_argument("messages: expected a list");
+  for (size_t i = 0; i < messages.size(); ++i) {
+    if (!messages[i].is_object())
+      return Status::invalid_argument("messages[" + std::to_string(i) + "]: expected a dict");
+  }
+  for (size_t i = 0; i < options.context.size(); ++i) {
+    if (!options.context[i].is_object())
+      return Status::invalid_argument("context[" + std::to_string(i) + "]: expected a dict");
+  }
+  switch (e) {
+    case Encoding::kDsv32: return encode_messages_dsv32(messages, options);
+    case Encoding::kDsv4: return encode_messages_dsv4(messages, options, false);
+    case Encoding::kDsv41: return encode_messages_dsv4(messages, options, true);
+  }
+  return Status::internal("unknown encoding");
+}
+
+}  // namespace di::recipe

@@ -16,7 +16,7 @@ using json = nlohmann::json;
 
 namespace {
 
-constexpr int64_t kMaxTokenId = (1 << 24) - 1;  // far above any real vocabulary
+constexpr int64_t kMaxTokenId = (1 << 22) - 1;  // 4M: far above any real vocabulary (~260k)
 
 std::string type_name(const json& j) { return j.type_name(); }
 

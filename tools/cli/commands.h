@@ -12,6 +12,8 @@ struct Command {
 };
 
 int cmd_info(int argc, char** argv);
+int cmd_tokenize(int argc, char** argv);
+int cmd_detokenize(int argc, char** argv);
 int cmd_render(int argc, char** argv);
 
 }  // namespace di::cli

@@ -11,6 +11,8 @@ namespace {
 
 constexpr Command kCommands[] = {
     {"info", "print the version and what this build can do (JSON)", cmd_info},
+    {"tokenize", "text -> token ids (JSON Lines on stdin and stdout)", cmd_tokenize},
+    {"detokenize", "token ids -> text (JSON Lines on stdin and stdout)", cmd_detokenize},
     {"render", "render a DeepSeek prompt from messages or an API request (JSON)", cmd_render},
 };
 

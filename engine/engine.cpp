@@ -1,0 +1,389 @@
+// LLMEngine: creation, submission, cancellation and the step thread.
+#include "engine/engine.h"
+
+#include <algorithm>
+#include <random>
+
+#include "engine/engine_impl.h"
+#include "engine/sample/rng.h"
+
+namespace di::engine {
+namespace {
+
+constexpr int64_t kDefaultKvCap = int64_t{1} << 30;
+
+Status validate_config(const EngineConfig& c) {
+  if (c.block_size < 1 || c.block_size > 1024)
+    return Status::invalid_argument("block_size: expected 1..1024, got " + std::to_string(c.block_size));
+  if (c.max_num_seqs < 1) return Status::invalid_argument("max_num_seqs: expected >= 1, got " + std::to_string(c.max_num_seqs));
+  if (c.max_num_batched_tokens < 1)
+    return Status::invalid_argument("max_num_batched_tokens: expected >= 1, got " + std::to_string(c.max_num_batched_tokens));
+  if (c.max_model_len < 0) return Status::invalid_argument("max_model_len: expected >= 1, got " + std::to_string(c.max_model_len));
+  if (c.kv_cache_bytes < 0) return Status::invalid_argument("kv_cache_bytes: expected > 0, got " + std::to_string(c.kv_cache_bytes));
+  return Status::ok();
+}
+
+}  // namespace
+
+LLMEngine::LLMEngine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Result<std::unique_ptr<LLMEngine>> LLMEngine::create(std::unique_ptr<Model> model, EngineConfig config,
+                                                     std::shared_ptr<const TokenText> token_text) {
+  if (!model) return Status::invalid_argument("model: must not be null");
+  DI_RETURN_IF_ERROR(validate_config(config));
+  const ModelInfo& mi = model->info();
+  if (mi.vocab_size <= 0) return Status::invalid_argument("model: vocab_size must be > 0");
+  if (config.max_model_len == 0) config.max_model_len = mi.max_position_embeddings;
+  if (config.max_model_len <= 0)
+    return Status::invalid_argument("max_model_len: the model declares none; set max_model_len");
+  if (mi.max_position_embeddings > 0 && config.max_model_len > mi.max_position_embeddings)
+    return Status::invalid_argument("max_model_len: " + std::to_string(config.max_model_len) +
+                                    " exceeds the model's max_position_embeddings " +
+                                    std::to_string(mi.max_position_embeddings));
+  DI_ASSIGN_OR_RETURN(CacheLayout layout, make_cache_layout(model->cache_groups(), config.block_size));
+  if (config.kv_cache_bytes == 0) {
+    const int64_t per_seq = layout.blocks_needed(config.max_model_len) * layout.block_bytes + 2 * layout.slot_bytes;
+    const int64_t minimum = layout.blocks_needed(config.max_model_len) * layout.block_bytes +
+                            2 * config.max_num_seqs * layout.slot_bytes;
+    config.kv_cache_bytes = std::max(minimum, std::min(kDefaultKvCap, per_seq * config.max_num_seqs));
+    config.kv_cache_bytes = std::max<int64_t>(config.kv_cache_bytes, 1);
+  }
+  KvCacheConfig kvc;
+  kvc.kv_cache_bytes = config.kv_cache_bytes;
+  kvc.max_num_seqs = config.max_num_seqs;
+  kvc.max_model_len = config.max_model_len;
+  kvc.enable_prefix_caching = config.enable_prefix_caching;
+  DI_ASSIGN_OR_RETURN(std::unique_ptr<KvCacheManager> kv, KvCacheManager::create(layout, kvc));
+
+  auto impl = std::make_unique<Impl>();
+  impl->info.model = mi;
+  impl->info.config = config;
+  impl->info.num_kv_blocks = kv->num_blocks();
+  impl->info.kv_block_bytes = kv->layout().block_bytes;
+  impl->info.kv_slot_bytes = kv->layout().slot_bytes;
+  impl->model = std::move(model);
+  impl->token_text = std::move(token_text);
+  impl->kv = std::move(kv);
+  SchedulerConfig sc;
+  sc.max_num_seqs = config.max_num_seqs;
+  sc.max_num_batched_tokens = config.max_num_batched_tokens;
+  sc.deterministic = config.deterministic;
+  impl->scheduler = std::make_unique<Scheduler>(sc, impl->kv.get());
+  impl->runner = std::make_unique<ModelRunner>(impl->model.get(), impl->kv.get(), config.deterministic);
+  impl->sampler = std::make_unique<Sampler>(mi.vocab_size, mi.eos_token_ids);
+  impl->seed_state = std::random_device{}() ^ (static_cast<uint64_t>(std::random_device{}()) << 32);
+  impl->update_snapshot();
+  Impl* p = impl.get();
+  impl->output_thread = std::thread([p] { p->output_loop(); });
+  impl->step_thread = std::thread([p] { p->step_loop(); });
+  return std::unique_ptr<LLMEngine>(new LLMEngine(std::move(impl)));
+}
+
+LLMEngine::~LLMEngine() {
+  {
+    std::lock_guard<std::mutex> l(impl_->mu);
+    impl_->stopping = true;
+  }
+  impl_->cv.notify_all();
+  impl_->step_thread.join();  // cancels what is left and stops the output thread last
+  impl_->output_thread.join();
+}
+
+const EngineInfo& LLMEngine::info() const { return impl_->info; }
+bool LLMEngine::has_token_text() const { return impl_->token_text != nullptr; }
+std::string LLMEngine::metrics_json() const { return impl_->metrics.to_json(); }
+std::string LLMEngine::metrics_prometheus() const { return impl_->metrics.to_prometheus(); }
+
+KvCacheStats LLMEngine::kv_stats() const {
+  std::lock_guard<std::mutex> l(impl_->mu);
+  return impl_->kv_snapshot;
+}
+
+Result<std::shared_ptr<RequestStream>> LLMEngine::submit(std::vector<int32_t> prompt, SamplingParams params,
+                                                         RequestStream::Callback callback,
+                                                         std::unique_ptr<TokenConstraint> constraint) {
+  const ModelInfo& mi = impl_->info.model;
+  const EngineConfig& cfg = impl_->info.config;
+  if (prompt.empty()) return Status::invalid_argument("prompt: expected at least one token id, got none");
+  for (size_t i = 0; i < prompt.size(); ++i) {
+    if (prompt[i] < 0 || prompt[i] >= mi.vocab_size)
+      return Status::invalid_argument("prompt[" + std::to_string(i) + "]: token id " + std::to_string(prompt[i]) +
+                                      " is outside the vocabulary [0, " + std::to_string(mi.vocab_size) + ")");
+  }
+  DI_RETURN_IF_ERROR(params.validate(mi.vocab_size));
+  const auto len = static_cast<int64_t>(prompt.size());
+  if (len + (params.max_tokens > 0 ? params.max_tokens : 1) > cfg.max_model_len)
+    return Status::limit("prompt: " + std::to_string(len) + " tokens + max_tokens " +
+                         std::to_string(std::max<int64_t>(params.max_tokens, 1)) + " exceed max_model_len " +
+                         std::to_string(cfg.max_model_len));
+  if (params.n > cfg.max_num_seqs)
+    return Status::limit("n: " + std::to_string(params.n) + " completions exceed max_num_seqs " +
+                         std::to_string(cfg.max_num_seqs));
+  if (!params.stop.empty() && !impl_->token_text)
+    return Status::invalid_argument("stop: stop strings need the model's tokenizer, and none was loaded");
+  if (!params.seed) {
+    std::lock_guard<std::mutex> l(impl_->seed_mu);
+    impl_->seed_state = rng_mix(impl_->seed_state);
+    params.seed = impl_->seed_state;
+  }
+
+  auto req = std::make_shared<RequestState>();
+  req->id = impl_->next_id.fetch_add(1);
+  req->stream = std::make_shared<RequestStream>(req->id, std::move(callback));
+  req->params = std::make_shared<const SamplingParams>(std::move(params));
+  req->submitted = Clock::now();
+  req->prompt_tokens = len;
+  const SamplingParams& p = *req->params;
+  for (int32_t i = 0; i < p.n; ++i) {
+    auto seq = std::make_unique<Sequence>();
+    seq->request_id = req->id;
+    seq->index = i;
+    seq->params = req->params;
+    seq->seed = *p.seed;
+    seq->num_prompt_tokens = len;
+    if (i == 0) {
+      seq->token_ids = prompt;
+      seq->constraint = std::move(constraint);
+    }
+    req->seqs.push_back(std::move(seq));
+    req->text.emplace_back(impl_->token_text.get(), p.skip_special_tokens, p.stop);
+  }
+  req->forks_pending = p.n > 1;
+  req->out_finished.assign(p.n, false);
+  req->out_tokens.assign(p.n, 0);
+  req->last_token_at.assign(p.n, req->submitted);
+  std::shared_ptr<RequestStream> stream = req->stream;
+  {
+    std::lock_guard<std::mutex> l(impl_->mu);
+    if (impl_->stopping) return Status::state("engine: shutting down");
+    impl_->new_requests.push_back(std::move(req));
+  }
+  impl_->metrics.on_request_submitted();
+  impl_->cv.notify_all();
+  return stream;
+}
+
+void LLMEngine::cancel(uint64_t request_id) {
+  {
+    std::lock_guard<std::mutex> l(impl_->mu);
+    if (impl_->stopping) return;
+    impl_->cancels.push_back(request_id);
+  }
+  impl_->cv.notify_all();
+}
+
+// ---- step thread ------------------------------------------------------------------------------
+
+void LLMEngine::Impl::update_snapshot() {
+  KvCacheStats s = kv->stats();
+  std::lock_guard<std::mutex> l(mu);
+  kv_snapshot = s;
+}
+
+void LLMEngine::Impl::finish_seq(RequestState& req, Sequence& seq, FinishReason reason, std::string error,
+                                 std::vector<SeqEvent>& events) {
+  if (seq.status == SequenceStatus::kFinished) return;
+  scheduler->finish(&seq, reason);
+  ++req.num_finished;
+  SeqEvent ev;
+  ev.req = live.at(req.id);
+  ev.index = seq.index;
+  ev.finish = reason;
+  ev.error = std::move(error);
+  ev.cached_prompt_tokens = seq.num_cached_prompt_tokens;
+  events.push_back(std::move(ev));
+}
+
+bool LLMEngine::Impl::drain_inbox() {
+  std::vector<std::shared_ptr<RequestState>> fresh;
+  std::vector<uint64_t> cancelled;
+  std::vector<std::pair<uint64_t, int32_t>> stopped;
+  bool stop;
+  {
+    std::unique_lock<std::mutex> l(mu);
+    cv.wait(l, [&] {
+      return stopping || !new_requests.empty() || !cancels.empty() || !stop_finishes.empty() ||
+             scheduler->has_work();
+    });
+    fresh.swap(new_requests);
+    cancelled.swap(cancels);
+    stopped.swap(stop_finishes);
+    stop = stopping;
+  }
+  for (auto& req : fresh) {
+    scheduler->add(req->seqs[0].get(), req->params->n - 1);
+    live.emplace(req->id, std::move(req));
+  }
+  std::vector<SeqEvent> events;
+  for (const auto& [id, index] : stopped) {
+    auto it = live.find(id);
+    if (it == live.end()) continue;
+    RequestState& req = *it->second;
+    Sequence& seq = *req.seqs[index];
+    if (seq.status == SequenceStatus::kFinished) continue;
+    // The output thread already delivered this completion's final chunk: finish silently.
+    scheduler->finish(&seq, FinishReason::kStopSequence);
+    ++req.num_finished;
+  }
+  if (stop) {
+    for (const auto& [id, req] : live) cancelled.push_back(id);
+  }
+  for (uint64_t id : cancelled) {
+    auto it = live.find(id);
+    if (it == live.end()) continue;
+    RequestState& req = *it->second;
+    if (req.forks_pending) {
+      scheduler->clear_reserve(req.seqs[0].get());
+      req.forks_pending = false;
+    }
+    for (auto& seq : req.seqs) finish_seq(req, *seq, FinishReason::kCancelled, {}, events);
+  }
+  for (auto it = live.begin(); it != live.end();) {
+    if (it->second->num_finished == static_cast<int32_t>(it->second->seqs.size())) it = live.erase(it);
+    else ++it;
+  }
+  if (!events.empty()) push_events(std::move(events));
+  return !stop;
+}
+
+void LLMEngine::Impl::sample_into(RequestState& req, Sequence& seq, std::span<const float> row,
+                                  std::vector<SeqEvent>& events) {
+  Result<SampledToken> r = sampler->sample(row, seq);
+  if (!r.is_ok()) {
+    finish_seq(req, seq, FinishReason::kError, r.status().message(), events);
+    return;
+  }
+  const SamplingParams& p = *seq.params;
+  const int32_t token = r->token;
+  seq.append_token(token);
+  SeqEvent ev;
+  ev.req = live.at(req.id);
+  ev.index = seq.index;
+  ev.token = token;
+  ev.cached_prompt_tokens = seq.num_cached_prompt_tokens;
+  if (p.logprobs || p.top_logprobs > 0) {
+    ev.logprob = r->logprob;
+    ev.top_logprobs = std::move(r->top_logprobs);
+  }
+  FinishReason reason = FinishReason::kNone;
+  std::string error;
+  if (seq.constraint && !seq.constraint->accept_token(token)) {
+    reason = FinishReason::kError;
+    error = "constraint rejected token " + std::to_string(token);
+  }
+  const bool may_stop = seq.num_output_tokens() >= p.min_tokens;
+  const auto& eos = sampler->eos_token_ids();
+  if (reason == FinishReason::kNone && may_stop) {
+    if ((!p.ignore_eos && std::find(eos.begin(), eos.end(), token) != eos.end()) ||
+        std::find(p.stop_token_ids.begin(), p.stop_token_ids.end(), token) != p.stop_token_ids.end()) {
+      reason = FinishReason::kStop;
+      ev.suppress_text = true;
+    }
+  }
+  if (reason == FinishReason::kNone &&
+      ((p.max_tokens > 0 && seq.num_output_tokens() >= p.max_tokens) ||
+       seq.num_tokens() >= info.config.max_model_len))
+    reason = FinishReason::kLength;
+  events.push_back(std::move(ev));
+  if (reason != FinishReason::kNone) {
+    scheduler->finish(&seq, reason);
+    ++req.num_finished;
+    events.back().finish = reason;
+    events.back().error = std::move(error);
+  }
+}
+
+void LLMEngine::Impl::run_step() {
+  SchedulerOutput out = scheduler->schedule();
+  if (out.empty()) return;
+  std::vector<SeqEvent> events;
+  Status st = runner->execute(out, logits);
+  const auto vocab = static_cast<size_t>(info.model.vocab_size);
+  int64_t prompt_tokens = 0, generated = 0;
+  for (size_t i = 0; i < out.scheduled.size(); ++i) {
+    const ScheduledSequence& s = out.scheduled[i];
+    Sequence& seq = *s.seq;
+    RequestState& req = *live.at(seq.request_id);
+    if (!st.is_ok()) {
+      finish_seq(req, seq, FinishReason::kError, st.message(), events);
+      continue;
+    }
+    const bool samples = s.samples();
+    scheduler->advance(s);
+    prompt_tokens += samples ? s.num_tokens - 1 : s.num_tokens;
+    if (!samples) continue;
+    std::span<const float> row(logits.data() + i * vocab, vocab);
+    if (req.forks_pending && seq.index == 0 && seq.num_output_tokens() == 0) {
+      // n > 1: the other completions fork from the prompt's cache and draw their first token
+      // from the same logits row, each with its own RNG stream.
+      for (size_t c = 1; c < req.seqs.size(); ++c) {
+        Sequence& child = *req.seqs[c];
+        child.token_ids = seq.token_ids;
+        if (seq.constraint) child.constraint = seq.constraint->clone();
+        if (kv->fork(seq, child)) scheduler->add_running(&child);
+        else scheduler->add(&child);
+        sample_into(req, child, row, events);
+        ++generated;
+      }
+      scheduler->clear_reserve(&seq);
+      req.forks_pending = false;
+    }
+    sample_into(req, seq, row, events);
+    ++generated;
+  }
+  if (!st.is_ok()) {
+    // Completions waiting to fork from a failed parent fail with it.
+    for (const ScheduledSequence& s : out.scheduled) {
+      RequestState& req = *live.at(s.seq->request_id);
+      if (!req.forks_pending) continue;
+      req.forks_pending = false;
+      for (auto& seq : req.seqs) finish_seq(req, *seq, FinishReason::kError, st.message(), events);
+    }
+  }
+  for (auto it = live.begin(); it != live.end();) {
+    if (it->second->num_finished == static_cast<int32_t>(it->second->seqs.size())) it = live.erase(it);
+    else ++it;
+  }
+  const KvCacheStats ks = kv->stats();
+  EngineGauges g;
+  g.num_waiting = static_cast<int64_t>(scheduler->num_waiting());
+  g.num_running = static_cast<int64_t>(scheduler->num_running());
+  g.kv_blocks_total = ks.num_blocks;
+  g.kv_blocks_free = ks.num_free_blocks;
+  g.kv_blocks_cached = ks.num_cached_blocks;
+  g.prefix_queries = ks.prefix_queries;
+  g.prefix_hits = ks.prefix_hits;
+  g.num_preemptions = scheduler->num_preemptions();
+  metrics.on_step(prompt_tokens, generated, g);
+  if (!events.empty()) push_events(std::move(events));
+}
+
+void LLMEngine::Impl::step_loop() {
+  while (drain_inbox()) {
+    run_step();
+    update_snapshot();
+    if (!info.config.async_scheduling) {
+      // Synchronous mode: the output of this step (stop strings included) is fully processed
+      // before the next step is scheduled.
+      std::unique_lock<std::mutex> l(out_mu);
+      out_cv.wait(l, [&] { return batches_done == batches_pushed; });
+    }
+  }
+  update_snapshot();
+  {
+    std::lock_guard<std::mutex> l(out_mu);
+    out_stop = true;
+  }
+  out_cv.notify_all();
+}
+
+void LLMEngine::Impl::push_events(std::vector<SeqEvent> events) {
+  {
+    std::lock_guard<std::mutex> l(out_mu);
+    out_queue.push_back(std::move(events));
+    ++batches_pushed;
+  }
+  out_cv.notify_all();
+}
+
+}  // namespace di::engine

@@ -1,0 +1,73 @@
+// LLMEngine: the runtime around one model — submit and cancel from any thread, a background step
+// thread (schedule -> forward -> sample -> update) and an output thread (detokenize, stop strings,
+// logprobs, delivery). With async scheduling the output work of step N overlaps step N+1.
+// Knows nothing of HTTP, API protocols or the C ABI.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "engine/kv/kv_cache_manager.h"
+#include "engine/model/model.h"
+#include "engine/output/request_stream.h"
+#include "engine/output/token_text.h"
+#include "engine/sample/sampling_params.h"
+#include "engine/sample/token_constraint.h"
+
+namespace di::engine {
+
+struct EngineConfig {
+  int32_t block_size = 16;
+  int64_t kv_cache_bytes = 0;       // 0: room for max_num_seqs full-length sequences, at most 1 GiB
+  int64_t max_model_len = 0;        // 0: the model's max_position_embeddings
+  int64_t max_num_batched_tokens = 2048;
+  int32_t max_num_seqs = 64;
+  bool enable_prefix_caching = true;
+  bool async_scheduling = true;
+  bool deterministic = false;
+};
+
+struct EngineInfo {
+  ModelInfo model;
+  EngineConfig config;  // with defaults resolved
+  int64_t num_kv_blocks = 0;
+  int64_t kv_block_bytes = 0;
+  int64_t kv_slot_bytes = 0;
+};
+
+class LLMEngine {
+ public:
+  // Takes the model, sizes the KV cache and starts the threads. `token_text` (may be null) gives
+  // streamed text and stop strings.
+  static Result<std::unique_ptr<LLMEngine>> create(std::unique_ptr<Model> model, EngineConfig config,
+                                                   std::shared_ptr<const TokenText> token_text);
+  // Cancels every unfinished request (each gets a final "cancelled" chunk) and joins the threads.
+  ~LLMEngine();
+
+  // Queues a request; returns at once. Chunks go to `callback` (on the output thread) when set,
+  // else to the returned stream's queue. `constraint` (may be null) masks the sampler.
+  Result<std::shared_ptr<RequestStream>> submit(std::vector<int32_t> prompt, SamplingParams params,
+                                                RequestStream::Callback callback = {},
+                                                std::unique_ptr<TokenConstraint> constraint = nullptr);
+  // Ends a request early (idempotent; unknown or finished ids are ignored).
+  void cancel(uint64_t request_id);
+
+  const EngineInfo& info() const;
+  // True when the engine streams text (it was given the model's tokenizer).
+  bool has_token_text() const;
+  std::string metrics_json() const;
+  std::string metrics_prometheus() const;
+  // The KV cache's numbers as of the end of the last step-loop iteration.
+  KvCacheStats kv_stats() const;
+
+  struct Impl;
+
+ private:
+  explicit LLMEngine(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace di::engine

@@ -1,0 +1,257 @@
+// KvCacheManager: block tables, slots, prefix hits and checkpoints.
+//
+// Why checkpoints: a sliding ring is overwritten as a sequence grows and the compressor state
+// depends on the tail, so neither can be rebuilt from shared blocks. A prefix hit is therefore
+// taken only at a block boundary where the ring and state were saved (a checkpoint), and it
+// restores exactly what a fresh prefill of those tokens leaves behind. Models without slot
+// groups can hit at any full block.
+#include "engine/kv/kv_cache_manager.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace di::engine {
+
+void* PagedSequenceCache::entry(int32_t group, int32_t layer, int64_t index) {
+  if (group < 0 || group >= static_cast<int32_t>(layout_->groups.size()))
+    throw std::out_of_range("SequenceCache::entry: group " + std::to_string(group));
+  if (layer < 0 || layer >= layout_->groups[group].num_layers || index < 0)
+    throw std::out_of_range("SequenceCache::entry: layer/index out of range");
+  if (layout_->placement[group].in_block) {
+    int64_t block, offset;
+    layout_->locate_block_entry(group, layer, index, &block, &offset);
+    if (block >= static_cast<int64_t>(block_table_->size()))
+      throw std::out_of_range("SequenceCache::entry: " + layout_->groups[group].name + "[" +
+                              std::to_string(index) + "] is past the sequence's blocks");
+    return blocks_ + static_cast<size_t>((*block_table_)[block]) * layout_->block_bytes + offset;
+  }
+  if (index >= layout_->placement[group].entries_per_unit)
+    throw std::out_of_range("SequenceCache::entry: " + layout_->groups[group].name + "[" +
+                            std::to_string(index) + "] is past its slot");
+  return slot_ + layout_->slot_entry_offset(group, layer, index);
+}
+
+Result<std::unique_ptr<KvCacheManager>> KvCacheManager::create(CacheLayout layout,
+                                                               const KvCacheConfig& config) {
+  if (config.max_num_seqs < 1) return Status::invalid_argument("max_num_seqs: expected >= 1");
+  if (config.max_model_len < 1) return Status::invalid_argument("max_model_len: expected >= 1");
+  if (config.kv_cache_bytes <= 0)
+    return Status::invalid_argument("kv_cache_bytes: expected > 0, got " + std::to_string(config.kv_cache_bytes));
+  const int64_t slots_per_seq = layout.slot_bytes > 0 ? 1 : 0;
+  const int64_t num_slots =
+      slots_per_seq * config.max_num_seqs * (config.enable_prefix_caching ? 2 : 1);
+  const int64_t slot_total = num_slots * layout.slot_bytes;
+  const int64_t per_seq_blocks = layout.blocks_needed(config.max_model_len);
+  int64_t num_blocks;
+  if (layout.block_bytes > 0) {
+    if (slot_total >= config.kv_cache_bytes)
+      return Status::limit("kv_cache_bytes: " + std::to_string(config.kv_cache_bytes) +
+                           " bytes do not even hold the " + std::to_string(num_slots) +
+                           " sequence slots of " + std::to_string(layout.slot_bytes) + " bytes");
+    num_blocks = (config.kv_cache_bytes - slot_total) / layout.block_bytes;
+  } else {
+    num_blocks = per_seq_blocks * config.max_num_seqs;  // blocks hold nothing; only bookkeeping
+  }
+  num_blocks = std::min<int64_t>(num_blocks, std::numeric_limits<int32_t>::max() / 2);
+  if (num_blocks < per_seq_blocks)
+    return Status::limit("kv_cache_bytes: " + std::to_string(config.kv_cache_bytes) + " bytes hold " +
+                         std::to_string(num_blocks) + " blocks of " + std::to_string(layout.block_size) +
+                         " tokens (" + std::to_string(layout.block_bytes) + " bytes each) besides " +
+                         std::to_string(num_slots) + " slots; one sequence of max_model_len " +
+                         std::to_string(config.max_model_len) + " needs " + std::to_string(per_seq_blocks));
+  std::unique_ptr<KvCacheManager> m(new KvCacheManager(std::move(layout), config,
+                                                       static_cast<int32_t>(num_blocks),
+                                                       static_cast<int32_t>(num_slots)));
+  const size_t block_total = static_cast<size_t>(num_blocks) * m->layout_.block_bytes;
+  if (block_total > 0) {
+    m->blocks_ = static_cast<uint8_t*>(std::calloc(block_total, 1));
+    if (!m->blocks_) return Status::out_of_memory("kv cache: cannot allocate " + std::to_string(block_total) + " bytes");
+  }
+  if (slot_total > 0) {
+    m->slots_ = static_cast<uint8_t*>(std::calloc(static_cast<size_t>(slot_total), 1));
+    if (!m->slots_) return Status::out_of_memory("kv cache: cannot allocate " + std::to_string(slot_total) + " bytes");
+  }
+  return m;
+}
+
+KvCacheManager::KvCacheManager(CacheLayout layout, const KvCacheConfig& config,
+                               int32_t num_blocks, int32_t num_slots)
+    : layout_(std::move(layout)), config_(config), pool_(num_blocks), slots_pool_(num_slots) {}
+
+KvCacheManager::~KvCacheManager() {
+  std::free(blocks_);
+  std::free(slots_);
+}
+
+KvCacheStats KvCacheManager::stats() const {
+  KvCacheStats s;
+  s.num_blocks = pool_.num_blocks();
+  s.num_free_blocks = pool_.num_free();
+  s.num_cached_blocks = pool_.num_cached();
+  s.num_slots = slots_pool_.num_slots();
+  s.num_checkpoints = slots_pool_.num_checkpoints();
+  s.prefix_queries = prefix_queries_;
+  s.prefix_hits = prefix_hits_;
+  return s;
+}
+
+void KvCacheManager::update_block_hashes(Sequence& seq, int64_t num_tokens) {
+  const int64_t bs = layout_.block_size;
+  const int64_t full = std::min(num_tokens, seq.num_tokens()) / bs;
+  while (static_cast<int64_t>(seq.block_hashes.size()) < full) {
+    const int64_t i = static_cast<int64_t>(seq.block_hashes.size());
+    const uint64_t parent = i == 0 ? 0 : seq.block_hashes[i - 1];
+    seq.block_hashes.push_back(hash_block_tokens(
+        parent, std::span<const int32_t>(seq.token_ids.data() + i * bs, static_cast<size_t>(bs))));
+  }
+}
+
+bool KvCacheManager::admit(Sequence& seq) {
+  if (seq.slot >= 0 || !seq.block_table.empty()) throw std::logic_error("admit: sequence already holds cache");
+  int32_t slot = -1;
+  if (has_slot_groups()) {
+    std::optional<int32_t> s = slots_pool_.allocate();
+    if (!s) return false;
+    slot = *s;
+  }
+  seq.slot = slot;
+  seq.num_computed_tokens = 0;
+  if (!config_.enable_prefix_caching) return true;
+
+  // At least the last token is always computed: its logits are needed.
+  const int64_t bs = layout_.block_size;
+  const int64_t limit_blocks = (seq.num_tokens() - 1) / bs;
+  update_block_hashes(seq, limit_blocks * bs);
+  int64_t usable = 0;
+  std::optional<int32_t> checkpoint;
+  for (int64_t i = 0; i < limit_blocks; ++i) {
+    const uint64_t parent = i == 0 ? 0 : seq.block_hashes[i - 1];
+    std::optional<int32_t> b = pool_.acquire_cached(
+        seq.block_hashes[i], parent,
+        std::span<const int32_t>(seq.token_ids.data() + i * bs, static_cast<size_t>(bs)));
+    if (!b) break;
+    seq.block_table.push_back(*b);
+    if (!has_slot_groups()) {
+      usable = i + 1;
+    } else if (slots_pool_.has_checkpoint(seq.block_hashes[i])) {
+      usable = i + 1;
+    }
+  }
+  // Keep only the blocks up to the deepest restorable boundary.
+  while (static_cast<int64_t>(seq.block_table.size()) > usable) {
+    pool_.unref(seq.block_table.back());
+    seq.block_table.pop_back();
+  }
+  if (usable > 0 && has_slot_groups()) {
+    checkpoint = slots_pool_.find_checkpoint(seq.block_hashes[usable - 1]);
+    std::memcpy(slot_ptr(slot), slot_ptr(*checkpoint), static_cast<size_t>(layout_.slot_bytes));
+  }
+  seq.num_computed_tokens = usable * bs;
+  seq.num_registered_blocks = usable;
+  return true;
+}
+
+void KvCacheManager::note_admitted(Sequence& seq) {
+  if (seq.admitted_once) return;
+  seq.admitted_once = true;
+  prefix_queries_ += seq.num_prompt_tokens;
+  seq.num_cached_prompt_tokens = std::min<int64_t>(seq.num_computed_tokens, seq.num_prompt_tokens);
+  prefix_hits_ += seq.num_cached_prompt_tokens;
+}
+
+int64_t KvCacheManager::blocks_to_allocate(const Sequence& seq, int64_t num_tokens) const {
+  return std::max<int64_t>(0, layout_.blocks_needed(num_tokens) - static_cast<int64_t>(seq.block_table.size()));
+}
+
+bool KvCacheManager::allocate(Sequence& seq, int64_t num_tokens) {
+  const int64_t need = blocks_to_allocate(seq, num_tokens);
+  if (need > pool_.num_free()) return false;
+  for (int64_t i = 0; i < need; ++i) seq.block_table.push_back(*pool_.allocate());
+  return true;
+}
+
+void KvCacheManager::free(Sequence& seq) {
+  // Free in reverse so the tail blocks (least likely shared) are evicted first.
+  for (auto it = seq.block_table.rbegin(); it != seq.block_table.rend(); ++it) pool_.unref(*it);
+  seq.block_table.clear();
+  if (seq.slot >= 0) slots_pool_.release(seq.slot);
+  seq.slot = -1;
+  seq.num_computed_tokens = 0;
+  seq.num_registered_blocks = 0;
+}
+
+int64_t KvCacheManager::checkpoint_position(const Sequence& seq) const {
+  const int64_t bs = layout_.block_size;
+  return (seq.num_prompt_tokens - 1) / bs * bs;
+}
+
+int64_t KvCacheManager::checkpoint_boundary(Sequence& seq) {
+  if (!config_.enable_prefix_caching || !has_slot_groups()) return -1;
+  const int64_t p = checkpoint_position(seq);
+  if (p <= seq.num_computed_tokens) return -1;
+  update_block_hashes(seq, p);
+  if (slots_pool_.has_checkpoint(seq.block_hashes[p / layout_.block_size - 1])) return -1;
+  return p;
+}
+
+void KvCacheManager::commit(Sequence& seq) {
+  if (!config_.enable_prefix_caching) return;
+  const int64_t bs = layout_.block_size;
+  update_block_hashes(seq, seq.num_computed_tokens);
+  const int64_t full = seq.num_computed_tokens / bs;
+  for (int64_t i = seq.num_registered_blocks; i < full; ++i) {
+    const uint64_t parent = i == 0 ? 0 : seq.block_hashes[i - 1];
+    pool_.register_hash(seq.block_table[i], seq.block_hashes[i], parent,
+                        std::span<const int32_t>(seq.token_ids.data() + i * bs, static_cast<size_t>(bs)));
+  }
+  seq.num_registered_blocks = std::max(seq.num_registered_blocks, full);
+  if (has_slot_groups() && seq.num_computed_tokens > 0 &&
+      seq.num_computed_tokens == checkpoint_position(seq)) {
+    const uint64_t key = seq.block_hashes[seq.num_computed_tokens / bs - 1];
+    if (std::optional<int32_t> cp = slots_pool_.add_checkpoint(key))
+      std::memcpy(slot_ptr(*cp), slot_ptr(seq.slot), static_cast<size_t>(layout_.slot_bytes));
+  }
+}
+
+bool KvCacheManager::fork(const Sequence& parent, Sequence& child) {
+  const int64_t bs = layout_.block_size;
+  const int64_t computed = parent.num_computed_tokens;
+  const int64_t full = computed / bs;
+  const bool partial = computed % bs != 0;
+  if (partial && pool_.num_free() < 1) return false;
+  int32_t slot = -1;
+  if (has_slot_groups()) {
+    std::optional<int32_t> s = slots_pool_.allocate();
+    if (!s) return false;
+    slot = *s;
+    std::memcpy(slot_ptr(slot), slot_ptr(parent.slot), static_cast<size_t>(layout_.slot_bytes));
+  }
+  child.slot = slot;
+  child.block_table.clear();
+  for (int64_t i = 0; i < full; ++i) {
+    pool_.ref(parent.block_table[i]);
+    child.block_table.push_back(parent.block_table[i]);
+  }
+  if (partial) {
+    const int32_t b = *pool_.allocate();
+    if (layout_.block_bytes > 0)
+      std::memcpy(block_ptr(b), block_ptr(parent.block_table[full]), static_cast<size_t>(layout_.block_bytes));
+    child.block_table.push_back(b);
+  }
+  child.num_computed_tokens = computed;
+  child.block_hashes.assign(parent.block_hashes.begin(),
+                            parent.block_hashes.begin() + std::min<int64_t>(full, parent.block_hashes.size()));
+  child.num_registered_blocks = std::min(parent.num_registered_blocks, full);
+  return true;
+}
+
+PagedSequenceCache KvCacheManager::cache_view(Sequence& seq) {
+  return PagedSequenceCache(&layout_, blocks_, seq.slot >= 0 ? slot_ptr(seq.slot) : nullptr,
+                            &seq.block_table);
+}
+
+}  // namespace di::engine

@@ -1,0 +1,30 @@
+// ModelRunner: turns a scheduled batch into the model's ForwardBatch (each sequence's new tokens
+// and its paged cache view) and runs it. In deterministic mode every sequence runs in its own
+// forward, so no reduction ever mixes sequences and outputs cannot depend on batch composition.
+#pragma once
+
+#include <vector>
+
+#include "base/status.h"
+#include "engine/kv/kv_cache_manager.h"
+#include "engine/model/model.h"
+#include "engine/sched/scheduler.h"
+
+namespace di::engine {
+
+class ModelRunner {
+ public:
+  ModelRunner(Model* model, KvCacheManager* kv, bool per_sequence)
+      : model_(model), kv_(kv), per_sequence_(per_sequence) {}
+
+  // Runs the forward; `logits` gets one vocab-sized row per scheduled sequence, in order.
+  Status execute(const SchedulerOutput& out, std::vector<float>& logits);
+
+ private:
+  Model* model_;
+  KvCacheManager* kv_;
+  bool per_sequence_;
+  std::vector<float> scratch_;
+};
+
+}  // namespace di::engine

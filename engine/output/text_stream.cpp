@@ -1,0 +1,82 @@
+// TextStream: UTF-8 completion and stop-string hold-back.
+#include "engine/output/text_stream.h"
+
+#include <algorithm>
+
+#include "base/utf8.h"
+
+namespace di::engine {
+namespace {
+
+constexpr const char* kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+
+// Appends complete UTF-8 text, turning each byte that starts no valid character into U+FFFD, so
+// streamed text is always valid UTF-8 (as a lossy decode of the token bytes would be).
+void append_valid(std::string& out, std::string_view bytes) {
+  size_t i = 0;
+  while (i < bytes.size()) {
+    const auto b = static_cast<unsigned char>(bytes[i]);
+    const size_t len = b < 0x80 ? 1 : (b >= 0xC2 && b <= 0xDF) ? 2 : (b >= 0xE0 && b <= 0xEF) ? 3
+                                                                    : (b >= 0xF0 && b <= 0xF4) ? 4 : 0;
+    if (len > 0 && i + len <= bytes.size() && utf8_valid(bytes.substr(i, len))) {
+      out.append(bytes.substr(i, len));
+      i += len;
+    } else {
+      out.append(kReplacement);
+      ++i;
+    }
+  }
+}
+
+}  // namespace
+
+size_t TextStream::releasable() const {
+  // Hold back the longest suffix of held_ that is a proper prefix of some stop string.
+  size_t hold = 0;
+  for (const std::string& s : stop_) {
+    const size_t max_len = std::min(s.size() - 1, held_.size());
+    for (size_t len = max_len; len > hold; --len) {
+      if (held_.compare(held_.size() - len, len, s, 0, len) == 0) {
+        hold = len;
+        break;
+      }
+    }
+  }
+  return held_.size() - hold;
+}
+
+bool TextStream::push(int32_t token, bool suppress_text, std::string* out) {
+  if (stopped_) return true;
+  if (!suppress_text && token_text_ != nullptr &&
+      !(skip_special_ && token_text_->is_special(token))) {
+    pending_bytes_.append(token_text_->token_bytes(token));
+  }
+  const size_t complete = utf8_complete_prefix(pending_bytes_);
+  append_valid(held_, std::string_view(pending_bytes_).substr(0, complete));
+  pending_bytes_.erase(0, complete);
+  if (!stop_.empty()) {
+    size_t best = std::string::npos;
+    for (const std::string& s : stop_) best = std::min(best, held_.find(s));
+    if (best != std::string::npos) {
+      out->append(held_, 0, best);
+      held_.clear();
+      pending_bytes_.clear();
+      stopped_ = true;
+      return true;
+    }
+  }
+  const size_t n = releasable();
+  out->append(held_, 0, n);
+  held_.erase(0, n);
+  return false;
+}
+
+void TextStream::flush(std::string* out) {
+  if (stopped_) return;
+  out->append(held_);
+  held_.clear();
+  if (!pending_bytes_.empty()) out->append(kReplacement);  // a cut-off character
+  pending_bytes_.clear();
+}
+
+}  // namespace di::engine

@@ -1,0 +1,38 @@
+// TextStream: one completion's token ids -> text, incrementally: joins token bytes, never emits a
+// partial UTF-8 character, skips special tokens when asked, and holds back text that could still
+// become a stop string until that is decided. Knows nothing of threads or requests.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/output/token_text.h"
+
+namespace di::engine {
+
+class TextStream {
+ public:
+  TextStream(const TokenText* token_text, bool skip_special_tokens, std::vector<std::string> stop)
+      : token_text_(token_text), skip_special_(skip_special_tokens), stop_(std::move(stop)) {}
+
+  // Adds `token`'s text (unless `suppress_text`) and appends what may be released to `out`.
+  // Returns true when a stop string matched: `out` then ends just before it, and the stream is done.
+  bool push(int32_t token, bool suppress_text, std::string* out);
+  // The completion ended for another reason: releases the held text (an incomplete trailing
+  // UTF-8 sequence becomes U+FFFD).
+  void flush(std::string* out);
+  bool stopped() const { return stopped_; }
+
+ private:
+  size_t releasable() const;
+
+  const TokenText* token_text_;
+  bool skip_special_;
+  std::vector<std::string> stop_;
+  std::string pending_bytes_;  // an incomplete UTF-8 sequence
+  std::string held_;           // complete text that may be the start of a stop string
+  bool stopped_ = false;
+};
+
+}  // namespace di::engine

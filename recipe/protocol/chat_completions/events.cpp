@@ -1,0 +1,129 @@
+// Chat Completions chunks. Delta shapes follow the DeepSeek API (reasoning_content beside
+// content); ids are "chatcmpl-{id}" and "call_{id}_{n}".
+#include "recipe/protocol/chat_completions/events.h"
+
+namespace di::recipe {
+
+using json = nlohmann::json;
+
+const char* chat_finish_reason(FinishReason r) {
+  switch (r) {
+    case FinishReason::kToolCalls: return "tool_calls";
+    case FinishReason::kLength: return "length";
+    case FinishReason::kContentFilter: return "content_filter";
+    default: return "stop";
+  }
+}
+
+json chat_usage(const Usage& u) {
+  return {{"prompt_tokens", u.prompt_tokens},
+          {"completion_tokens", u.completion_tokens},
+          {"total_tokens", u.prompt_tokens + u.completion_tokens},
+          {"prompt_tokens_details", {{"cached_tokens", u.cached_prompt_tokens}}},
+          {"prompt_cache_hit_tokens", u.cached_prompt_tokens},
+          {"prompt_cache_miss_tokens", u.prompt_tokens - u.cached_prompt_tokens}};
+}
+
+ChatCompletionsEvents::ChatCompletionsEvents(ParserOptions options)
+    : options_(std::move(options)), id_("chatcmpl-" + options_.request_id) {}
+
+json ChatCompletionsEvents::chunk(json delta, json finish_reason) const {
+  json c = {{"id", id_},
+            {"object", "chat.completion.chunk"},
+            {"created", options_.created},
+            {"model", options_.model},
+            {"system_fingerprint", options_.system_fingerprint.empty()
+                                       ? json(nullptr) : json(options_.system_fingerprint)},
+            {"choices", json::array({{{"index", 0},
+                                      {"delta", std::move(delta)},
+                                      {"logprobs", nullptr},
+                                      {"finish_reason", std::move(finish_reason)}}})}};
+  if (options_.include_usage) c["usage"] = nullptr;
+  return c;
+}
+
+void ChatCompletionsEvents::emit(json data, std::vector<SseEvent>* out) const {
+  out->push_back({"", data.dump(-1, ' ', false, json::error_handler_t::replace)});
+}
+
+void ChatCompletionsEvents::start(const Usage&, std::vector<SseEvent>* out) {
+  json delta = {{"role", "assistant"}, {"content", ""}};
+  if (options_.thinking) delta = {{"role", "assistant"}, {"content", nullptr}, {"reasoning_content", ""}};
+  emit(chunk(std::move(delta)), out);
+}
+
+void ChatCompletionsEvents::on_event(const ParsedEvent& e, std::vector<SseEvent>* out) {
+  switch (e.kind) {
+    case ParsedEvent::Kind::kReasoning:
+      reasoning_ += e.text;
+      has_reasoning_ = true;
+      emit(chunk({{"content", nullptr}, {"reasoning_content", e.text}}), out);
+      break;
+    case ParsedEvent::Kind::kContent: {
+      content_ += e.text;
+      has_content_ = true;
+      json delta = {{"content", e.text}};
+      if (options_.thinking) delta["reasoning_content"] = nullptr;
+      emit(chunk(std::move(delta)), out);
+      break;
+    }
+    case ParsedEvent::Kind::kToolCallStart: {
+      const std::string call_id = "call_" + options_.request_id + "_" + std::to_string(e.index);
+      tool_calls_.push_back({{"id", call_id},
+                             {"type", "function"},
+                             {"function", {{"name", e.text}, {"arguments", ""}}}});
+      emit(chunk({{"tool_calls", json::array({{{"index", e.index},
+                                               {"id", call_id},
+                                               {"type", "function"},
+                                               {"function", {{"name", e.text}, {"arguments", ""}}}}})}}),
+           out);
+      break;
+    }
+    case ParsedEvent::Kind::kToolArguments: {
+      json& args = tool_calls_.at(e.index)["function"]["arguments"];
+      args = args.get<std::string>() + e.text;
+      emit(chunk({{"tool_calls",
+                   json::array({{{"index", e.index}, {"function", {{"arguments", e.text}}}}})}}),
+           out);
+      break;
+    }
+    case ParsedEvent::Kind::kToolCallEnd:
+      break;
+  }
+}
+
+void ChatCompletionsEvents::finish(const FinishInfo& info, std::vector<SseEvent>* out) {
+  finish_reason_ = chat_finish_reason(info.reason);
+  usage_ = chat_usage(info.usage);
+  emit(chunk(json::object(), finish_reason_), out);
+  if (options_.include_usage) {
+    json last = chunk(json::object());
+    last["choices"] = json::array();
+    last["usage"] = usage_;
+    emit(std::move(last), out);
+  }
+  out->push_back({"", "[DONE]"});
+}
+
+void ChatCompletionsEvents::fail(const ApiError& error, std::vector<SseEvent>* out) {
+  emit(error.body(), out);
+}
+
+json ChatCompletionsEvents::response() const {
+  json message = {{"role", "assistant"}, {"content", has_content_ ? json(content_) : json(nullptr)}};
+  if (has_reasoning_) message["reasoning_content"] = reasoning_;
+  if (!tool_calls_.empty()) message["tool_calls"] = tool_calls_;
+  return {{"id", id_},
+          {"object", "chat.completion"},
+          {"created", options_.created},
+          {"model", options_.model},
+          {"system_fingerprint", options_.system_fingerprint.empty()
+                                     ? json(nullptr) : json(options_.system_fingerprint)},
+          {"choices", json::array({{{"index", 0},
+                                    {"message", std::move(message)},
+                                    {"logprobs", nullptr},
+                                    {"finish_reason", finish_reason_}}})},
+          {"usage", usage_}};
+}
+
+}  // namespace di::recipe

@@ -1,0 +1,39 @@
+// Chat Completions output: `chat.completion.chunk` events and the `chat.completion` body. Usage
+// goes in an extra final chunk with empty choices, only with stream_options.include_usage (as
+// OpenAI does). Request parsing lives elsewhere in this folder.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "recipe/protocol/event_generator.h"
+
+namespace di::recipe {
+
+class ChatCompletionsEvents : public EventGenerator {
+ public:
+  explicit ChatCompletionsEvents(ParserOptions options);
+  void start(const Usage& usage, std::vector<SseEvent>* out) override;
+  void on_event(const ParsedEvent& e, std::vector<SseEvent>* out) override;
+  void finish(const FinishInfo& info, std::vector<SseEvent>* out) override;
+  void fail(const ApiError& error, std::vector<SseEvent>* out) override;
+  nlohmann::json response() const override;
+
+ private:
+  nlohmann::json chunk(nlohmann::json delta, nlohmann::json finish_reason = nullptr) const;
+  void emit(nlohmann::json data, std::vector<SseEvent>* out) const;
+
+  ParserOptions options_;
+  std::string id_;
+  std::string content_, reasoning_;
+  bool has_content_ = false, has_reasoning_ = false;
+  nlohmann::json tool_calls_ = nlohmann::json::array();
+  std::string finish_reason_ = "stop";
+  nlohmann::json usage_;
+};
+
+// "stop", "length", "tool_calls", "content_filter".
+const char* chat_finish_reason(FinishReason r);
+nlohmann::json chat_usage(const Usage& u);
+
+}  // namespace di::recipe

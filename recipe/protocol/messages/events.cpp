@@ -1,0 +1,152 @@
+// Messages events. Ids: "msg_{id}", tool_use "toolu_{id}_{n}"; a thinking block's signature is
+// the message id (there is no signing key; clients only echo it back). A tool_use block's
+// `input` in the final message is its streamed JSON parsed, or {} if it does not parse.
+#include "recipe/protocol/messages/events.h"
+
+namespace di::recipe {
+
+using json = nlohmann::json;
+
+const char* messages_stop_reason(FinishReason r) {
+  switch (r) {
+    case FinishReason::kStopSequence: return "stop_sequence";
+    case FinishReason::kToolCalls: return "tool_use";
+    case FinishReason::kLength: return "max_tokens";
+    case FinishReason::kContentFilter: return "refusal";
+    default: return "end_turn";
+  }
+}
+
+namespace {
+
+json usage_json(const Usage& u) {
+  return {{"input_tokens", u.prompt_tokens - u.cached_prompt_tokens},
+          {"cache_creation_input_tokens", 0},
+          {"cache_read_input_tokens", u.cached_prompt_tokens},
+          {"output_tokens", u.completion_tokens}};
+}
+
+}  // namespace
+
+MessagesEvents::MessagesEvents(ParserOptions options) : options_(std::move(options)) {
+  message_ = {{"id", "msg_" + options_.request_id},
+              {"type", "message"},
+              {"role", "assistant"},
+              {"model", options_.model},
+              {"content", json::array()},
+              {"stop_reason", nullptr},
+              {"stop_sequence", nullptr},
+              {"usage", usage_json({})}};
+}
+
+void MessagesEvents::emit(const char* type, json data, std::vector<SseEvent>* out) {
+  json d = {{"type", type}};
+  d.update(data);
+  out->push_back({type, d.dump(-1, ' ', false, json::error_handler_t::replace)});
+}
+
+void MessagesEvents::start(const Usage& usage, std::vector<SseEvent>* out) {
+  message_["usage"] = usage_json(usage);
+  json m = message_;
+  m["usage"]["service_tier"] = "standard";
+  emit("message_start", {{"message", m}}, out);
+  emit("ping", json::object(), out);
+}
+
+void MessagesEvents::open_block(Block kind, json start, std::vector<SseEvent>* out) {
+  close_block(out);
+  active_ = kind;
+  text_.clear();
+  block_ = start;
+  emit("content_block_start",
+       {{"index", message_["content"].size()}, {"content_block", std::move(start)}}, out);
+}
+
+void MessagesEvents::close_block(std::vector<SseEvent>* out) {
+  if (active_ == Block::kNone) return;
+  const size_t index = message_["content"].size();
+  switch (active_) {
+    case Block::kThinking:
+      emit("content_block_delta",
+           {{"index", index},
+            {"delta", {{"type", "signature_delta"}, {"signature", message_["id"]}}}},
+           out);
+      block_["thinking"] = text_;
+      block_["signature"] = message_["id"];
+      break;
+    case Block::kText:
+      block_["text"] = text_;
+      break;
+    case Block::kToolUse: {
+      json input = json::parse(text_, nullptr, /*allow_exceptions=*/false);
+      block_["input"] = input.is_object() ? input : json::object();
+      break;
+    }
+    case Block::kNone:
+      break;
+  }
+  emit("content_block_stop", {{"index", index}}, out);
+  message_["content"].push_back(block_);
+  active_ = Block::kNone;
+}
+
+void MessagesEvents::on_event(const ParsedEvent& e, std::vector<SseEvent>* out) {
+  switch (e.kind) {
+    case ParsedEvent::Kind::kReasoning:
+      if (active_ != Block::kThinking)
+        open_block(Block::kThinking, {{"type", "thinking"}, {"thinking", ""}, {"signature", ""}}, out);
+      text_ += e.text;
+      emit("content_block_delta",
+           {{"index", message_["content"].size()},
+            {"delta", {{"type", "thinking_delta"}, {"thinking", e.text}}}},
+           out);
+      break;
+    case ParsedEvent::Kind::kContent:
+      if (active_ != Block::kText) open_block(Block::kText, {{"type", "text"}, {"text", ""}}, out);
+      text_ += e.text;
+      emit("content_block_delta",
+           {{"index", message_["content"].size()},
+            {"delta", {{"type", "text_delta"}, {"text", e.text}}}},
+           out);
+      break;
+    case ParsedEvent::Kind::kToolCallStart:
+      open_block(Block::kToolUse,
+                 {{"type", "tool_use"},
+                  {"id", "toolu_" + options_.request_id + "_" + std::to_string(e.index)},
+                  {"name", e.text},
+                  {"input", json::object()}},
+                 out);
+      break;
+    case ParsedEvent::Kind::kToolArguments:
+      if (active_ != Block::kToolUse) break;
+      text_ += e.text;
+      emit("content_block_delta",
+           {{"index", message_["content"].size()},
+            {"delta", {{"type", "input_json_delta"}, {"partial_json", e.text}}}},
+           out);
+      break;
+    case ParsedEvent::Kind::kToolCallEnd:
+      close_block(out);
+      break;
+  }
+}
+
+void MessagesEvents::finish(const FinishInfo& info, std::vector<SseEvent>* out) {
+  close_block(out);
+  message_["stop_reason"] = messages_stop_reason(info.reason);
+  if (info.reason == FinishReason::kStopSequence && !info.stop_sequence.empty())
+    message_["stop_sequence"] = info.stop_sequence;
+  message_["usage"] = usage_json(info.usage);
+  emit("message_delta",
+       {{"delta", {{"stop_reason", message_["stop_reason"]},
+                   {"stop_sequence", message_["stop_sequence"]}}},
+        {"usage", message_["usage"]}},
+       out);
+  emit("message_stop", json::object(), out);
+}
+
+void MessagesEvents::fail(const ApiError& error, std::vector<SseEvent>* out) {
+  emit("error", {{"error", error.body()["error"]}}, out);
+}
+
+}  // namespace di::recipe

@@ -1,0 +1,38 @@
+// Anthropic Messages output: message_start, content blocks (thinking, text, tool_use with
+// input_json_delta), message_delta with stop_reason and usage, message_stop; and the final
+// message folded from the same events. Request parsing lives elsewhere in this folder.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "recipe/protocol/event_generator.h"
+
+namespace di::recipe {
+
+class MessagesEvents : public EventGenerator {
+ public:
+  explicit MessagesEvents(ParserOptions options);
+  void start(const Usage& usage, std::vector<SseEvent>* out) override;
+  void on_event(const ParsedEvent& e, std::vector<SseEvent>* out) override;
+  void finish(const FinishInfo& info, std::vector<SseEvent>* out) override;
+  void fail(const ApiError& error, std::vector<SseEvent>* out) override;
+  nlohmann::json response() const override { return message_; }
+
+ private:
+  enum class Block { kNone, kThinking, kText, kToolUse };
+  void emit(const char* type, nlohmann::json data, std::vector<SseEvent>* out);
+  void open_block(Block kind, nlohmann::json start, std::vector<SseEvent>* out);
+  void close_block(std::vector<SseEvent>* out);
+
+  ParserOptions options_;
+  nlohmann::json message_;
+  Block active_ = Block::kNone;
+  nlohmann::json block_;     // the active block as it will appear in content[]
+  std::string text_;         // its text / thinking / partial JSON so far
+};
+
+// "end_turn", "stop_sequence", "tool_use", "max_tokens", "refusal".
+const char* messages_stop_reason(FinishReason r);
+
+}  // namespace di::recipe

@@ -1,0 +1,102 @@
+// OutputParser: the order of things on one stream — opening events once, parsed events as they
+// come, exactly one terminal (finish or error), nothing after it.
+#include "recipe/protocol/output_parser.h"
+
+#include <ctime>
+#include <random>
+
+namespace di::recipe {
+namespace {
+
+ParserOptions with_identity(ParserOptions o) {
+  if (o.request_id.empty()) {
+    std::random_device rd;
+    std::mt19937_64 rng((uint64_t(rd()) << 32) ^ rd());
+    static const char kHex[] = "0123456789abcdef";
+    for (int i = 0; i < 24; ++i) o.request_id.push_back(kHex[rng() & 15]);
+  }
+  if (o.created == 0) o.created = static_cast<int64_t>(std::time(nullptr));
+  return o;
+}
+
+}  // namespace
+
+OutputParser::OutputParser(ParserOptions options, TokenDecoder decoder)
+    : options_(with_identity(std::move(options))),
+      stream_(options_, std::move(decoder)),
+      generator_(make_event_generator(options_)) {}
+
+void OutputParser::ensure_started(std::vector<SseEvent>* out) {
+  if (started_) return;
+  started_ = true;
+  generator_->start(usage_, out);
+}
+
+void OutputParser::forward(std::vector<SseEvent>* out) {
+  for (const ParsedEvent& e : parsed_) generator_->on_event(e, out);
+  parsed_.clear();
+}
+
+void OutputParser::push(const OutputChunk& chunk, std::vector<SseEvent>* out) {
+  if (done_) return;
+  if (chunk.prompt_tokens >= 0) usage_.prompt_tokens = chunk.prompt_tokens;
+  if (chunk.cached_prompt_tokens >= 0) usage_.cached_prompt_tokens = chunk.cached_prompt_tokens;
+  if (chunk.completion_tokens >= 0) {
+    usage_.completion_tokens = chunk.completion_tokens;
+    completion_known_ = true;
+  }
+  ensure_started(out);
+  if (!stream_.stopped()) {
+    // Tokens after a stop sequence were not part of the answer and do not count.
+    ids_seen_ += static_cast<int64_t>(chunk.token_ids.size());
+    if (chunk.token_ids.empty()) stream_.push_text(chunk.text, &parsed_);
+    else stream_.push_tokens(chunk.token_ids, chunk.text, &parsed_);
+    forward(out);
+  }
+  switch (chunk.finish) {
+    case OutputFinish::kNone: break;
+    case OutputFinish::kStop: end(EngineFinish::kStop, out); break;
+    case OutputFinish::kLength: end(EngineFinish::kLength, out); break;
+    case OutputFinish::kStopSequence: end(EngineFinish::kStopSequence, out); break;
+    case OutputFinish::kContentFilter: end(EngineFinish::kContentFilter, out); break;
+    case OutputFinish::kCancelled:
+      fail(Status::cancelled("the request was cancelled"), out);
+      break;
+    case OutputFinish::kError:
+      fail(Status::internal(chunk.error_message.empty() ? std::string("the engine failed")
+                                                        : std::string(chunk.error_message)),
+           out);
+      break;
+  }
+}
+
+void OutputParser::finish(std::vector<SseEvent>* out) {
+  if (done_) return;
+  end(EngineFinish::kNone, out);
+}
+
+void OutputParser::end(EngineFinish engine, std::vector<SseEvent>* out) {
+  ensure_started(out);
+  FinishInfo info = stream_.finish(engine, &parsed_);
+  forward(out);
+  if (!completion_known_) usage_.completion_tokens = ids_seen_;
+  info.usage = usage_;
+  generator_->finish(info, out);
+  done_ = true;
+}
+
+void OutputParser::fail(const Status& status, std::vector<SseEvent>* out) {
+  if (done_) return;
+  ensure_started(out);
+  ApiError error = api_error_from_status(options_.protocol, status);
+  if (status.code() == StatusCode::kCancelled) error.code = "cancelled";
+  generator_->fail(error, out);
+  error_body_ = error.body();
+  done_ = failed_ = true;
+}
+
+nlohmann::json OutputParser::response() const {
+  return failed_ ? error_body_ : generator_->response();
+}
+
+}  // namespace di::recipe

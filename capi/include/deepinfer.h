@@ -303,6 +303,100 @@ DI_API di_status di_tokenizer_special_ids(const di_tokenizer* tokenizer, int32_t
 /* Parser: model output -> protocol events                                                  */
 /* ======================================================================================== */
 
+/* A parser turns one request's model output (text, or token ids with their text, in any
+ * chunking) into its API's streaming events and final response: reasoning, answer text, DSML
+ * tool calls (as JSON arguments), JSON-object output and stop sequences, written as Chat
+ * Completions chunks, Responses events or Messages events.
+ * Thread-safety: one stream per parser; calls on one parser must not run concurrently.
+ * Different parsers are independent. */
+typedef struct di_parser di_parser;
+
+/* How a chunk ended the output (di_parse_chunk.finish_reason). */
+enum {
+  DI_PARSE_FINISH_NONE = 0,            /* more output follows */
+  DI_PARSE_FINISH_STOP = 1,            /* the model ended its turn (EOS) */
+  DI_PARSE_FINISH_LENGTH = 2,          /* max tokens or context reached */
+  DI_PARSE_FINISH_STOP_SEQUENCE = 3,   /* the engine matched a stop string */
+  DI_PARSE_FINISH_CONTENT_FILTER = 4,  /* a filter stopped the output */
+  DI_PARSE_FINISH_CANCELLED = 5,       /* cancelled: becomes the API's error event */
+  DI_PARSE_FINISH_ERROR = 6            /* the engine failed: the API's error event */
+};
+
+/* One piece of model output for di_parse_push. Set struct_size = sizeof(di_parse_chunk); fields
+ * past struct_size are taken as absent, so older callers keep working when fields are added at
+ * the end. `text` is UTF-8 (a character may be split across chunks; invalid bytes become
+ * U+FFFD). With token_ids, a control token (<think>, </think>, the DSML token) is recognised by
+ * its id and the same text typed as ordinary tokens stays text; the control token's text is
+ * located in `text` in id order, which is exact for one token per chunk. Without token_ids the
+ * markers are recognised by their text. Counts < 0 are unknown: the last known value is kept;
+ * completion_tokens defaults to the number of token ids pushed. */
+typedef struct di_parse_chunk {
+  uint32_t struct_size;
+  const char* text;               /* may be NULL when text_len is 0 */
+  size_t text_len;
+  const int32_t* token_ids;       /* may be NULL when num_token_ids is 0 */
+  size_t num_token_ids;
+  int32_t finish_reason;          /* DI_PARSE_FINISH_* */
+  int64_t prompt_tokens;          /* including cached ones */
+  int64_t cached_prompt_tokens;
+  int64_t completion_tokens;      /* cumulative */
+  const char* error_message;      /* DI_PARSE_FINISH_ERROR: what failed (UTF-8), may be NULL */
+  size_t error_message_len;
+} di_parse_chunk;
+
+/* Receives one event, ready for SSE: `event: <event>` (omit the line when event_len is 0, as in
+ * Chat Completions) and `data: <data>`. `data` is JSON except Chat Completions' closing
+ * "[DONE]". Both strings are NUL-terminated and valid only during the call. Runs synchronously
+ * on the thread calling di_parse_push / di_parse_finish; it must not call into the same parser. */
+typedef void (*di_parse_event_fn)(void* user_data, const char* event, size_t event_len,
+                                  const char* data, size_t data_len);
+
+/* Creates a parser from parsing options given as a JSON object (for output that did not come
+ * through di_recipe_prepare):
+ *   {"protocol": "chat"|"responses"|"messages", "encoding": "dsv4"|"dsv41",
+ *    "prompt_opened_thinking": bool, "thinking": bool, "parse_tool_calls": bool,
+ *    "prompt_opened_tool_calls": bool,
+ *    "tools": [{"name", "parameters", "strict", "type": "function"|"custom"}],
+ *    "json_object": bool, "stop": string|[string], "stream": bool, "include_usage": bool,
+ *    "model": string, "request_id": string, "created": unix seconds, "system_fingerprint",
+ *    "control_tokens": {"think_start", "think_end", "dsml", "eos": token ids}}
+ * Every key is optional. An empty request_id gets a random one; created 0 takes the clock.
+ * On success *out owns a new parser (release with di_parser_destroy).
+ * Errors: DI_E_INVALID_ARG (NULL out, a key of the wrong type or unknown, named in the message),
+ *         DI_E_PARSE (not JSON), DI_E_OOM. */
+DI_API di_status di_parser_create_from_json(const char* options_json, size_t len,
+                                            di_parser** out, di_error** err);
+
+/* Releases `parser`. Accepts NULL. Never fails. */
+DI_API void di_parser_destroy(di_parser* parser);
+
+/* Feeds one chunk; calls on_event (may be NULL to only build the final response) for every
+ * event the chunk completes, in order, before returning. A chunk with a finish reason ends the
+ * output and delivers the terminal event (Chat's [DONE], response.completed / incomplete /
+ * failed, message_stop, or the API's error event for CANCELLED / ERROR).
+ * Returns DI_OK while the stream goes on, DI_END_OF_STREAM once its terminal event has been
+ * delivered (by this call or an earlier one; later pushes deliver nothing).
+ * Errors: DI_E_INVALID_ARG (NULL parser or chunk, struct_size too small, NULL text or
+ *         token_ids with a non-zero length). */
+DI_API di_status di_parse_push(di_parser* parser, const di_parse_chunk* chunk,
+                               di_parse_event_fn on_event, void* user_data, di_error** err);
+
+/* Ends the output without a finish reason from the engine ("end of stream", reported as a
+ * normal stop) and delivers the remaining events. Idempotent: after the end it delivers
+ * nothing. Returns DI_END_OF_STREAM.
+ * Errors: DI_E_INVALID_ARG (NULL parser). */
+DI_API di_status di_parse_finish(di_parser* parser, di_parse_event_fn on_event, void* user_data,
+                                 di_error** err);
+
+/* Writes the non-streaming response body (chat.completion, the Responses response object or
+ * the Messages message; the API's error body when the stream failed) as JSON into a new
+ * NUL-terminated buffer *json that the caller frees with di_free; *len (may be NULL) receives
+ * its length. Thread-safety: as any call on the parser.
+ * Errors: DI_E_INVALID_ARG (NULL parser or json), DI_E_STATE (the output has not ended: call
+ *         di_parse_finish or push a chunk with a finish reason first), DI_E_OOM. */
+DI_API di_status di_parse_response(const di_parser* parser, char** json, size_t* len,
+                                   di_error** err);
+
 /* ======================================================================================== */
 /* Engine                                                                                   */
 /* ======================================================================================== */

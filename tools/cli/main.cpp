@@ -13,7 +13,10 @@ constexpr Command kCommands[] = {
     {"info", "print the version and what this build can do (JSON)", cmd_info},
     {"tokenize", "text -> token ids (JSON Lines on stdin and stdout)", cmd_tokenize},
     {"detokenize", "token ids -> text (JSON Lines on stdin and stdout)", cmd_detokenize},
+    {"logits", "run a model over token ids and write float32 logits [tokens, vocab]", cmd_logits},
+    {"generate", "greedy-decode from prompt token ids and print the new ids", cmd_generate},
     {"render", "render a DeepSeek prompt from messages or an API request (JSON)", cmd_render},
+    {"parse", "model output on stdin -> an API's events (SSE) or final response", cmd_parse},
 };
 
 int usage(FILE* out) {

@@ -1,0 +1,134 @@
+// The C ABI's Parser section: di_parser wraps recipe::OutputParser and hands its events to the
+// caller's callback. Argument checks and ownership only; parsing is the recipe's.
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "api_guard.h"
+#include "recipe/protocol/output_parser.h"
+
+struct di_parser {
+  explicit di_parser(di::recipe::ParserOptions o) : parser(std::move(o)) {}
+  di::recipe::OutputParser parser;
+  std::vector<di::recipe::SseEvent> events;  // reused between calls
+};
+
+namespace {
+
+using di::capi::fail;
+
+// The end of a field, for struct_size checks.
+template <class T>
+constexpr size_t field_end(size_t offset) {
+  return offset + sizeof(T);
+}
+
+void deliver(di_parser* p, di_parse_event_fn on_event, void* user_data) {
+  if (on_event != nullptr)
+    for (const auto& e : p->events)
+      on_event(user_data, e.name.c_str(), e.name.size(), e.data.c_str(), e.data.size());
+  p->events.clear();
+}
+
+di::recipe::OutputFinish to_finish(int32_t f) {
+  using F = di::recipe::OutputFinish;
+  switch (f) {
+    case DI_PARSE_FINISH_STOP: return F::kStop;
+    case DI_PARSE_FINISH_LENGTH: return F::kLength;
+    case DI_PARSE_FINISH_STOP_SEQUENCE: return F::kStopSequence;
+    case DI_PARSE_FINISH_CONTENT_FILTER: return F::kContentFilter;
+    case DI_PARSE_FINISH_CANCELLED: return F::kCancelled;
+    case DI_PARSE_FINISH_ERROR: return F::kError;
+    default: return F::kNone;
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+DI_API di_status di_parser_create_from_json(const char* options_json, size_t len,
+                                            di_parser** out, di_error** err) {
+  DI_API_BEGIN
+  DI_REQUIRE_ARG(out, err);
+  if (options_json == nullptr && len != 0)
+    return fail(err, DI_E_INVALID_ARG, "options_json: NULL with a non-zero length");
+  nlohmann::json j = len == 0 ? nlohmann::json::object()
+                              : nlohmann::json::parse(options_json, options_json + len, nullptr,
+                                                      /*allow_exceptions=*/false);
+  if (j.is_discarded()) return fail(err, DI_E_PARSE, "options_json: not valid JSON");
+  auto options = di::recipe::parser_options_from_json(j);
+  if (!options.is_ok()) return fail(err, options.status());
+  *out = new di_parser(std::move(options).value());
+  return DI_OK;
+  DI_API_END(err)
+}
+
+DI_API void di_parser_destroy(di_parser* parser) { delete parser; }
+
+DI_API di_status di_parse_push(di_parser* parser, const di_parse_chunk* chunk,
+                               di_parse_event_fn on_event, void* user_data, di_error** err) {
+  DI_API_BEGIN
+  DI_REQUIRE_ARG(parser, err);
+  DI_REQUIRE_ARG(chunk, err);
+  const size_t size = chunk->struct_size;
+  if (size < field_end<int32_t>(offsetof(di_parse_chunk, finish_reason)))
+    return fail(err, DI_E_INVALID_ARG,
+                "chunk.struct_size: " + std::to_string(size) + " is too small (set it to sizeof(di_parse_chunk))");
+  auto has = [&](size_t offset, size_t bytes) { return size >= offset + bytes; };
+  if (chunk->text == nullptr && chunk->text_len != 0)
+    return fail(err, DI_E_INVALID_ARG, "chunk.text: NULL with a non-zero text_len");
+  if (chunk->token_ids == nullptr && chunk->num_token_ids != 0)
+    return fail(err, DI_E_INVALID_ARG, "chunk.token_ids: NULL with a non-zero num_token_ids");
+  if (parser->parser.done()) return DI_END_OF_STREAM;
+
+  di::recipe::OutputChunk c;
+  c.text = std::string_view(chunk->text ? chunk->text : "", chunk->text_len);
+  if (chunk->num_token_ids != 0) c.token_ids = {chunk->token_ids, chunk->num_token_ids};
+  c.finish = to_finish(chunk->finish_reason);
+  if (has(offsetof(di_parse_chunk, prompt_tokens), sizeof(int64_t))) c.prompt_tokens = chunk->prompt_tokens;
+  if (has(offsetof(di_parse_chunk, cached_prompt_tokens), sizeof(int64_t)))
+    c.cached_prompt_tokens = chunk->cached_prompt_tokens;
+  if (has(offsetof(di_parse_chunk, completion_tokens), sizeof(int64_t)))
+    c.completion_tokens = chunk->completion_tokens;
+  if (has(offsetof(di_parse_chunk, error_message_len), sizeof(size_t)) && chunk->error_message)
+    c.error_message = std::string_view(chunk->error_message, chunk->error_message_len);
+  parser->parser.push(c, &parser->events);
+  deliver(parser, on_event, user_data);
+  return parser->parser.done() ? DI_END_OF_STREAM : DI_OK;
+  DI_API_END(err)
+}
+
+DI_API di_status di_parse_finish(di_parser* parser, di_parse_event_fn on_event, void* user_data,
+                                 di_error** err) {
+  DI_API_BEGIN
+  DI_REQUIRE_ARG(parser, err);
+  parser->parser.finish(&parser->events);
+  deliver(parser, on_event, user_data);
+  return DI_END_OF_STREAM;
+  DI_API_END(err)
+}
+
+DI_API di_status di_parse_response(const di_parser* parser, char** json, size_t* len,
+                                   di_error** err) {
+  DI_API_BEGIN
+  DI_REQUIRE_ARG(parser, err);
+  DI_REQUIRE_ARG(json, err);
+  if (!parser->parser.done())
+    return fail(err, DI_E_STATE,
+                "parser: the output has not ended (call di_parse_finish or push a finish reason)");
+  const std::string body = parser->parser.response().dump(
+      -1, ' ', false, nlohmann::json::error_handler_t::replace);
+  char* buf = static_cast<char*>(std::malloc(body.size() + 1));
+  if (buf == nullptr) return fail(err, DI_E_OOM, "out of memory");
+  std::memcpy(buf, body.c_str(), body.size() + 1);
+  *json = buf;
+  if (len != nullptr) *len = body.size();
+  return DI_OK;
+  DI_API_END(err)
+}
+
+}  // extern "C"

@@ -1,0 +1,92 @@
+// moe_forward: see moe.h. Tokens are grouped per expert so each expert's weights stream once.
+#include "engine/model/deepseek_v4/moe.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "kernels/cpu/linear.h"
+
+namespace di::engine::deepseek_v4 {
+namespace {
+
+// SwiGLU with DeepSeek-V4's clipping: gate <= limit, |up| <= limit. x [rows, hidden] -> y.
+void expert_mlp(const DeepseekV4Config& c, const ExpertWeights& e, const float* x, int64_t rows,
+                float* y) {
+  const int64_t H = c.hidden_size, I = c.moe_intermediate_size;
+  const float limit = static_cast<float>(c.swiglu_limit);
+  std::vector<float> gate(static_cast<size_t>(rows * I)), up(static_cast<size_t>(rows * I));
+  kernels::cpu::linear(x, rows, H, e.w1, I, gate.data());
+  kernels::cpu::linear(x, rows, H, e.w3, I, up.data());
+  for (int64_t i = 0; i < rows * I; ++i) {
+    const float g = std::min(gate[i], limit);
+    const float u = std::clamp(up[i], -limit, limit);
+    gate[i] = g / (1.0f + std::exp(-g)) * u;
+  }
+  kernels::cpu::linear(gate.data(), rows, I, e.w2, H, y);
+}
+
+float score(ScoringFunc f, float x) {
+  switch (f) {
+    case ScoringFunc::kSqrtSoftplus:  // torch's softplus is linear above 20
+      return std::sqrt(x > 20.0f ? x : std::log1p(std::exp(x)));
+    case ScoringFunc::kSigmoid:
+      return 1.0f / (1.0f + std::exp(-x));
+    case ScoringFunc::kSoftmax:
+      return x;  // normalised over the row below
+  }
+  return x;
+}
+
+}  // namespace
+
+void moe_forward(const DeepseekV4Config& c, const MoeWeights& w, bool hash_routed,
+                 const int32_t* tokens, const float* h, int64_t rows, float* out) {
+  const int64_t H = c.hidden_size, E = c.n_routed_experts, K = c.num_experts_per_tok;
+  std::vector<float> scores(static_cast<size_t>(rows * E));
+  kernels::cpu::linear(h, rows, H, w.gate, E, scores.data());
+  std::vector<std::vector<std::pair<int64_t, float>>> routed(static_cast<size_t>(E));
+  std::vector<int32_t> idx(static_cast<size_t>(K));
+  for (int64_t r = 0; r < rows; ++r) {
+    float* sr = scores.data() + r * E;
+    for (int64_t e = 0; e < E; ++e) sr[e] = score(c.scoring_func, sr[e]);
+    if (c.scoring_func == ScoringFunc::kSoftmax) {
+      const float mx = *std::max_element(sr, sr + E);
+      float sum = 0.f;
+      for (int64_t e = 0; e < E; ++e) sum += (sr[e] = std::exp(sr[e] - mx));
+      for (int64_t e = 0; e < E; ++e) sr[e] /= sum;
+    }
+    if (hash_routed) {
+      for (int64_t k = 0; k < K; ++k) idx[k] = w.tid2eid[static_cast<int64_t>(tokens[r]) * K + k];
+    } else {  // the bias only steers which experts win; weights use the raw scores
+      std::vector<std::pair<float, int32_t>> biased(static_cast<size_t>(E));
+      for (int64_t e = 0; e < E; ++e) biased[e] = {sr[e] + w.bias[e], static_cast<int32_t>(e)};
+      std::partial_sort(biased.begin(), biased.begin() + K, biased.end(),
+                        [](const auto& a, const auto& b) { return a.first > b.first; });
+      for (int64_t k = 0; k < K; ++k) idx[k] = biased[k].second;
+    }
+    float sum = 0.f;
+    for (int64_t k = 0; k < K; ++k) sum += sr[idx[k]];
+    for (int64_t k = 0; k < K; ++k)
+      routed[idx[k]].push_back({r, sr[idx[k]] / (sum + 1e-20f) * static_cast<float>(c.routed_scaling_factor)});
+  }
+
+  expert_mlp(c, w.shared, h, rows, out);
+  std::vector<float> x, y;
+  for (int64_t e = 0; e < E; ++e) {
+    const auto& list = routed[e];
+    if (list.empty()) continue;
+    const int64_t n = static_cast<int64_t>(list.size());
+    x.resize(static_cast<size_t>(n * H));
+    y.resize(static_cast<size_t>(n * H));
+    for (int64_t i = 0; i < n; ++i) std::copy(h + list[i].first * H, h + (list[i].first + 1) * H, x.begin() + i * H);
+    expert_mlp(c, w.experts[e], x.data(), n, y.data());
+    for (int64_t i = 0; i < n; ++i) {
+      float* o = out + list[i].first * H;
+      const float wt = list[i].second;
+      for (int64_t d = 0; d < H; ++d) o[d] += y[i * H + d] * wt;
+    }
+  }
+}
+
+}  // namespace di::engine::deepseek_v4

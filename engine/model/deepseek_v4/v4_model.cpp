@@ -1,0 +1,126 @@
+// DeepseekV4Model: cache groups, the layer loop, final head. See v4_model.h.
+#include "engine/model/deepseek_v4/v4_model.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "engine/model/deepseek_v4/hyper_connection.h"
+#include "engine/model/deepseek_v4/moe.h"
+#include "kernels/cpu/linear.h"
+#include "kernels/cpu/rms_norm.h"
+#include "kernels/cpu/threads.h"
+
+namespace di::engine::deepseek_v4 {
+
+DeepseekV4Model::DeepseekV4Model(DeepseekV4Config config,
+                                 std::unique_ptr<DeepseekV4Weights> weights,
+                                 std::string model_dir)
+    : config_(std::move(config)), weights_(std::move(weights)) {
+  const DeepseekV4Config& c = config_;
+  info_.family = "deepseek_v4";
+  info_.model_dir = std::move(model_dir);
+  info_.vocab_size = c.vocab_size;
+  info_.max_position_embeddings = c.max_position_embeddings;
+  info_.bos_token_id = c.bos_token_id;
+  info_.eos_token_ids = c.eos_token_ids;
+  ropes_.main = Rope(c.rope_main, c.head_dim);
+  ropes_.compress = Rope(c.rope_compress, c.head_dim);
+
+  int32_t n_csa = 0, n_hca = 0;
+  layout_.type_layer.resize(c.num_hidden_layers);
+  for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
+    const AttnType t = c.layer_types[l];
+    layout_.type_layer[l] = t == AttnType::kCSA ? n_csa++ : t == AttnType::kHCA ? n_hca++ : -1;
+  }
+  const int64_t f = sizeof(float), hd = c.head_dim, ihd = c.index_head_dim;
+  auto add = [&](CacheGroupSpec spec) {
+    groups_.push_back(std::move(spec));
+    return static_cast<int32_t>(groups_.size() - 1);
+  };
+  // Sliding K=V ring: every layer attends to its last sliding_window tokens.
+  layout_.swa_kv = add({"swa_kv", CacheKind::kSlidingRing, c.num_hidden_layers, hd * f, c.sliding_window, 1, 0});
+  if (n_csa) {
+    const int32_t m = c.compress_rate_csa;
+    layout_.csa_kv = add({"csa_kv", CacheKind::kCompressed, n_csa, hd * f, 0, m, 0});
+    layout_.csa_index_keys = add({"csa_index_keys", CacheKind::kCompressed, n_csa, ihd * f, 0, m, 0});
+    // Raw (kv, gate) rows of the compressor (2 * head_dim each) and the indexer (2 * index_head_dim
+    // each) for the last two windows: the open one and the previous one its entry overlaps.
+    layout_.csa_state = add({"csa_state", CacheKind::kSlidingRing, n_csa, (4 * hd + 4 * ihd) * f, 2 * m, 1, 0});
+  }
+  if (n_hca) {
+    const int32_t m = c.compress_rate_hca;
+    layout_.hca_kv = add({"hca_kv", CacheKind::kCompressed, n_hca, hd * f, 0, m, 0});
+    // Raw (kv, gate) rows of the open window.
+    layout_.hca_state = add({"hca_state", CacheKind::kSlidingRing, n_hca, 2 * hd * f, m, 1, 0});
+  }
+}
+
+void DeepseekV4Model::forward_sequence(const Chunk& chunk, bool all_logits, float* logits) const {
+  const DeepseekV4Config& c = config_;
+  const DeepseekV4Weights& w = *weights_;
+  const int64_t L = chunk.num_tokens, H = c.hidden_size, hc = c.hc_mult;
+  const float eps = static_cast<float>(c.rms_norm_eps);
+
+  std::vector<float> streams(static_cast<size_t>(L * hc * H));
+  for (int64_t i = 0; i < L; ++i)
+    for (int64_t k = 0; k < hc; ++k)
+      std::memcpy(streams.data() + (i * hc + k) * H, w.embed + static_cast<int64_t>(chunk.tokens[i]) * H,
+                  static_cast<size_t>(H) * 4);
+  std::vector<float> collapsed(static_cast<size_t>(L * H)), out(static_cast<size_t>(L * H));
+  std::vector<float> post(static_cast<size_t>(L * hc)), comb(static_cast<size_t>(L * hc * hc));
+  for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
+    const LayerWeights& lw = w.layers[l];
+    hc_pre(c, lw.hc_attn, streams.data(), L, collapsed.data(), post.data(), comb.data());
+    kernels::cpu::rms_norm(collapsed.data(), lw.attn_norm, L, H, H, eps, collapsed.data());
+    attention_forward(c, lw, l, ropes_, layout_, collapsed.data(), chunk, out.data());
+    hc_post(c, out.data(), post.data(), comb.data(), L, streams.data());
+
+    hc_pre(c, lw.hc_ffn, streams.data(), L, collapsed.data(), post.data(), comb.data());
+    kernels::cpu::rms_norm(collapsed.data(), lw.ffn_norm, L, H, H, eps, collapsed.data());
+    moe_forward(c, lw.ffn, c.mlp_layer_types[l] == MlpType::kHashMoe, chunk.tokens, collapsed.data(), L,
+                out.data());
+    hc_post(c, out.data(), post.data(), comb.data(), L, streams.data());
+  }
+  const int64_t first = all_logits ? 0 : L - 1, rows = L - first;
+  std::vector<float> y(static_cast<size_t>(rows * H));
+  hc_head(c, w, streams.data() + first * hc * H, rows, y.data());
+  kernels::cpu::rms_norm(y.data(), w.norm, rows, H, H, eps, y.data());
+  kernels::cpu::linear(y.data(), rows, H, w.head, c.vocab_size, logits);
+}
+
+Status DeepseekV4Model::forward(const ForwardBatch& batch, std::vector<float>& logits) {
+  int64_t rows = 0;
+  for (size_t b = 0; b < batch.seqs.size(); ++b) {
+    const SequenceInput& s = batch.seqs[b];
+    const std::string where = "seqs[" + std::to_string(b) + "]";
+    if (s.num_tokens < 1) return Status::invalid_argument(where + ".num_tokens: expected >= 1");
+    if (!s.tokens) return Status::invalid_argument(where + ".tokens: null");
+    if (!s.cache) return Status::invalid_argument(where + ".cache: null");
+    if (s.start_pos < 0) return Status::invalid_argument(where + ".start_pos: expected >= 0");
+    for (int32_t i = 0; i < s.num_tokens; ++i)
+      if (s.tokens[i] < 0 || s.tokens[i] >= config_.vocab_size)
+        return Status::invalid_argument(where + ".tokens[" + std::to_string(i) + "]: " +
+                                        std::to_string(s.tokens[i]) + " is outside the vocabulary [0, " +
+                                        std::to_string(config_.vocab_size) + ")");
+    rows += s.all_logits ? s.num_tokens : 1;
+  }
+  logits.assign(static_cast<size_t>(rows * config_.vocab_size), 0.0f);
+  int64_t row = 0;
+  for (const SequenceInput& s : batch.seqs) {
+    forward_sequence({s.tokens, s.num_tokens, s.start_pos, s.cache}, s.all_logits,
+                     logits.data() + row * config_.vocab_size);
+    row += s.all_logits ? s.num_tokens : 1;
+  }
+  return Status::ok();
+}
+
+Result<std::unique_ptr<Model>> create_model(const std::string& model_dir,
+                                            const nlohmann::json& json,
+                                            const ModelOptions& options) {
+  DI_ASSIGN_OR_RETURN(DeepseekV4Config config, parse_config(json));
+  DI_ASSIGN_OR_RETURN(auto weights, load_weights(model_dir, config));
+  if (options.num_threads > 0) kernels::cpu::set_num_threads(options.num_threads);
+  return std::unique_ptr<Model>(new DeepseekV4Model(std::move(config), std::move(weights), model_dir));
+}
+
+}  // namespace di::engine::deepseek_v4

@@ -1,0 +1,94 @@
+// DeepseekV4Weights: every tensor of a deepseek_v4 checkpoint as fp32 pointers, found by the
+// checkpoint's own names (DeepSeek's: layers.N.attn.wq_a.weight, ffn.experts.E.w1.weight,
+// hc_attn_fn, ...; with transformers' save_pretrained they carry a "model." prefix and a few
+// globals keep transformers' names, e.g. model.embed_tokens.weight). Loading only, no math.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "engine/model/deepseek_v4/config.h"
+#include "engine/model/weight_loader.h"
+
+namespace di::engine::deepseek_v4 {
+
+// mHC mapping of one site: fn [(2 + hc) * hc, hc * hidden], base [(2 + hc) * hc], scale [3].
+struct HcWeights {
+  const float* fn = nullptr;
+  const float* base = nullptr;
+  const float* scale = nullptr;
+};
+
+// A compressor at `dim` channels per entry. With overlap (CSA and its indexer) wkv and wgate
+// project to 2 * dim (the two series Ca | Cb) and ape is [rate, 2 * dim]; without (HCA) dim.
+struct CompressorWeights {
+  const float* wkv = nullptr;
+  const float* wgate = nullptr;
+  const float* ape = nullptr;   // learned position bias added to the gate logits
+  const float* norm = nullptr;  // [dim]
+  int32_t dim = 0;
+  int32_t rate = 0;
+  bool overlap = false;
+};
+
+struct AttentionWeights {
+  const float* wq_a = nullptr;     // [q_lora_rank, hidden]
+  const float* q_norm = nullptr;   // [q_lora_rank]
+  const float* wq_b = nullptr;     // [heads * head_dim, q_lora_rank]
+  const float* wkv = nullptr;      // [head_dim, hidden]
+  const float* kv_norm = nullptr;  // [head_dim]
+  const float* wo_a = nullptr;     // [o_groups * o_lora_rank, heads * head_dim / o_groups]
+  const float* wo_b = nullptr;     // [hidden, o_groups * o_lora_rank]
+  const float* sinks = nullptr;    // [heads]
+  CompressorWeights compressor;    // CSA / HCA layers
+  CompressorWeights indexer;       // CSA layers: the indexer's own compressor
+  const float* index_wq_b = nullptr;          // [index_heads * index_head_dim, q_lora_rank]
+  const float* index_weights_proj = nullptr;  // [index_heads, hidden]
+};
+
+struct ExpertWeights {
+  const float* w1 = nullptr;  // gate [inter, hidden]
+  const float* w2 = nullptr;  // down [hidden, inter]
+  const float* w3 = nullptr;  // up [inter, hidden]
+};
+
+struct MoeWeights {
+  const float* gate = nullptr;     // router [experts, hidden]
+  const float* bias = nullptr;     // top-k layers: the score correction bias [experts]
+  const int32_t* tid2eid = nullptr;  // hash layers: [vocab, experts_per_tok]
+  std::vector<ExpertWeights> experts;
+  ExpertWeights shared;
+};
+
+struct LayerWeights {
+  const float* attn_norm = nullptr;
+  const float* ffn_norm = nullptr;
+  HcWeights hc_attn;
+  HcWeights hc_ffn;
+  AttentionWeights attn;
+  MoeWeights ffn;
+};
+
+struct DeepseekV4Weights {
+  WeightStore store;
+  const float* embed = nullptr;  // [vocab, hidden]
+  const float* head = nullptr;   // [vocab, hidden]
+  const float* norm = nullptr;   // [hidden]
+  const float* hc_head_fn = nullptr;     // [hc, hc * hidden]
+  const float* hc_head_base = nullptr;   // [hc]
+  const float* hc_head_scale = nullptr;  // [1]
+  std::vector<LayerWeights> layers;
+  // Multi-token-prediction layers, kept as loaded for speculative decoding. Real checkpoints
+  // name them mtp.<i>.* (i < num_nextn_predict_layers): a decoder layer's attn.* / ffn.* /
+  // hc_attn_* / hc_ffn_* tensors plus the MTP block's own e_proj, h_proj, enorm, hnorm, norm and
+  // hc_head_* tensors; transformers drops them on load, so save_pretrained never writes them.
+  std::vector<const TensorView*> mtp;
+};
+
+// Maps model_dir's safetensors and takes every tensor `config` implies; any missing, extra,
+// mis-shaped or wrongly typed tensor is an error naming it.
+Result<std::unique_ptr<DeepseekV4Weights>> load_weights(const std::string& model_dir,
+                                                         const DeepseekV4Config& config);
+
+}  // namespace di::engine::deepseek_v4

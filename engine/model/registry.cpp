@@ -1,0 +1,44 @@
+// load_model and the family table. See registry.h.
+#include "engine/model/registry.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "engine/model/deepseek_v4/v4_model.h"
+
+namespace di::engine {
+
+const std::vector<ModelFamily>& model_families() {
+  static const std::vector<ModelFamily> kFamilies = {
+      {"deepseek_v4", &deepseek_v4::create_model},
+  };
+  return kFamilies;
+}
+
+Result<nlohmann::json> read_model_config(const std::string& model_dir) {
+  const std::filesystem::path path = std::filesystem::path(model_dir) / "config.json";
+  std::ifstream in(path);
+  if (!in) return Status::not_found(model_dir + ": no config.json");
+  nlohmann::json config = nlohmann::json::parse(in, nullptr, false);
+  if (config.is_discarded() || !config.is_object())
+    return Status::parse(model_dir + "/config.json: not a JSON object");
+  return config;
+}
+
+Result<std::unique_ptr<Model>> load_model(const std::string& model_dir,
+                                          const ModelOptions& options) {
+  DI_ASSIGN_OR_RETURN(nlohmann::json config, read_model_config(model_dir));
+  if (!config.contains("model_type") || !config["model_type"].is_string())
+    return Status::invalid_argument("config.json: model_type: expected a string");
+  const std::string type = config["model_type"].get<std::string>();
+  if (options.device != "cpu")
+    return Status::unsupported("device '" + options.device + "': only \"cpu\" runs models yet");
+  for (const ModelFamily& f : model_families())
+    if (type == f.model_type) return f.create(model_dir, config, options);
+  std::string known;
+  for (const ModelFamily& f : model_families()) known += (known.empty() ? "" : ", ") + std::string(f.model_type);
+  return Status::unsupported("config.json: model_type '" + type + "' is not supported (known: " +
+                             known + ")");
+}
+
+}  // namespace di::engine

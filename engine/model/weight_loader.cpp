@@ -1,0 +1,109 @@
+// WeightLoader: see weight_loader.h.
+#include "engine/model/weight_loader.h"
+
+#include <cstring>
+
+namespace di::engine {
+namespace {
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::string names_text(const std::vector<std::string>& names) {
+  std::string s = "'" + names[0] + "'";
+  if (names.size() > 1) {
+    s += " (or";
+    for (size_t i = 1; i < names.size(); ++i) s += " '" + names[i] + "'";
+    s += ")";
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string WeightLoader::pick(const std::vector<std::string>& names) const {
+  for (const std::string& n : names)
+    if (store_.checkpoint->find(n)) return n;
+  return "";
+}
+
+Result<const TensorView*> WeightLoader::take(const std::vector<std::string>& names,
+                                             const std::vector<int64_t>& shape) {
+  const std::string name = pick(names);
+  if (name.empty())
+    return Status::not_found("missing tensor " + names_text(names) + " that this " + family_ +
+                             " config needs");
+  const TensorView* t = store_.checkpoint->find(name);
+  if (t->shape != shape)
+    return Status::invalid_argument("tensor '" + name + "' in " + t->file + ": shape " +
+                                    t->shape_text() + ", expected " + shape_text(shape) +
+                                    " from config.json");
+  taken_.insert(name);
+  return t;
+}
+
+Result<const float*> WeightLoader::f32(const std::vector<std::string>& names,
+                                       const std::vector<int64_t>& shape) {
+  DI_ASSIGN_OR_RETURN(const TensorView* t, take(names, shape));
+  if (t->dtype != DType::kF32 && t->dtype != DType::kBF16 && t->dtype != DType::kF16)
+    return Status::invalid_argument("tensor '" + t->name + "' in " + t->file + ": dtype " +
+                                    t->dtype_text + ", expected F32, BF16 or F16");
+  if (t->dtype == DType::kF32 && reinterpret_cast<uintptr_t>(t->data) % alignof(float) == 0)
+    return reinterpret_cast<const float*>(t->data);
+  DI_ASSIGN_OR_RETURN(auto v, tensor_to_f32(*t));
+  store_.owned_f32.push_back(std::move(v));
+  return store_.owned_f32.back().data();
+}
+
+Result<const int32_t*> WeightLoader::i32(const std::vector<std::string>& names,
+                                         const std::vector<int64_t>& shape) {
+  DI_ASSIGN_OR_RETURN(const TensorView* t, take(names, shape));
+  const int64_t n = t->numel();
+  std::vector<int32_t> out(static_cast<size_t>(n));
+  if (t->dtype == DType::kI64) {
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t v;
+      std::memcpy(&v, t->data + 8 * i, 8);
+      if (v < INT32_MIN || v > INT32_MAX)
+        return Status::invalid_argument("tensor '" + t->name + "': value " + std::to_string(v) +
+                                        " does not fit in 32 bits");
+      out[i] = static_cast<int32_t>(v);
+    }
+  } else if (t->dtype == DType::kI32) {
+    std::memcpy(out.data(), t->data, static_cast<size_t>(n) * 4);
+  } else {
+    return Status::invalid_argument("tensor '" + t->name + "' in " + t->file + ": dtype " +
+                                    t->dtype_text + ", expected I64 or I32");
+  }
+  store_.owned_i32.push_back(std::move(out));
+  return store_.owned_i32.back().data();
+}
+
+std::vector<const TensorView*> WeightLoader::take_prefix(const std::vector<std::string>& prefixes) {
+  std::vector<const TensorView*> out;
+  for (const std::string& name : store_.checkpoint->names())
+    for (const std::string& p : prefixes)
+      if (name.rfind(p, 0) == 0) {
+        taken_.insert(name);
+        out.push_back(store_.checkpoint->find(name));
+        break;
+      }
+  return out;
+}
+
+Status WeightLoader::check_all_taken() const {
+  std::vector<std::string> extra;
+  for (const std::string& name : store_.checkpoint->names())
+    if (!taken_.count(name)) extra.push_back(name);
+  if (extra.empty()) return Status::ok();
+  std::string list;
+  for (size_t i = 0; i < extra.size() && i < 5; ++i) list += (i ? ", '" : "'") + extra[i] + "'";
+  if (extra.size() > 5) list += ", ... (" + std::to_string(extra.size()) + " in all)";
+  return Status::invalid_argument("unexpected tensor " + list + " in the checkpoint: not part of a " +
+                                  family_ + " model with this config.json");
+}
+
+}  // namespace di::engine

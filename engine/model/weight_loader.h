@@ -1,0 +1,52 @@
+// WeightLoader: takes a model family's tensors out of a Checkpoint by name with the shape and
+// dtype the config implies, converts them to fp32 for the CPU, and remembers which it took so
+// that anything left over is reported. Knows no family; families say what they expect.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "engine/model/safetensors.h"
+
+namespace di::engine {
+
+// Owns the checkpoint mapping and any converted copies; weights point into it.
+struct WeightStore {
+  std::unique_ptr<Checkpoint> checkpoint;
+  std::deque<std::vector<float>> owned_f32;
+  std::deque<std::vector<int32_t>> owned_i32;
+};
+
+class WeightLoader {
+ public:
+  WeightLoader(WeightStore& store, std::string family) : store_(store), family_(std::move(family)) {}
+
+  // The first of `names` present in the checkpoint (several spellings of one tensor), or "".
+  std::string pick(const std::vector<std::string>& names) const;
+
+  // A float tensor (F32, BF16 or F16 on disk) of exactly `shape`, as fp32. fp32 data that is
+  // suitably aligned is used in place; the rest is converted into the store.
+  Result<const float*> f32(const std::vector<std::string>& names, const std::vector<int64_t>& shape);
+  // An integer tensor (I64 or I32 on disk) of exactly `shape`, as int32.
+  Result<const int32_t*> i32(const std::vector<std::string>& names,
+                             const std::vector<int64_t>& shape);
+  // Takes every tensor whose name starts with one of `prefixes` as is (no conversion).
+  std::vector<const TensorView*> take_prefix(const std::vector<std::string>& prefixes);
+
+  // Fails naming the first tensors nobody took (an extra tensor is a wrong config or checkpoint).
+  Status check_all_taken() const;
+
+ private:
+  Result<const TensorView*> take(const std::vector<std::string>& names,
+                                 const std::vector<int64_t>& shape);
+  WeightStore& store_;
+  std::string family_;
+  std::set<std::string> taken_;
+};
+
+}  // namespace di::engine

@@ -1,0 +1,142 @@
+// The Parser section of the C ABI, linked against libdeepinfer.so as a user's program is: events
+// arrive through the callback in order, the final body comes back, misuse is an error not a crash.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "deepinfer.h"
+
+namespace {
+
+using nlohmann::json;
+
+struct Collected {
+  std::vector<std::pair<std::string, std::string>> events;
+};
+
+void collect(void* user, const char* event, size_t event_len, const char* data, size_t data_len) {
+  static_cast<Collected*>(user)->events.push_back({std::string(event, event_len), std::string(data, data_len)});
+}
+
+di_parser* make(const std::string& options) {
+  di_parser* p = nullptr;
+  di_error* err = nullptr;
+  EXPECT_EQ(di_parser_create_from_json(options.data(), options.size(), &p, &err), DI_OK)
+      << di_error_message(err);
+  di_error_destroy(err);
+  return p;
+}
+
+di_parse_chunk text_chunk(const std::string& s, int32_t finish = DI_PARSE_FINISH_NONE) {
+  di_parse_chunk c{};
+  c.struct_size = sizeof(c);
+  c.text = s.data();
+  c.text_len = s.size();
+  c.finish_reason = finish;
+  c.prompt_tokens = c.cached_prompt_tokens = c.completion_tokens = -1;
+  return c;
+}
+
+TEST(ParserCapi, MessagesEventsArriveThroughTheCallbackAndTheBodyMatches) {
+  di_parser* p = make(R"({"protocol":"messages","prompt_opened_thinking":true,"request_id":"x",
+                          "tools":[{"name":"get_weather"}],"model":"m"})");
+  ASSERT_NE(p, nullptr);
+  Collected got;
+  const std::string a = "Let me look.</think>\n\n<｜DSML｜ calls>\n<｜DSML｜ invoke name=\"get_weather\">\n";
+  const std::string b = "<｜DSML｜ parameter name=\"city\" string=\"true\">Paris</｜DSML｜ parameter>\n</｜DSML｜ invoke>\n</｜DSML｜ calls>";
+  di_parse_chunk c1 = text_chunk(a);
+  c1.prompt_tokens = 20;
+  c1.cached_prompt_tokens = 8;
+  EXPECT_EQ(di_parse_push(p, &c1, collect, &got, nullptr), DI_OK);
+  di_parse_chunk c2 = text_chunk(b, DI_PARSE_FINISH_STOP);
+  c2.completion_tokens = 30;
+  EXPECT_EQ(di_parse_push(p, &c2, collect, &got, nullptr), DI_END_OF_STREAM);
+  ASSERT_FALSE(got.events.empty());
+  EXPECT_EQ(got.events.front().first, "message_start");
+  EXPECT_EQ(got.events.back().first, "message_stop");
+  for (auto& [name, data] : got.events) EXPECT_EQ(json::parse(data)["type"], name);
+
+  char* body = nullptr;
+  size_t len = 0;
+  ASSERT_EQ(di_parse_response(p, &body, &len, nullptr), DI_OK);
+  json r = json::parse(std::string(body, len));
+  di_free(body);
+  EXPECT_EQ(r["stop_reason"], "tool_use");
+  EXPECT_EQ(r["content"][0]["thinking"], "Let me look.");
+  EXPECT_EQ(r["content"][1]["input"], json({{"city", "Paris"}}));
+  EXPECT_EQ(r["usage"]["input_tokens"], 12);
+  EXPECT_EQ(r["usage"]["cache_read_input_tokens"], 8);
+  EXPECT_EQ(r["usage"]["output_tokens"], 30);
+
+  // After the end nothing more is delivered.
+  const size_t n = got.events.size();
+  EXPECT_EQ(di_parse_push(p, &c1, collect, &got, nullptr), DI_END_OF_STREAM);
+  EXPECT_EQ(di_parse_finish(p, collect, &got, nullptr), DI_END_OF_STREAM);
+  EXPECT_EQ(got.events.size(), n);
+  di_parser_destroy(p);
+}
+
+TEST(ParserCapi, ChatStreamEndsWithDoneAfterFinish) {
+  di_parser* p = make(R"({"protocol":"chat","stream":true,"include_usage":true})");
+  Collected got;
+  di_parse_chunk c = text_chunk("hello");
+  di_parse_push(p, &c, collect, &got, nullptr);
+  EXPECT_EQ(di_parse_finish(p, collect, &got, nullptr), DI_END_OF_STREAM);
+  ASSERT_GE(got.events.size(), 3u);
+  EXPECT_EQ(got.events.back().second, "[DONE]");
+  EXPECT_TRUE(json::parse(got.events[got.events.size() - 2].second)["usage"].is_object());
+  di_parser_destroy(p);
+}
+
+TEST(ParserCapi, BadOptionsAndMisuseAreErrorsNamingTheProblem) {
+  di_parser* p = nullptr;
+  di_error* err = nullptr;
+  const std::string bad = R"({"protocol":"smtp"})";
+  EXPECT_EQ(di_parser_create_from_json(bad.data(), bad.size(), &p, &err), DI_E_INVALID_ARG);
+  EXPECT_NE(std::string(di_error_message(err)).find("protocol"), std::string::npos);
+  di_error_destroy(err);
+  EXPECT_EQ(p, nullptr);
+  EXPECT_EQ(di_parser_create_from_json("{", 1, &p, nullptr), DI_E_PARSE);
+  EXPECT_EQ(di_parser_create_from_json("{}", 2, nullptr, nullptr), DI_E_INVALID_ARG);
+
+  p = make("{}");
+  di_parse_chunk c = text_chunk("x");
+  c.struct_size = 4;
+  err = nullptr;
+  EXPECT_EQ(di_parse_push(p, &c, nullptr, nullptr, &err), DI_E_INVALID_ARG);
+  EXPECT_NE(std::string(di_error_message(err)).find("struct_size"), std::string::npos);
+  di_error_destroy(err);
+  c = text_chunk("x");
+  c.text = nullptr;
+  EXPECT_EQ(di_parse_push(p, &c, nullptr, nullptr, nullptr), DI_E_INVALID_ARG);
+  EXPECT_EQ(di_parse_push(p, nullptr, nullptr, nullptr, nullptr), DI_E_INVALID_ARG);
+  char* body = nullptr;
+  EXPECT_EQ(di_parse_response(p, &body, nullptr, nullptr), DI_E_STATE);
+  EXPECT_EQ(di_parse_finish(nullptr, nullptr, nullptr, nullptr), DI_E_INVALID_ARG);
+  di_parser_destroy(p);
+  di_parser_destroy(nullptr);
+}
+
+TEST(ParserCapi, EngineErrorBecomesTheResponsesErrorEvents) {
+  di_parser* p = make(R"({"protocol":"responses"})");
+  Collected got;
+  di_parse_chunk c = text_chunk("partial");
+  di_parse_push(p, &c, collect, &got, nullptr);
+  di_parse_chunk e = text_chunk("", DI_PARSE_FINISH_ERROR);
+  const std::string msg = "out of KV blocks";
+  e.error_message = msg.data();
+  e.error_message_len = msg.size();
+  EXPECT_EQ(di_parse_push(p, &e, collect, &got, nullptr), DI_END_OF_STREAM);
+  EXPECT_EQ(got.events.back().first, "response.failed");
+  EXPECT_EQ(json::parse(got.events.back().second)["response"]["error"]["message"], msg);
+  char* body = nullptr;
+  ASSERT_EQ(di_parse_response(p, &body, nullptr, nullptr), DI_OK);
+  EXPECT_NE(std::string(body).find(msg), std::string::npos);
+  di_free(body);
+  di_parser_destroy(p);
+}
+
+}  // namespace

@@ -1,0 +1,227 @@
+// `deepinfer parse`: raw model output on stdin → an API's streaming events (SSE) or its final
+// response, through the same OutputParser the library uses. Parser options come from the API
+// request (--request) and flags; parsing itself is the recipe's.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "recipe/protocol/output_parser.h"
+#include "tools/cli/commands.h"
+
+namespace di::cli {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr const char* kUsage =
+    "usage: deepinfer parse --protocol chat|responses|messages [--encoding dsv4|dsv41]\n"
+    "         [--tokenizer PATH] [--request FILE] [--options FILE] [--stream]\n"
+    "  Reads raw model output text on stdin (what follows the prompt) and prints the API's\n"
+    "  events as SSE lines (--stream) or its final response JSON.\n"
+    "  --request FILE   the API request; thinking, tools, tool_choice, stop, response_format,\n"
+    "                   stream_options.include_usage and model are taken from it\n"
+    "  --options FILE   parser options as JSON (the keys di_parser_create_from_json takes),\n"
+    "                   applied over what --request gave\n"
+    "  --tokenizer PATH tokenizer.json: control token ids for <think>, </think>, the DSML token\n"
+    "                   and EOS. Markers in stdin text are recognised by their text, as a\n"
+    "                   tokenizer's added-token matching would\n"
+    "Exit status: 0 parsed, 2 bad usage or input, 1 internal failure.\n";
+
+int usage_error(const std::string& msg) {
+  std::fprintf(stderr, "deepinfer parse: %s\n\n%s", msg.c_str(), kUsage);
+  return 2;
+}
+
+bool read_file(const std::string& path, std::string* out) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return false;
+  out->assign(std::istreambuf_iterator<char>(f), {});
+  return true;
+}
+
+bool truthy_thinking(const json& t, bool fallback) {
+  if (!t.is_object() || !t.contains("type") || !t["type"].is_string()) return fallback;
+  return t["type"] != "disabled";
+}
+
+// The parser-relevant parts of an API request (thinking defaults to on, as in the recipe).
+void apply_request(recipe::Protocol protocol, const json& req, recipe::ParserOptions* o) {
+  using recipe::Protocol;
+  auto str = [&](const char* k) {
+    return req.contains(k) && req[k].is_string() ? req[k].get<std::string>() : std::string();
+  };
+  o->model = str("model");
+  o->stream = req.value("stream", false);
+  bool thinking = true;
+  json tool_choice = req.contains("tool_choice") ? req["tool_choice"] : json();
+  bool required = false, tools_off = false;
+  if (protocol == Protocol::kChatCompletions) {
+    if (req.contains("reasoning_effort")) thinking = req["reasoning_effort"] != "none";
+    thinking = truthy_thinking(req.value("thinking", json()), thinking);
+    if (req.contains("tools") && req["tools"].is_array())
+      for (const json& t : req["tools"])
+        if (t.contains("function") && t["function"].contains("name"))
+          o->tools.push_back({t["function"]["name"].get<std::string>(),
+                              t["function"].value("parameters", json::object()),
+                              t["function"].value("strict", false), "function"});
+    const json stop = req.value("stop", json());
+    if (stop.is_string()) o->stop_sequences.push_back(stop);
+    else if (stop.is_array())
+      for (const json& s : stop) if (s.is_string()) o->stop_sequences.push_back(s);
+    if (req.contains("response_format") && req["response_format"].value("type", "") == "json_object")
+      o->json_object = true;
+    if (req.contains("stream_options") && req["stream_options"].is_object())
+      o->include_usage = req["stream_options"].value("include_usage", false);
+    required = tool_choice == "required" || tool_choice.is_object();
+    tools_off = tool_choice == "none";
+  } else if (protocol == Protocol::kResponses) {
+    if (req.contains("reasoning") && req["reasoning"].is_object() && req["reasoning"].contains("effort"))
+      thinking = req["reasoning"]["effort"] != "none";
+    if (req.contains("tools") && req["tools"].is_array())
+      for (const json& t : req["tools"]) {
+        const std::string type = t.value("type", "");
+        if (type == "function") o->tools.push_back({t.value("name", ""), t.value("parameters", json::object()), t.value("strict", false), "function"});
+        if (type == "custom") o->tools.push_back({t.value("name", ""), json::object(), false, "custom"});
+        if (type == "namespace" && t.contains("tools"))
+          for (const json& f : t["tools"])
+            o->tools.push_back({t.value("name", "") + "::" + f.value("name", ""),
+                                f.value("parameters", json::object()), false, "function"});
+      }
+    if (req.contains("text") && req["text"].contains("format") &&
+        req["text"]["format"].value("type", "") == "json_object")
+      o->json_object = true;
+    required = tool_choice == "required" || (tool_choice.is_object() && tool_choice.value("type", "") != "web_search");
+    tools_off = tool_choice == "none";
+  } else {
+    if (req.contains("output_config") && req["output_config"].contains("effort")) thinking = true;
+    thinking = truthy_thinking(req.value("thinking", json()), thinking);
+    if (req.contains("tools") && req["tools"].is_array())
+      for (const json& t : req["tools"])
+        o->tools.push_back({t.value("name", ""), t.value("input_schema", json::object()), false, "function"});
+    if (req.contains("stop_sequences") && req["stop_sequences"].is_array())
+      for (const json& s : req["stop_sequences"]) if (s.is_string()) o->stop_sequences.push_back(s);
+    required = tool_choice.is_object() && tool_choice.value("type", "") == "tool";
+    tools_off = tool_choice.is_object() && tool_choice.value("type", "") == "none";
+  }
+  if (tools_off) o->tools.clear();
+  o->thinking = o->prompt_opened_thinking = thinking;
+  o->parse_tool_calls = !o->tools.empty();
+  o->prompt_opened_tool_calls = o->parse_tool_calls && required && !thinking;
+}
+
+// Control token ids from tokenizer.json's added_tokens.
+bool apply_tokenizer(const std::string& path, recipe::ParserOptions* o, std::string* error) {
+  std::string text;
+  if (!read_file(path, &text)) return *error = path + ": cannot read", false;
+  json tok = json::parse(text, nullptr, false);
+  if (tok.is_discarded() || !tok.contains("added_tokens") || !tok["added_tokens"].is_array())
+    return *error = path + ": not a tokenizer.json (no added_tokens array)", false;
+  for (const json& t : tok["added_tokens"]) {
+    if (!t.contains("content") || !t.contains("id") || !t["id"].is_number_integer()) continue;
+    const std::string c = t["content"];
+    const int32_t id = t["id"];
+    if (c == "<think>") o->control_tokens.think_start = id;
+    else if (c == "</think>") o->control_tokens.think_end = id;
+    else if (c == "｜DSML｜") o->control_tokens.dsml = id;
+    else if (c == "<｜end▁of▁sentence｜>") o->control_tokens.eos = id;
+  }
+  return true;
+}
+
+}  // namespace
+
+int cmd_parse(int argc, char** argv) {
+  std::string protocol_name, encoding = "dsv41", tokenizer, request_path, options_path;
+  bool stream = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&](std::string& dst) {
+      if (i + 1 >= argc) return false;
+      dst = argv[++i];
+      return true;
+    };
+    if (a == "--help" || a == "-h") {
+      std::printf("%s", kUsage);
+      return 0;
+    } else if (a == "--stream") {
+      stream = true;
+    } else if (a == "--protocol") {
+      if (!value(protocol_name)) return usage_error("--protocol needs a value");
+    } else if (a == "--encoding") {
+      if (!value(encoding)) return usage_error("--encoding needs a value");
+    } else if (a == "--tokenizer") {
+      if (!value(tokenizer)) return usage_error("--tokenizer needs a path");
+    } else if (a == "--request") {
+      if (!value(request_path)) return usage_error("--request needs a file");
+    } else if (a == "--options") {
+      if (!value(options_path)) return usage_error("--options needs a file");
+    } else {
+      return usage_error("unknown argument '" + a + "'");
+    }
+  }
+  if (protocol_name.empty()) return usage_error("--protocol is required");
+  auto protocol = recipe::parse_protocol(protocol_name);
+  if (!protocol.is_ok()) return usage_error(protocol.status().message());
+  if (encoding != "dsv4" && encoding != "dsv41")
+    return usage_error("--encoding: expected dsv4 or dsv41, got '" + encoding + "'");
+
+  recipe::ParserOptions o;
+  if (!options_path.empty() || !request_path.empty()) {
+    json base = json::object();
+    if (!request_path.empty()) {
+      std::string text;
+      if (!read_file(request_path, &text)) return usage_error(request_path + ": cannot read");
+      json req = json::parse(text, nullptr, false);
+      if (req.is_discarded() || !req.is_object())
+        return usage_error(request_path + ": expected a JSON object");
+      apply_request(*protocol, req, &o);
+      base = recipe::parser_options_to_json(o);
+    }
+    if (!options_path.empty()) {
+      std::string text;
+      if (!read_file(options_path, &text)) return usage_error(options_path + ": cannot read");
+      json extra = json::parse(text, nullptr, false);
+      if (extra.is_discarded() || !extra.is_object())
+        return usage_error(options_path + ": expected a JSON object");
+      base.update(extra);
+    }
+    auto parsed = recipe::parser_options_from_json(base);
+    if (!parsed.is_ok()) return usage_error(parsed.status().message());
+    o = *parsed;
+  }
+  o.protocol = *protocol;
+  o.encoding = encoding == "dsv4" ? recipe::EncodingVersion::kDsv4 : recipe::EncodingVersion::kDsv41;
+  o.stream = stream || o.stream;
+  if (!tokenizer.empty()) {
+    std::string error;
+    if (!apply_tokenizer(tokenizer, &o, &error)) return usage_error(error);
+  }
+
+  recipe::OutputParser parser(o);
+  std::vector<recipe::SseEvent> events;
+  auto flush = [&] {
+    if (stream)
+      for (const auto& e : events) std::fputs(recipe::to_sse(e).c_str(), stdout);
+    events.clear();
+  };
+  char buf[4096];
+  while (std::cin.read(buf, sizeof buf) || std::cin.gcount() > 0) {
+    recipe::OutputChunk chunk;
+    chunk.text = std::string_view(buf, static_cast<size_t>(std::cin.gcount()));
+    parser.push(chunk, &events);
+    flush();
+  }
+  // stdin holds the whole output: its end is the model's end of turn.
+  recipe::OutputChunk last;
+  last.finish = recipe::OutputFinish::kStop;
+  parser.push(last, &events);
+  flush();
+  if (!stream) std::printf("%s\n", parser.response().dump(2, ' ', false, json::error_handler_t::replace).c_str());
+  return 0;
+}
+
+}  // namespace di::cli

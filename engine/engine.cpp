@@ -175,9 +175,19 @@ void LLMEngine::cancel(uint64_t request_id) {
 // ---- step thread ------------------------------------------------------------------------------
 
 void LLMEngine::Impl::update_snapshot() {
-  KvCacheStats s = kv->stats();
+  const KvCacheStats ks = kv->stats();
+  EngineGauges g;
+  g.num_waiting = static_cast<int64_t>(scheduler->num_waiting());
+  g.num_running = static_cast<int64_t>(scheduler->num_running());
+  g.kv_blocks_total = ks.num_blocks;
+  g.kv_blocks_free = ks.num_free_blocks;
+  g.kv_blocks_cached = ks.num_cached_blocks;
+  g.prefix_queries = ks.prefix_queries;
+  g.prefix_hits = ks.prefix_hits;
+  g.num_preemptions = scheduler->num_preemptions();
+  metrics.set_gauges(g);
   std::lock_guard<std::mutex> l(mu);
-  kv_snapshot = s;
+  kv_snapshot = ks;
 }
 
 void LLMEngine::Impl::finish_seq(RequestState& req, Sequence& seq, FinishReason reason, std::string error,
@@ -344,17 +354,7 @@ void LLMEngine::Impl::run_step() {
     if (it->second->num_finished == static_cast<int32_t>(it->second->seqs.size())) it = live.erase(it);
     else ++it;
   }
-  const KvCacheStats ks = kv->stats();
-  EngineGauges g;
-  g.num_waiting = static_cast<int64_t>(scheduler->num_waiting());
-  g.num_running = static_cast<int64_t>(scheduler->num_running());
-  g.kv_blocks_total = ks.num_blocks;
-  g.kv_blocks_free = ks.num_free_blocks;
-  g.kv_blocks_cached = ks.num_cached_blocks;
-  g.prefix_queries = ks.prefix_queries;
-  g.prefix_hits = ks.prefix_hits;
-  g.num_preemptions = scheduler->num_preemptions();
-  metrics.on_step(prompt_tokens, generated, g);
+  metrics.on_step(prompt_tokens, generated);
   if (!events.empty()) push_events(std::move(events));
 }
 

@@ -401,6 +401,122 @@ DI_API di_status di_parse_response(const di_parser* parser, char** json, size_t*
 /* Engine                                                                                   */
 /* ======================================================================================== */
 
+/* An inference engine: one loaded model directory, a paged KV cache, a scheduler that batches
+ * every submitted request continuously, and two background threads (the step loop and the
+ * output thread). Fully thread-safe: any thread may submit, poll, cancel or read metrics. */
+typedef struct di_engine di_engine;
+
+/* One submitted request (all of its n completions). Created by di_submit, released by
+ * di_request_destroy. Outlives its engine safely: after di_engine_destroy it has its final
+ * ("cancelled") chunk and di_poll_chunk then reaches DI_END_OF_STREAM. */
+typedef struct di_request di_request;
+
+/* Why a completion ended (di_chunk.finish_reason). */
+enum {
+  DI_FINISH_NONE = 0,          /* not finished: more chunks follow for this completion */
+  DI_FINISH_STOP = 1,          /* an end-of-sequence token or one of stop_token_ids */
+  DI_FINISH_LENGTH = 2,        /* max_tokens or the engine's max_model_len */
+  DI_FINISH_STOP_SEQUENCE = 3, /* one of the `stop` strings (removed from the text) */
+  DI_FINISH_CANCELLED = 4,     /* di_cancel, di_request_destroy or di_engine_destroy */
+  DI_FINISH_ERROR = 5          /* the model or sampler failed; error_message says why */
+};
+
+/* A piece of a request's output. The caller sets struct_size = sizeof(di_chunk) before
+ * di_poll_chunk; the library fills at most struct_size bytes (fields are only ever added at the
+ * end) and writes back the size it filled. Pointers are borrowed: valid until the next
+ * di_poll_chunk or di_request_destroy on the same request (for a callback: until it returns).
+ * `text` never ends inside a UTF-8 character and is NUL-terminated. */
+typedef struct di_chunk {
+  uint32_t struct_size;
+  uint32_t index;                  /* which of the request's n completions (0-based) */
+  uint64_t request_id;
+  const int32_t* token_ids;        /* new tokens of this completion */
+  size_t num_tokens;
+  const char* text;                /* the text the new tokens complete (may be empty) */
+  size_t text_len;
+  const float* logprobs;           /* num_tokens log-probabilities, or NULL if not requested */
+  const int32_t* top_logprob_ids;  /* num_tokens x num_top_logprobs ids, most likely first */
+  const float* top_logprobs;       /* their log-probabilities; NULL when num_top_logprobs is 0 */
+  uint32_t num_top_logprobs;
+  int32_t finish_reason;           /* DI_FINISH_*; set on the completion's last chunk */
+  int32_t is_final;                /* 1 on the request's very last chunk */
+  int32_t reserved0;
+  int64_t prompt_tokens;           /* prompt length */
+  int64_t cached_prompt_tokens;    /* prompt tokens served by the prefix cache */
+  int64_t completion_tokens;       /* tokens generated so far by this completion */
+  const char* error_message;       /* with DI_FINISH_ERROR, else "" */
+  size_t error_message_len;
+} di_chunk;
+
+/* Receives each chunk of a request submitted with a callback. Runs on the engine's output
+ * thread: keep it short; it may call di_cancel and di_request_destroy, never di_engine_destroy.
+ * `chunk` and its pointers are valid only during the call. */
+typedef void (*di_chunk_callback)(const di_chunk* chunk, void* user_data);
+
+/* Loads the model directory `model_dir` (`model_dir_len` bytes of UTF-8: config.json and
+ * *.safetensors), sizes the KV cache and starts the engine's threads. `options` (may be NULL) holds engine-scope keys
+ * (see di_options_schema); it is copied, not kept.
+ * Errors: DI_E_INVALID_ARG (NULL out, a key of another scope, a bad value, named),
+ *         DI_E_NOT_FOUND / DI_E_IO / DI_E_PARSE (model files), DI_E_UNSUPPORTED (model family or
+ *         device), DI_E_LIMIT (kv_cache_bytes cannot hold one max_model_len sequence), DI_E_OOM.
+ * Thread-safety: any thread. */
+DI_API di_status di_engine_create(const char* model_dir, size_t model_dir_len,
+                                  const di_options* options, di_engine** out, di_error** err);
+
+/* Cancels every unfinished request (each receives its final DI_FINISH_CANCELLED chunk), joins
+ * the engine's threads and frees the model and the cache. Accepts NULL. Requests stay valid
+ * handles until di_request_destroy. Must not run concurrently with other calls on the same
+ * engine, nor from a di_chunk_callback. */
+DI_API void di_engine_destroy(di_engine* engine);
+
+/* Submits a prompt of `num_ids` token ids with sampling options (`sampling` may be NULL:
+ * temperature 1, no limit but max_model_len) and returns at once with *out. With `on_chunk`
+ * set, every chunk goes to the callback (with `user_data`) and di_poll_chunk is not used;
+ * otherwise chunks queue for di_poll_chunk.
+ * Errors: DI_E_INVALID_ARG (NULL engine/ids/out, empty prompt, an id outside the vocabulary,
+ *         a sampling value out of range or a key of another scope — the message names it),
+ *         DI_E_LIMIT (prompt + max_tokens over max_model_len, n over max_num_seqs),
+ *         DI_E_STATE (engine shutting down), DI_E_OOM.
+ * Thread-safety: any thread. */
+DI_API di_status di_submit(di_engine* engine, const int32_t* ids, size_t num_ids,
+                           const di_options* sampling, di_chunk_callback on_chunk,
+                           void* user_data, di_request** out, di_error** err);
+
+/* Pulls the next chunk of `request`. Waits up to `timeout_ms` (0 = don't wait, -1 = forever).
+ * Returns DI_OK (*chunk filled, see di_chunk for lifetimes), DI_TIMEOUT, DI_END_OF_STREAM
+ * (after the chunk with is_final = 1 was taken), or an error: DI_E_INVALID_ARG (NULL request or
+ * chunk, struct_size 0), DI_E_STATE (the request delivers to a callback).
+ * Thread-safety: one poller per request at a time; di_cancel may run concurrently. */
+DI_API di_status di_poll_chunk(di_request* request, int32_t timeout_ms, di_chunk* chunk,
+                               di_error** err);
+
+/* Asks the engine to end `request` early: its unfinished completions end with
+ * DI_FINISH_CANCELLED and their KV blocks return to the pool. Idempotent; a finished request
+ * or a destroyed engine makes it a no-op. Returns DI_OK, or DI_E_INVALID_ARG for NULL.
+ * Thread-safety: any thread, including a di_chunk_callback. */
+DI_API di_status di_cancel(di_request* request, di_error** err);
+
+/* Returns the request's engine-wide id (as in di_chunk.request_id), or 0 for NULL. */
+DI_API uint64_t di_request_id(const di_request* request);
+
+/* Releases the handle; an unfinished request is cancelled first (a callback request still
+ * receives its final chunk). Accepts NULL. Must not run concurrently with di_poll_chunk on the
+ * same request. */
+DI_API void di_request_destroy(di_request* request);
+
+/* Writes the engine's metrics into a NUL-terminated buffer the caller frees with di_free:
+ * `format` 0 = one JSON object (queue lengths, KV use, prefix-cache hit rate, tokens/s, time to
+ * first token and inter-token latency histograms), 1 = Prometheus text exposition.
+ * Errors: DI_E_INVALID_ARG (NULL engine/out, unknown format), DI_E_OOM. Thread-safety: any. */
+DI_API di_status di_engine_metrics(di_engine* engine, int32_t format, char** out, size_t* len,
+                                   di_error** err);
+
+/* Writes a JSON object describing the engine into a buffer freed with di_free: the model
+ * (family, model_dir, vocab_size, eos ids), the limits in force (max_model_len, max_num_seqs,
+ * max_num_batched_tokens, block_size, kv_cache_bytes, KV blocks) and the device.
+ * Errors: DI_E_INVALID_ARG (NULL engine/out), DI_E_OOM. Thread-safety: any thread. */
+DI_API di_status di_engine_info(di_engine* engine, char** out, size_t* len, di_error** err);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -30,11 +30,15 @@ void EngineMetrics::on_request_finished() {
   ++requests_finished_;
 }
 
-void EngineMetrics::on_step(int64_t prompt_tokens, int64_t generation_tokens, const EngineGauges& gauges) {
+void EngineMetrics::on_step(int64_t prompt_tokens, int64_t generation_tokens) {
   std::lock_guard<std::mutex> l(mu_);
   prompt_tokens_ += prompt_tokens;
   generation_tokens_ += generation_tokens;
   ++steps_;
+}
+
+void EngineMetrics::set_gauges(const EngineGauges& gauges) {
+  std::lock_guard<std::mutex> l(mu_);
   gauges_ = gauges;
 }
 

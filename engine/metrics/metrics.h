@@ -43,7 +43,8 @@ class EngineMetrics {
 
   void on_request_submitted();
   void on_request_finished();
-  void on_step(int64_t prompt_tokens, int64_t generation_tokens, const EngineGauges& gauges);
+  void on_step(int64_t prompt_tokens, int64_t generation_tokens);
+  void set_gauges(const EngineGauges& gauges);
   void on_first_token(double seconds);  // time to first token
   void on_inter_token(double seconds);  // gap between two tokens of one completion
 

@@ -15,6 +15,7 @@ constexpr Command kCommands[] = {
     {"detokenize", "token ids -> text (JSON Lines on stdin and stdout)", cmd_detokenize},
     {"logits", "run a model over token ids and write float32 logits [tokens, vocab]", cmd_logits},
     {"generate", "greedy-decode from prompt token ids and print the new ids", cmd_generate},
+    {"make-tiny-model", "write the bundled tiny DeepSeek-V4 (random weights) and its tokenizer", cmd_make_tiny_model},
     {"render", "render a DeepSeek prompt from messages or an API request (JSON)", cmd_render},
     {"parse", "model output on stdin -> an API's events (SSE) or final response", cmd_parse},
 };

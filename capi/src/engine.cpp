@@ -1,0 +1,240 @@
+// The C ABI's Engine section: di_engine (an LLMEngine and its tokenizer text), di_request (a
+// request stream plus the buffers a di_chunk borrows), submit / poll / cancel / metrics / info.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "api_guard.h"
+#include "capi/src/engine_options.h"
+#include "engine/engine.h"
+#include "engine/model/model.h"
+
+namespace {
+
+using di::engine::CompletionChunk;
+using di::engine::LLMEngine;
+using di::engine::RequestStream;
+
+// Lets requests cancel through their engine without ever owning it: di_engine_destroy nulls
+// the pointer (under the mutex) before the engine goes away.
+struct CancelChannel {
+  std::mutex mu;
+  LLMEngine* engine = nullptr;
+  void cancel(uint64_t id) {
+    std::lock_guard<std::mutex> l(mu);
+    if (engine) engine->cancel(id);
+  }
+};
+
+// The storage a di_chunk's pointers borrow.
+struct ChunkBuffers {
+  CompletionChunk chunk;
+  std::vector<int32_t> top_ids;
+  std::vector<float> top_lps;
+
+  void fill(di_chunk* out) {
+    di_chunk c;
+    std::memset(&c, 0, sizeof c);
+    c.struct_size = sizeof(di_chunk);
+    c.index = static_cast<uint32_t>(chunk.index);
+    c.request_id = chunk.request_id;
+    c.token_ids = chunk.token_ids.data();
+    c.num_tokens = chunk.token_ids.size();
+    c.text = chunk.text.c_str();
+    c.text_len = chunk.text.size();
+    top_ids.clear();
+    top_lps.clear();
+    uint32_t k = 0;
+    for (const auto& row : chunk.top_logprobs) k = std::max<uint32_t>(k, static_cast<uint32_t>(row.size()));
+    for (const auto& row : chunk.top_logprobs) {
+      for (uint32_t i = 0; i < k; ++i) {
+        top_ids.push_back(i < row.size() ? row[i].first : -1);
+        top_lps.push_back(i < row.size() ? row[i].second : 0.0f);
+      }
+    }
+    c.logprobs = chunk.logprobs.empty() ? nullptr : chunk.logprobs.data();
+    c.num_top_logprobs = k;
+    c.top_logprob_ids = k ? top_ids.data() : nullptr;
+    c.top_logprobs = k ? top_lps.data() : nullptr;
+    c.finish_reason = static_cast<int32_t>(chunk.finish_reason);
+    c.is_final = chunk.is_final ? 1 : 0;
+    c.prompt_tokens = chunk.prompt_tokens;
+    c.cached_prompt_tokens = chunk.cached_prompt_tokens;
+    c.completion_tokens = chunk.completion_tokens;
+    c.error_message = chunk.error.c_str();
+    c.error_message_len = chunk.error.size();
+    const uint32_t n = std::min<uint32_t>(out->struct_size, sizeof(di_chunk));
+    std::memcpy(out, &c, n);
+    out->struct_size = n;
+  }
+};
+
+di_status copy_out(const std::string& text, char** out, size_t* len, di_error** err) {
+  char* buf = static_cast<char*>(std::malloc(text.size() + 1));
+  if (!buf) return di::capi::fail(err, DI_E_OOM, "out of memory");
+  std::memcpy(buf, text.data(), text.size());
+  buf[text.size()] = '\0';
+  *out = buf;
+  if (len) *len = text.size();
+  return DI_OK;
+}
+
+}  // namespace
+
+struct di_engine {
+  std::unique_ptr<LLMEngine> engine;
+  std::shared_ptr<CancelChannel> channel;
+};
+
+struct di_request {
+  std::shared_ptr<RequestStream> stream;
+  std::shared_ptr<CancelChannel> channel;
+  ChunkBuffers current;
+  bool ended = false;
+};
+
+extern "C" {
+
+DI_API di_status di_engine_create(const char* model_dir, size_t model_dir_len,
+                                  const di_options* options, di_engine** out, di_error** err) {
+  DI_API_BEGIN
+  DI_REQUIRE_ARG(model_dir, err);
+  DI_REQUIRE_ARG(out, err);
+  const std::string dir(model_dir, model_dir_len);
+  auto setup = di::capi::engine_setup_from_options(options);
+  if (!setup.is_ok()) return di::capi::fail(err, setup.status());
+  auto model = di::engine::load_model(dir, setup->model);
+  if (!model.is_ok()) return di::capi::fail(err, model.status());
+  auto engine = LLMEngine::create(std::move(model).value(), setup->config, nullptr);
+  if (!engine.is_ok()) return di::capi::fail(err, engine.status());
+  auto handle = std::make_unique<di_engine>();
+  handle->engine = std::move(engine).value();
+  handle->channel = std::make_shared<CancelChannel>();
+  handle->channel->engine = handle->engine.get();
+  *out = handle.release();
+  return DI_OK;
+  DI_API_END(err)
+}
+
+DI_API void di_engine_destroy(di_engine* engine) {
+  if (!engine) return;
+  try {
+    {
+      std::lock_guard<std::mutex> l(engine->channel->mu);
+      engine->channel->engine = nullptr;
+    }
+    engine->engine.reset();
+  } catch (...) {
+  }
+  delete engine;
+}
+
+DI_API di_status di_submit(di_engine* engine, const int32_t* ids, size_t num_ids,
+                           const di_options* sampling, di_chunk_callback on_chunk,
+                           void* user_data, di_request** out, di_error** err) {
+  DI_API_BEGIN
+  DI_REQUIRE_ARG(engine, err);
+  DI_REQUIRE_ARG(out, err);
+  if (ids == nullptr && num_ids > 0) return di::capi::fail(err, DI_E_INVALID_ARG, "ids: must not be NULL");
+  auto params = di::capi::sampling_from_options(sampling);
+  if (!params.is_ok()) return di::capi::fail(err, params.status());
+  RequestStream::Callback callback;
+  if (on_chunk) {
+    callback = [on_chunk, user_data](const CompletionChunk& chunk) {
+      ChunkBuffers b;
+      b.chunk = chunk;
+      di_chunk c;
+      c.struct_size = sizeof(di_chunk);
+      b.fill(&c);
+      on_chunk(&c, user_data);
+    };
+  }
+  std::vector<int32_t> prompt(ids, ids + num_ids);
+  auto stream = engine->engine->submit(std::move(prompt), std::move(params).value(), std::move(callback));
+  if (!stream.is_ok()) return di::capi::fail(err, stream.status());
+  auto req = std::make_unique<di_request>();
+  req->stream = std::move(stream).value();
+  req->channel = engine->channel;
+  *out = req.release();
+  return DI_OK;
+  DI_API_END(err)
+}
+
+DI_API di_status di_poll_chunk(di_request* request, int32_t timeout_ms, di_chunk* chunk,
+                               di_error** err) {
+  DI_API_BEGIN
+  DI_REQUIRE_ARG(request, err);
+  DI_REQUIRE_ARG(chunk, err);
+  if (chunk->struct_size == 0)
+    return di::capi::fail(err, DI_E_INVALID_ARG, "chunk->struct_size: set it to sizeof(di_chunk)");
+  if (request->stream->has_callback())
+    return di::capi::fail(err, DI_E_STATE, "request: its chunks go to the on_chunk callback, not to di_poll_chunk");
+  switch (request->stream->poll(timeout_ms < 0 ? -1 : timeout_ms, &request->current.chunk)) {
+    case RequestStream::Poll::kTimeout: return DI_TIMEOUT;
+    case RequestStream::Poll::kEnd: return DI_END_OF_STREAM;
+    case RequestStream::Poll::kChunk: break;
+  }
+  request->current.fill(chunk);
+  return DI_OK;
+  DI_API_END(err)
+}
+
+DI_API di_status di_cancel(di_request* request, di_error** err) {
+  DI_API_BEGIN
+  DI_REQUIRE_ARG(request, err);
+  if (!request->stream->finished()) request->channel->cancel(request->stream->id());
+  return DI_OK;
+  DI_API_END(err)
+}
+
+DI_API uint64_t di_request_id(const di_request* request) { return request ? request->stream->id() : 0; }
+
+DI_API void di_request_destroy(di_request* request) {
+  if (!request) return;
+  try {
+    if (!request->stream->finished()) request->channel->cancel(request->stream->id());
+  } catch (...) {
+  }
+  delete request;
+}
+
+DI_API di_status di_engine_metrics(di_engine* engine, int32_t format, char** out, size_t* len,
+                                   di_error** err) {
+  DI_API_BEGIN
+  DI_REQUIRE_ARG(engine, err);
+  DI_REQUIRE_ARG(out, err);
+  if (format != 0 && format != 1)
+    return di::capi::fail(err, DI_E_INVALID_ARG, "format: expected 0 (JSON) or 1 (Prometheus), got " + std::to_string(format));
+  return copy_out(format == 0 ? engine->engine->metrics_json() : engine->engine->metrics_prometheus(), out, len, err);
+  DI_API_END(err)
+}
+
+DI_API di_status di_engine_info(di_engine* engine, char** out, size_t* len, di_error** err) {
+  DI_API_BEGIN
+  DI_REQUIRE_ARG(engine, err);
+  DI_REQUIRE_ARG(out, err);
+  const di::engine::EngineInfo& i = engine->engine->info();
+  nlohmann::json j = {
+      {"model", {{"family", i.model.family}, {"model_dir", i.model.model_dir},
+                 {"vocab_size", i.model.vocab_size}, {"max_position_embeddings", i.model.max_position_embeddings},
+                 {"bos_token_id", i.model.bos_token_id}, {"eos_token_ids", i.model.eos_token_ids}}},
+      {"device", i.model.device},
+      {"limits", {{"max_model_len", i.config.max_model_len}, {"max_num_seqs", i.config.max_num_seqs},
+                  {"max_num_batched_tokens", i.config.max_num_batched_tokens}, {"block_size", i.config.block_size},
+                  {"kv_cache_bytes", i.config.kv_cache_bytes}, {"num_kv_blocks", i.num_kv_blocks},
+                  {"kv_block_bytes", i.kv_block_bytes}, {"kv_slot_bytes", i.kv_slot_bytes}}},
+      {"enable_prefix_caching", i.config.enable_prefix_caching},
+      {"async_scheduling", i.config.async_scheduling},
+      {"deterministic", i.config.deterministic},
+      {"tokenizer", engine->engine->has_token_text()},
+  };
+  return copy_out(j.dump(), out, len, err);
+  DI_API_END(err)
+}
+
+}  // extern "C"

@@ -1,0 +1,277 @@
+// The engine through the C ABI on DeepSeek-V4 fixtures whose greedy continuations come from
+// transformers: greedy equals transformers; 16 mixed-length requests give the same tokens batched
+// as alone (greedy, and seeded sampling in deterministic mode); a small KV budget preempts and
+// still matches; prefix-cache hits are reported and change nothing; cancel returns every block;
+// bad inputs are clear errors.
+#include <atomic>
+#include <cmath>
+#include <thread>
+
+#include "tests/capi_engine/capi_engine_fixture.h"
+
+namespace di_test {
+namespace {
+
+std::vector<std::vector<int32_t>> mixed_prompts(const V4Fixture& f) {
+  std::vector<std::vector<int32_t>> ps;
+  for (int i = 0; i < 16; ++i) {
+    const size_t len = 3 + (static_cast<size_t>(i) * 11) % (f.prompt.size() - 3);
+    std::vector<int32_t> p;
+    for (size_t k = 0; k < len; ++k) p.push_back(f.prompt[(k + static_cast<size_t>(i) * 5) % f.prompt.size()]);
+    ps.push_back(p);
+  }
+  return ps;
+}
+
+std::vector<Completion> run_all(di_engine* e, const std::vector<std::vector<int32_t>>& prompts,
+                                const std::function<std::string(int)>& sampling) {
+  std::vector<Request> reqs;
+  for (size_t i = 0; i < prompts.size(); ++i) reqs.push_back(submit(e, prompts[i], sampling(static_cast<int>(i))));
+  std::vector<Completion> out;
+  for (auto& r : reqs) out.push_back(drain(r.get())[0]);
+  return out;
+}
+
+void wait_pool_full(di_engine* e) {
+  nlohmann::json m;
+  for (int i = 0; i < 1000; ++i) {
+    m = metrics(e);
+    if (m["kv_blocks_free"] == m["kv_blocks_total"] && m["num_requests_running"] == 0) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(m["kv_blocks_free"], m["kv_blocks_total"]);
+}
+
+TEST(CapiEngine, GreedyEqualsTransformersOnEveryV4Fixture) {
+  for (const char* name : {"mixed_yarn_hc2", "hca_csa_hc3_clip", "odd_rates_hc4", "real_rates_long"}) {
+    V4Fixture f = load_v4_fixture(name);
+    Engine e = engine(f.dir, R"({"max_num_batched_tokens": 64, "max_num_seqs": 4})");
+    Request r = submit(e.get(), f.prompt,
+                       R"({"temperature": 0, "ignore_eos": 1, "max_tokens": )" + std::to_string(f.greedy.size()) + "}");
+    auto out = drain(r.get());
+    EXPECT_EQ(out[0].tokens, f.greedy) << name;
+    EXPECT_EQ(out[0].finish, DI_FINISH_LENGTH);
+  }
+}
+
+TEST(CapiEngine, SixteenMixedRequestsBatchedEqualAlone) {
+  V4Fixture f = load_v4_fixture("odd_rates_hc4");
+  const std::string cfg = R"({"max_model_len": 256, "max_num_batched_tokens": 24, "block_size": 8})";
+  auto prompts = mixed_prompts(f);
+  auto greedy = [](int) { return std::string(R"({"temperature": 0, "ignore_eos": 1, "max_tokens": 12})"); };
+  Engine batched_engine = engine(f.dir, cfg);
+  auto batched = run_all(batched_engine.get(), prompts, greedy);
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    Engine alone = engine(f.dir, cfg);
+    EXPECT_EQ(batched[i].tokens, run_all(alone.get(), {prompts[i]}, greedy)[0].tokens) << i;
+    EXPECT_EQ(batched[i].tokens.size(), 12u);
+  }
+}
+
+TEST(CapiEngine, SeededSamplingInDeterministicModeIsBatchInvariant) {
+  V4Fixture f = load_v4_fixture("mixed_yarn_hc2");
+  const std::string cfg = R"({"max_model_len": 256, "max_num_batched_tokens": 16, "deterministic": 1})";
+  auto prompts = mixed_prompts(f);
+  auto sampled = [](int i) {
+    return R"({"temperature": 0.9, "top_p": 0.95, "top_k": 50, "ignore_eos": 1, "max_tokens": 10, "seed": )" +
+           std::to_string(100 + i) + "}";
+  };
+  Engine batched_engine = engine(f.dir, cfg);
+  auto batched = run_all(batched_engine.get(), prompts, sampled);
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    Engine alone = engine(f.dir, cfg);
+    EXPECT_EQ(batched[i].tokens, run_all(alone.get(), {prompts[i]}, [&](int) { return sampled(static_cast<int>(i)); })[0].tokens) << i;
+  }
+}
+
+TEST(CapiEngine, SmallKvBudgetPreemptsAndCompletesWithTheSameTokens) {
+  V4Fixture f = load_v4_fixture("mixed_yarn_hc2");
+  Engine probe = engine(f.dir, R"({"max_model_len": 128, "max_num_seqs": 8})");
+  char* text = nullptr;
+  ASSERT_EQ(di_engine_info(probe.get(), &text, nullptr, nullptr), DI_OK);
+  nlohmann::json info = nlohmann::json::parse(text);
+  di_free(text);
+  const int64_t block = info["limits"]["kv_block_bytes"], slot = info["limits"]["kv_slot_bytes"];
+  // 16 slots (8 running + 8 checkpoints) and blocks for ~1.5 full-length sequences.
+  const int64_t bytes = 16 * slot + 12 * block;
+  const std::string small = R"({"max_model_len": 128, "max_num_seqs": 8, "kv_cache_bytes": )" + std::to_string(bytes) + "}";
+  auto prompts = mixed_prompts(f);
+  auto greedy = [](int) { return std::string(R"({"temperature": 0, "ignore_eos": 1, "max_tokens": 40})"); };
+  Engine e = engine(f.dir, small);
+  auto out = run_all(e.get(), prompts, greedy);
+  EXPECT_GT(metrics(e.get())["num_preemptions"].get<int64_t>(), 0);
+  Engine roomy = engine(f.dir, R"({"max_model_len": 128, "max_num_seqs": 8})");
+  auto ref = run_all(roomy.get(), prompts, greedy);
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    EXPECT_EQ(out[i].tokens, ref[i].tokens) << i;
+    EXPECT_EQ(out[i].finish, DI_FINISH_LENGTH);
+  }
+  wait_pool_full(e.get());
+}
+
+TEST(CapiEngine, PrefixCacheHitsAreReportedAndChangeNoOutput) {
+  V4Fixture f = load_v4_fixture("hca_csa_hc3_clip");
+  std::vector<std::vector<int32_t>> followups;
+  for (int i = 0; i < 4; ++i) {
+    auto p = f.prompt;
+    for (int k = 0; k <= i * 3; ++k) p.push_back(f.prompt[(static_cast<size_t>(k) * 7 + static_cast<size_t>(i)) % f.prompt.size()]);
+    followups.push_back(p);
+  }
+  auto greedy = [](int) { return std::string(R"({"temperature": 0, "ignore_eos": 1, "max_tokens": 8})"); };
+  Engine on = engine(f.dir, R"({"max_model_len": 256, "block_size": 8})");
+  Engine off = engine(f.dir, R"({"max_model_len": 256, "block_size": 8, "enable_prefix_caching": 0})");
+  run_all(on.get(), {f.prompt}, greedy);
+  auto hit = run_all(on.get(), followups, greedy);
+  auto miss = run_all(off.get(), followups, greedy);
+  int64_t hits = 0;
+  for (size_t i = 0; i < followups.size(); ++i) {
+    EXPECT_EQ(hit[i].tokens, miss[i].tokens) << i;
+    EXPECT_GT(hit[i].cached, 0) << i;
+    EXPECT_EQ(hit[i].cached % 8, 0);
+    EXPECT_EQ(miss[i].cached, 0);
+    hits += hit[i].cached;
+  }
+  nlohmann::json m = metrics(on.get());
+  EXPECT_EQ(m["prefix_cache_hits"].get<int64_t>(), hits);
+  EXPECT_GT(m["prefix_cache_hit_rate"].get<double>(), 0.0);
+}
+
+TEST(CapiEngine, CancelDuringPrefillAndDuringDecodeReturnsEveryBlock) {
+  V4Fixture f = load_v4_fixture("real_rates_long");  // a 300-token prompt
+  Engine e = engine(f.dir, R"({"max_model_len": 1024, "max_num_batched_tokens": 2})");
+  Request r = submit(e.get(), f.prompt, R"({"temperature": 0, "max_tokens": 4})");
+  ASSERT_EQ(di_cancel(r.get(), nullptr), DI_OK);
+  auto out = drain(r.get());
+  EXPECT_EQ(out[0].finish, DI_FINISH_CANCELLED);
+  EXPECT_TRUE(out[0].tokens.empty());
+  wait_pool_full(e.get());
+
+  // During decode: the callback cancels at the first token; 500 more could follow.
+  struct State {
+    std::atomic<int> tokens{0};
+    std::atomic<int> finish{-1};
+    std::atomic<bool> final{false};
+    di_request* req = nullptr;
+    std::atomic<bool> ready{false};
+  } st;
+  auto cb = [](const di_chunk* c, void* user) {
+    auto* s = static_cast<State*>(user);
+    s->tokens += static_cast<int>(c->num_tokens);
+    while (!s->ready) std::this_thread::yield();
+    if (c->num_tokens > 0) di_cancel(s->req, nullptr);
+    if (c->finish_reason != DI_FINISH_NONE) s->finish = c->finish_reason;
+    if (c->is_final) s->final = true;
+  };
+  Options o = options(R"({"temperature": 0, "ignore_eos": 1, "max_tokens": 500})");
+  di_request* raw = nullptr;
+  std::vector<int32_t> prompt(f.prompt.begin(), f.prompt.begin() + 20);
+  ASSERT_EQ(di_submit(e.get(), prompt.data(), prompt.size(), o.get(), cb, &st, &raw, nullptr), DI_OK);
+  st.req = raw;
+  st.ready = true;
+  for (int i = 0; i < 2000 && !st.final; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_TRUE(st.final);
+  EXPECT_EQ(st.finish.load(), DI_FINISH_CANCELLED);
+  EXPECT_LT(st.tokens.load(), 500);
+  di_chunk c;
+  c.struct_size = sizeof c;
+  EXPECT_EQ(di_poll_chunk(raw, 0, &c, nullptr), DI_E_STATE);  // callback requests are not polled
+  di_request_destroy(raw);
+  wait_pool_full(e.get());
+}
+
+TEST(CapiEngine, NGreaterThanOneGreedyGivesNCopiesOfTransformersGreedy) {
+  V4Fixture f = load_v4_fixture("mixed_yarn_hc2");
+  Engine e = engine(f.dir, R"({"max_model_len": 256})");
+  Request r = submit(e.get(), f.prompt, R"({"temperature": 0, "ignore_eos": 1, "n": 3, "max_tokens": )" +
+                                            std::to_string(f.greedy.size()) + "}");
+  auto out = drain(r.get(), 3);
+  for (const Completion& c : out) EXPECT_EQ(c.tokens, f.greedy);
+}
+
+TEST(CapiEngine, BadInputsAreClearErrors) {
+  V4Fixture f = load_v4_fixture("mixed_yarn_hc2");
+  Engine e = engine(f.dir, R"({"max_model_len": 256})");
+  auto expect = [&](const std::vector<int32_t>& ids, const std::string& sampling, di_status code, const std::string& needle) {
+    Options o = options(sampling);
+    di_request* r = nullptr;
+    di_error* err = nullptr;
+    EXPECT_EQ(di_submit(e.get(), ids.data(), ids.size(), o.get(), nullptr, nullptr, &r, &err), code) << needle;
+    EXPECT_EQ(r, nullptr);
+    EXPECT_NE(std::string(di_error_message(err)).find(needle), std::string::npos) << di_error_message(err);
+    di_error_destroy(err);
+  };
+  expect({}, "{}", DI_E_INVALID_ARG, "prompt");
+  expect({1, 512}, "{}", DI_E_INVALID_ARG, "prompt[1]");
+  expect({1}, R"({"max_tokens": 0})", DI_E_INVALID_ARG, "max_tokens");
+  expect({1}, R"({"temperature": -1})", DI_E_INVALID_ARG, "temperature");
+  expect({1}, R"({"top_p": 0})", DI_E_INVALID_ARG, "top_p");
+  expect({1}, R"({"top_p": 1.5})", DI_E_INVALID_ARG, "top_p");
+  expect({1}, R"({"stop_token_ids": [9999]})", DI_E_INVALID_ARG, "stop_token_ids[0]");
+  expect({1}, R"({"max_tokens": 1000})", DI_E_LIMIT, "max_model_len");
+  expect({1}, R"({"stop": ["x"]})", DI_E_INVALID_ARG, "stop");  // no tokenizer.json in the fixture
+
+  di_options* o = nullptr;
+  di_options_create(&o, nullptr);
+  di_error* err = nullptr;
+  EXPECT_EQ(di_options_set_f64(o, "temperature", std::nan(""), &err), DI_E_INVALID_ARG);
+  di_error_destroy(err);
+  err = nullptr;
+  EXPECT_EQ(di_options_set_i64(o, "no_such_option", 1, &err), DI_E_UNSUPPORTED);
+  EXPECT_NE(std::string(di_error_message(err)).find("no_such_option"), std::string::npos);
+  di_error_destroy(err);
+  err = nullptr;
+  ASSERT_EQ(di_options_set_i64(o, "block_size", 8, nullptr), DI_OK);  // an engine key
+  di_request* r = nullptr;
+  int32_t id = 1;
+  EXPECT_EQ(di_submit(e.get(), &id, 1, o, nullptr, nullptr, &r, &err), DI_E_INVALID_ARG);
+  EXPECT_NE(std::string(di_error_message(err)).find("block_size"), std::string::npos);
+  di_error_destroy(err);
+  di_options_destroy(o);
+
+  EXPECT_EQ(di_submit(nullptr, &id, 1, nullptr, nullptr, nullptr, &r, nullptr), DI_E_INVALID_ARG);
+  EXPECT_EQ(di_poll_chunk(nullptr, 0, nullptr, nullptr), DI_E_INVALID_ARG);
+  EXPECT_EQ(di_cancel(nullptr, nullptr), DI_E_INVALID_ARG);
+  di_request_destroy(nullptr);
+  di_engine_destroy(nullptr);
+
+  di_engine* bad = nullptr;
+  err = nullptr;
+  const std::string missing = f.dir + "/no-such-dir";
+  EXPECT_NE(di_engine_create(missing.data(), missing.size(), nullptr, &bad, &err), DI_OK);
+  EXPECT_EQ(bad, nullptr);
+  di_error_destroy(err);
+  Options tiny_kv = options(R"({"kv_cache_bytes": 1000, "max_model_len": 256})");
+  err = nullptr;
+  EXPECT_EQ(di_engine_create(f.dir.data(), f.dir.size(), tiny_kv.get(), &bad, &err), DI_E_LIMIT);
+  EXPECT_NE(std::string(di_error_message(err)).find("kv_cache_bytes"), std::string::npos);
+  di_error_destroy(err);
+}
+
+TEST(CapiEngine, InfoAndMetricsDescribeTheEngine) {
+  V4Fixture f = load_v4_fixture("mixed_yarn_hc2");
+  Engine e = engine(f.dir, R"({"max_model_len": 200, "max_num_seqs": 5})");
+  char* text = nullptr;
+  size_t len = 0;
+  ASSERT_EQ(di_engine_info(e.get(), &text, &len, nullptr), DI_OK);
+  nlohmann::json info = nlohmann::json::parse(std::string(text, len));
+  di_free(text);
+  EXPECT_EQ(info["model"]["family"], "deepseek_v4");
+  EXPECT_EQ(info["model"]["vocab_size"], 512);
+  EXPECT_EQ(info["limits"]["max_model_len"], 200);
+  EXPECT_EQ(info["limits"]["max_num_seqs"], 5);
+  EXPECT_EQ(info["device"], "cpu");
+  Request r = submit(e.get(), f.prompt, R"({"temperature": 0, "max_tokens": 3})");
+  drain(r.get());
+  nlohmann::json m = metrics(e.get());
+  EXPECT_EQ(m["generation_tokens"], 3);
+  EXPECT_EQ(m["time_to_first_token_seconds"]["count"], 1);
+  EXPECT_EQ(m["inter_token_latency_seconds"]["count"], 2);
+  ASSERT_EQ(di_engine_metrics(e.get(), 1, &text, nullptr, nullptr), DI_OK);
+  const std::string prom(text);
+  di_free(text);
+  EXPECT_NE(prom.find("# TYPE deepinfer_generation_tokens_total counter\ndeepinfer_generation_tokens_total 3\n"), std::string::npos);
+  EXPECT_EQ(di_engine_metrics(e.get(), 7, &text, nullptr, nullptr), DI_E_INVALID_ARG);
+}
+
+}  // namespace
+}  // namespace di_test

@@ -311,15 +311,16 @@ DI_API di_status di_tokenizer_special_ids(const di_tokenizer* tokenizer, int32_t
  * Different parsers are independent. */
 typedef struct di_parser di_parser;
 
-/* How a chunk ended the output (di_parse_chunk.finish_reason). */
+/* How a chunk ended the output (di_parse_chunk.finish_reason). The values equal the engine's
+ * DI_FINISH_* of the same name, so a di_chunk's finish_reason can be copied as it is. */
 enum {
   DI_PARSE_FINISH_NONE = 0,            /* more output follows */
   DI_PARSE_FINISH_STOP = 1,            /* the model ended its turn (EOS) */
   DI_PARSE_FINISH_LENGTH = 2,          /* max tokens or context reached */
   DI_PARSE_FINISH_STOP_SEQUENCE = 3,   /* the engine matched a stop string */
-  DI_PARSE_FINISH_CONTENT_FILTER = 4,  /* a filter stopped the output */
-  DI_PARSE_FINISH_CANCELLED = 5,       /* cancelled: becomes the API's error event */
-  DI_PARSE_FINISH_ERROR = 6            /* the engine failed: the API's error event */
+  DI_PARSE_FINISH_CANCELLED = 4,       /* cancelled: becomes the API's error event */
+  DI_PARSE_FINISH_ERROR = 5,           /* the engine failed: the API's error event */
+  DI_PARSE_FINISH_CONTENT_FILTER = 6   /* a filter stopped the output */
 };
 
 /* One piece of model output for di_parse_push. Set struct_size = sizeof(di_parse_chunk); fields
@@ -380,6 +381,15 @@ DI_API void di_parser_destroy(di_parser* parser);
  *         token_ids with a non-zero length). */
 DI_API di_status di_parse_push(di_parser* parser, const di_parse_chunk* chunk,
                                di_parse_event_fn on_event, void* user_data, di_error** err);
+
+/* Feeds one engine chunk (as di_poll_chunk or a di_chunk_callback delivered it) exactly like
+ * di_parse_push with the chunk's text, token ids, finish_reason, usage counts and error message.
+ * Only chunks of one completion (one di_chunk.index) belong to one parser. The chunk and its
+ * pointers are only read during the call. Returns and errors as di_parse_push (struct_size
+ * must cover the fields up to error_message_len). */
+struct di_chunk; /* the engine's output record, defined in the Engine section below */
+DI_API di_status di_parse_push_chunk(di_parser* parser, const struct di_chunk* chunk,
+                                     di_parse_event_fn on_event, void* user_data, di_error** err);
 
 /* Ends the output without a finish reason from the engine ("end of stream", reported as a
  * normal stop) and delivers the remaining events. Idempotent: after the end it delivers

@@ -54,3 +54,37 @@ TEST(ParserOptions, ErrorsNameTheKey) {
 
 }  // namespace
 }  // namespace di::recipe
+
+#include "recipe/stream/parser_options_from_prepared.h"
+
+namespace di::recipe {
+namespace {
+
+TEST(ParserOptions, FromPreparedCarriesParsingToolsAndModel) {
+  Prepared p;
+  p.protocol = Protocol::kResponses;
+  p.encoding = "dsv4";
+  p.model = "deepseek-v4";
+  p.stream = true;
+  p.parsing.reasoning_initial_stage = true;
+  p.parsing.parse_tool_calls = true;
+  p.parsing.stop_sequences = {"END"};
+  p.conversation.thinking = true;
+  ToolDefinition t;
+  t.name = "apply_patch";
+  t.custom = true;
+  t.parameters = ordered_json::parse(R"({"type":"object"})");
+  p.conversation.tools.push_back(t);
+  ParserOptions o = parser_options_from_prepared(p);
+  EXPECT_EQ(o.protocol, Protocol::kResponses);
+  EXPECT_EQ(o.encoding, EncodingVersion::kDsv4);
+  EXPECT_TRUE(o.prompt_opened_thinking && o.thinking && o.parse_tool_calls && o.stream);
+  ASSERT_EQ(o.tools.size(), 1u);
+  EXPECT_EQ(o.tools[0].type, "custom");
+  EXPECT_EQ(o.tools[0].parameters["type"], "object");
+  EXPECT_EQ(o.stop_sequences, std::vector<std::string>{"END"});
+  EXPECT_EQ(o.model, "deepseek-v4");
+}
+
+}  // namespace
+}  // namespace di::recipe

@@ -205,6 +205,96 @@ DI_API const char* di_options_schema(void);
 /* Tokenizer                                                                                */
 /* ======================================================================================== */
 
+/* A Hugging Face tokenizer.json byte-level BPE tokenizer (DeepSeek V3/V4, Llama-3, Qwen2/3)
+ * whose ids match the reference implementation. Immutable once created: every call below
+ * that takes a `const di_tokenizer*` may run concurrently from any number of threads. */
+typedef struct di_tokenizer di_tokenizer;
+
+/* Flags of di_tokenizer_encode. */
+#define DI_TOKENIZE_ADDED_TOKENS 1u /* recognise added and special tokens written in the text */
+#define DI_TOKENIZE_ADD_SPECIAL 2u  /* add the BOS/EOS the tokenizer's post-processor adds */
+/* Flags of di_tokenizer_decode. */
+#define DI_DECODE_SKIP_SPECIAL 1u   /* leave out tokens marked "special" */
+
+/* Loads a tokenizer from `path` (`path_len` bytes of UTF-8): a model directory holding
+ * tokenizer.json (and, when present, tokenizer_config.json for bos/eos/add_bos_token) or a
+ * tokenizer.json file. On success *out receives a tokenizer the caller releases with
+ * di_tokenizer_destroy.
+ * Errors: DI_E_INVALID_ARG (NULL path or out), DI_E_NOT_FOUND / DI_E_IO (files),
+ *         DI_E_PARSE (malformed JSON or fields; the message names the field),
+ *         DI_E_UNSUPPORTED (a normalizer, pre-tokenizer, model, post-processor or decoder this
+ *         library does not implement; the message names it), DI_E_OOM.
+ * Thread-safety: any thread. */
+DI_API di_status di_tokenizer_create(const char* path, size_t path_len, di_tokenizer** out,
+                                     di_error** err);
+
+/* Releases `tokenizer`. Accepts NULL. Never fails. The caller must ensure no other call on it
+ * is running. */
+DI_API void di_tokenizer_destroy(di_tokenizer* tokenizer);
+
+/* Encodes `len` bytes of UTF-8 `text` into token ids. `flags` is a bitwise OR of
+ * DI_TOKENIZE_* values: without DI_TOKENIZE_ADDED_TOKENS every character is plain text (a
+ * user who types "<|im_end|>" gets the ids of those characters, never the control token).
+ * *ids receives an array of *num_ids ids the caller frees with di_free (non-NULL even when
+ * empty). `text` may be NULL only when `len` is 0.
+ * Errors: DI_E_INVALID_ARG (NULL tokenizer/ids/num_ids, invalid UTF-8, unknown flag bits),
+ *         DI_E_OOM. Thread-safety: any thread. */
+DI_API di_status di_tokenizer_encode(const di_tokenizer* tokenizer, const char* text, size_t len,
+                                     uint32_t flags, int32_t** ids, size_t* num_ids,
+                                     di_error** err);
+
+/* Encodes a prompt made of `num_segments` segments, each on its own: segment i is the
+ * `lens[i]` bytes at `texts[i]`; when `special[i]` is non-zero it is template text in which
+ * added and special tokens are recognised, otherwise it is content encoded as plain text.
+ * *ids receives all ids (free with di_free); *special_ranges receives *num_ranges pairs
+ * [begin, end) flattened as 2 * *num_ranges uint32_t values (free with di_free): the ids that
+ * came from special segments, adjacent ones merged. No BOS/EOS is added.
+ * Errors: DI_E_INVALID_ARG (NULL pointers where num_segments > 0, invalid UTF-8 in a segment;
+ *         the message names "segments[i]"), DI_E_OOM. Thread-safety: any thread. */
+DI_API di_status di_tokenizer_encode_segments(const di_tokenizer* tokenizer,
+                                              const char* const* texts, const size_t* lens,
+                                              const uint8_t* special, size_t num_segments,
+                                              int32_t** ids, size_t* num_ids,
+                                              uint32_t** special_ranges, size_t* num_ranges,
+                                              di_error** err);
+
+/* Decodes `num_ids` ids into UTF-8 text: *text receives a NUL-terminated string the caller
+ * frees with di_free and *len (may be NULL) its length. Bytes that do not form valid UTF-8
+ * become U+FFFD. `flags`: 0 or DI_DECODE_SKIP_SPECIAL.
+ * Errors: DI_E_INVALID_ARG (NULL tokenizer/text, NULL ids with num_ids > 0, an id outside the
+ *         vocabulary: the message names its index), DI_E_OOM. Thread-safety: any thread. */
+DI_API di_status di_tokenizer_decode(const di_tokenizer* tokenizer, const int32_t* ids,
+                                     size_t num_ids, uint32_t flags, char** text, size_t* len,
+                                     di_error** err);
+
+/* The raw bytes token `id` stands for (they may be part of a UTF-8 character, so they are not
+ * necessarily valid UTF-8): *bytes receives a NUL-terminated copy the caller frees with
+ * di_free and *len its length.
+ * Errors: DI_E_INVALID_ARG (NULL argument, id outside the vocabulary), DI_E_OOM.
+ * Thread-safety: any thread. */
+DI_API di_status di_tokenizer_token_to_piece(const di_tokenizer* tokenizer, int32_t id,
+                                             char** bytes, size_t* len, di_error** err);
+
+/* Looks up the id of a token by its spelling in tokenizer.json: an added or special token's
+ * content ("<|im_end|>") or a vocab entry in the
+ * byte-level alphabet ("\xC4\xA0the", i.e. U+0120 followed by "the"). On DI_OK *id
+ * receives it.
+ * Errors: DI_E_INVALID_ARG (NULL tokenizer/id, NULL token with len > 0),
+ *         DI_E_NOT_FOUND (no such token). Thread-safety: any thread. */
+DI_API di_status di_tokenizer_token_id(const di_tokenizer* tokenizer, const char* token,
+                                       size_t len, int32_t* id, di_error** err);
+
+/* Returns the number of ids (the largest id + 1, added tokens included), or -1 for a NULL
+ * tokenizer. Thread-safety: any thread. Never fails otherwise. */
+DI_API int64_t di_tokenizer_vocab_size(const di_tokenizer* tokenizer);
+
+/* Reports tokenizer_config.json's BOS and EOS ids (-1 when not configured) and whether
+ * DI_TOKENIZE_ADD_SPECIAL prepends the BOS (1) or not (0). Each out pointer may be NULL.
+ * Errors: DI_E_INVALID_ARG (NULL tokenizer). Thread-safety: any thread. */
+DI_API di_status di_tokenizer_special_ids(const di_tokenizer* tokenizer, int32_t* bos_id,
+                                          int32_t* eos_id, int32_t* add_bos_token,
+                                          di_error** err);
+
 /* ======================================================================================== */
 /* Recipe: API request -> prompt and token ids                                              */
 /* ======================================================================================== */

@@ -12,6 +12,8 @@ struct Command {
 };
 
 int cmd_info(int argc, char** argv);
+int cmd_tokenize(int argc, char** argv);
+int cmd_detokenize(int argc, char** argv);
 int cmd_make_tiny_model(int argc, char** argv);
 int cmd_logits(int argc, char** argv);
 int cmd_generate(int argc, char** argv);

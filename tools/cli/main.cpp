@@ -11,6 +11,8 @@ namespace {
 
 constexpr Command kCommands[] = {
     {"info", "print the version and what this build can do (JSON)", cmd_info},
+    {"tokenize", "text -> token ids (JSON Lines on stdin and stdout)", cmd_tokenize},
+    {"detokenize", "token ids -> text (JSON Lines on stdin and stdout)", cmd_detokenize},
     {"logits", "run a model over token ids and write float32 logits [tokens, vocab]", cmd_logits},
     {"generate", "greedy-decode from prompt token ids and print the new ids", cmd_generate},
     {"make-tiny-model", "write the bundled tiny DeepSeek-V4 (random weights) and its tokenizer", cmd_make_tiny_model},

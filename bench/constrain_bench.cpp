@@ -2,7 +2,7 @@
 // DeepSeek-V3 vocabulary (128k tokens), walking each schema's valid instances token by token.
 // The ceiling it is compared with, measured in the same run: the naive mask (every token checked
 // on its own against the matcher). Appends a row to bench/RESULTS.md with --record.
-//   constrain_bench [--dir DIR] [--record] [--limit N]
+//   constrain_bench [--dir DIR] [--record] [--limit N]   (run from a Release/RelWithDebInfo build)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>

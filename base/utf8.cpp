@@ -58,3 +58,37 @@ size_t utf8_complete_prefix(std::string_view s) {
 }
 
 }  // namespace di
+
+namespace di {
+
+std::string utf8_lossy(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  size_t i = 0;
+  while (i < s.size()) {
+    const int n = sequence_length(s, i);
+    if (n > 0) {
+      out.append(s.data() + i, n);
+      i += n;
+      continue;
+    }
+    // The maximal subpart: the lead byte plus the continuation bytes that were still valid.
+    const uint8_t c = static_cast<uint8_t>(s[i]);
+    size_t len = 1;
+    int need = c >= 0xC2 && c <= 0xDF ? 1 : c >= 0xE0 && c <= 0xEF ? 2 : c >= 0xF0 && c <= 0xF4 ? 3 : 0;
+    uint8_t lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80;
+    uint8_t hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
+    for (int k = 0; k < need && i + len < s.size(); ++k) {
+      const uint8_t t = static_cast<uint8_t>(s[i + len]);
+      if (t < lo || t > hi) break;
+      ++len;
+      lo = 0x80;
+      hi = 0xBF;
+    }
+    out.append("\xEF\xBF\xBD");
+    i += len;
+  }
+  return out;
+}
+
+}  // namespace di

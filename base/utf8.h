@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace di {
@@ -14,5 +15,13 @@ bool utf8_valid(std::string_view s);
 // incomplete (but so far valid) sequence as not yet complete. Invalid bytes count as complete
 // single bytes so a stream never stalls on garbage.
 size_t utf8_complete_prefix(std::string_view s);
+
+}  // namespace di
+
+namespace di {
+
+// Converts bytes to well-formed UTF-8, replacing each maximal ill-formed subpart with U+FFFD
+// (Unicode's "substitution of maximal subparts", as Rust's from_utf8_lossy and WHATWG decode).
+std::string utf8_lossy(std::string_view s);
 
 }  // namespace di

@@ -8,9 +8,10 @@ cd "$(dirname "$0")/.."
 DEBIAN_PACKAGES=(
   build-essential cmake pkg-config git ca-certificates
   googletest libgtest-dev libgmock-dev libbenchmark-dev
-  nlohmann-json3-dev libutf8proc-dev libcurl4-openssl-dev libwebp-dev libstb-dev
+  nlohmann-json3-dev libutf8proc-dev libcurl4-openssl-dev libwebp-dev libstb-dev libturbojpeg0-dev
   libcpp-httplib-dev
   python3 python3-dev python3-pybind11 pybind11-dev python3-pytest python3-numpy python3-setuptools
+  python3-jsonschema
   openjdk-17-jdk-headless junit5
   golang-go
   abigail-tools binutils valgrind

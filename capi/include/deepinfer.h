@@ -205,9 +205,197 @@ DI_API const char* di_options_schema(void);
 /* Tokenizer                                                                                */
 /* ======================================================================================== */
 
+/* A Hugging Face tokenizer.json byte-level BPE tokenizer (DeepSeek V3/V4, Llama-3, Qwen2/3)
+ * whose ids match the reference implementation. Immutable once created: every call below
+ * that takes a `const di_tokenizer*` may run concurrently from any number of threads. */
+typedef struct di_tokenizer di_tokenizer;
+
+/* Flags of di_tokenizer_encode. */
+#define DI_TOKENIZE_ADDED_TOKENS 1u /* recognise added and special tokens written in the text */
+#define DI_TOKENIZE_ADD_SPECIAL 2u  /* add the BOS/EOS the tokenizer's post-processor adds */
+/* Flags of di_tokenizer_decode. */
+#define DI_DECODE_SKIP_SPECIAL 1u   /* leave out tokens marked "special" */
+
+/* Loads a tokenizer from `path` (`path_len` bytes of UTF-8): a model directory holding
+ * tokenizer.json (and, when present, tokenizer_config.json for bos/eos/add_bos_token) or a
+ * tokenizer.json file. On success *out receives a tokenizer the caller releases with
+ * di_tokenizer_destroy.
+ * Errors: DI_E_INVALID_ARG (NULL path or out), DI_E_NOT_FOUND / DI_E_IO (files),
+ *         DI_E_PARSE (malformed JSON or fields; the message names the field),
+ *         DI_E_UNSUPPORTED (a normalizer, pre-tokenizer, model, post-processor or decoder this
+ *         library does not implement; the message names it), DI_E_OOM.
+ * Thread-safety: any thread. */
+DI_API di_status di_tokenizer_create(const char* path, size_t path_len, di_tokenizer** out,
+                                     di_error** err);
+
+/* Releases `tokenizer`. Accepts NULL. Never fails. The caller must ensure no other call on it
+ * is running. */
+DI_API void di_tokenizer_destroy(di_tokenizer* tokenizer);
+
+/* Encodes `len` bytes of UTF-8 `text` into token ids. `flags` is a bitwise OR of
+ * DI_TOKENIZE_* values: without DI_TOKENIZE_ADDED_TOKENS every character is plain text (a
+ * user who types "<|im_end|>" gets the ids of those characters, never the control token).
+ * *ids receives an array of *num_ids ids the caller frees with di_free (non-NULL even when
+ * empty). `text` may be NULL only when `len` is 0.
+ * Errors: DI_E_INVALID_ARG (NULL tokenizer/ids/num_ids, invalid UTF-8, unknown flag bits),
+ *         DI_E_OOM. Thread-safety: any thread. */
+DI_API di_status di_tokenizer_encode(const di_tokenizer* tokenizer, const char* text, size_t len,
+                                     uint32_t flags, int32_t** ids, size_t* num_ids,
+                                     di_error** err);
+
+/* Encodes a prompt made of `num_segments` segments, each on its own: segment i is the
+ * `lens[i]` bytes at `texts[i]`; when `special[i]` is non-zero it is template text in which
+ * added and special tokens are recognised, otherwise it is content encoded as plain text.
+ * *ids receives all ids (free with di_free); *special_ranges receives *num_ranges pairs
+ * [begin, end) flattened as 2 * *num_ranges uint32_t values (free with di_free): the ids that
+ * came from special segments, adjacent ones merged. No BOS/EOS is added.
+ * Errors: DI_E_INVALID_ARG (NULL pointers where num_segments > 0, invalid UTF-8 in a segment;
+ *         the message names "segments[i]"), DI_E_OOM. Thread-safety: any thread. */
+DI_API di_status di_tokenizer_encode_segments(const di_tokenizer* tokenizer,
+                                              const char* const* texts, const size_t* lens,
+                                              const uint8_t* special, size_t num_segments,
+                                              int32_t** ids, size_t* num_ids,
+                                              uint32_t** special_ranges, size_t* num_ranges,
+                                              di_error** err);
+
+/* Decodes `num_ids` ids into UTF-8 text: *text receives a NUL-terminated string the caller
+ * frees with di_free and *len (may be NULL) its length. Bytes that do not form valid UTF-8
+ * become U+FFFD. `flags`: 0 or DI_DECODE_SKIP_SPECIAL.
+ * Errors: DI_E_INVALID_ARG (NULL tokenizer/text, NULL ids with num_ids > 0, an id outside the
+ *         vocabulary: the message names its index), DI_E_OOM. Thread-safety: any thread. */
+DI_API di_status di_tokenizer_decode(const di_tokenizer* tokenizer, const int32_t* ids,
+                                     size_t num_ids, uint32_t flags, char** text, size_t* len,
+                                     di_error** err);
+
+/* The raw bytes token `id` stands for (they may be part of a UTF-8 character, so they are not
+ * necessarily valid UTF-8): *bytes receives a NUL-terminated copy the caller frees with
+ * di_free and *len its length.
+ * Errors: DI_E_INVALID_ARG (NULL argument, id outside the vocabulary), DI_E_OOM.
+ * Thread-safety: any thread. */
+DI_API di_status di_tokenizer_token_to_piece(const di_tokenizer* tokenizer, int32_t id,
+                                             char** bytes, size_t* len, di_error** err);
+
+/* Looks up the id of a token by its spelling in tokenizer.json: an added or special token's
+ * content ("<|im_end|>") or a vocab entry in the
+ * byte-level alphabet ("\xC4\xA0the", i.e. U+0120 followed by "the"). On DI_OK *id
+ * receives it.
+ * Errors: DI_E_INVALID_ARG (NULL tokenizer/id, NULL token with len > 0),
+ *         DI_E_NOT_FOUND (no such token). Thread-safety: any thread. */
+DI_API di_status di_tokenizer_token_id(const di_tokenizer* tokenizer, const char* token,
+                                       size_t len, int32_t* id, di_error** err);
+
+/* Returns the number of ids (the largest id + 1, added tokens included), or -1 for a NULL
+ * tokenizer. Thread-safety: any thread. Never fails otherwise. */
+DI_API int64_t di_tokenizer_vocab_size(const di_tokenizer* tokenizer);
+
+/* Reports tokenizer_config.json's BOS and EOS ids (-1 when not configured) and whether
+ * DI_TOKENIZE_ADD_SPECIAL prepends the BOS (1) or not (0). Each out pointer may be NULL.
+ * Errors: DI_E_INVALID_ARG (NULL tokenizer). Thread-safety: any thread. */
+DI_API di_status di_tokenizer_special_ids(const di_tokenizer* tokenizer, int32_t* bos_id,
+                                          int32_t* eos_id, int32_t* add_bos_token,
+                                          di_error** err);
+
 /* ======================================================================================== */
 /* Recipe: API request -> prompt and token ids                                              */
 /* ======================================================================================== */
+
+/* The request protocols di_recipe_prepare understands. */
+enum {
+  DI_PROTOCOL_CHAT_COMPLETIONS = 1, /* OpenAI POST /v1/chat/completions */
+  DI_PROTOCOL_RESPONSES = 2,        /* OpenAI POST /v1/responses */
+  DI_PROTOCOL_MESSAGES = 3          /* Anthropic POST /v1/messages */
+};
+
+/* A recipe: how API requests become DeepSeek prompts for one served model — the prompt format
+ * (V3.2, V4, V4.1), the tokenizer, the model names it answers to and the context budget.
+ * Immutable after creation; share it freely between threads. */
+typedef struct di_recipe di_recipe;
+
+/* One prepared request: prompt text, token ids, sampling options, stop sequences, output
+ * constraint and output-parser options. Immutable; readable from any thread. */
+typedef struct di_prepared di_prepared;
+
+/* Creates a recipe in *out.
+ * `tokenizer_path` (`path_len` bytes, UTF-8) names a model directory or a tokenizer.json; with
+ * path_len 0 no tokenizer is loaded and prepared requests carry the prompt text only (no ids,
+ * no context-budget check). `options` may be NULL; the recipe reads these keys (see
+ * di_options_schema): recipe_encoding ("dsv4" default, "dsv41", "dsv32"), recipe_model (the
+ * served model name), recipe_model_aliases (JSON: {"alias": "model"} or ["alias", ...]; default:
+ * DeepSeek's public model names), recipe_context_length, recipe_clamp_max_tokens,
+ * recipe_image_policy ("unsupported" default, "reject", "vision"), recipe_default_thinking,
+ * recipe_ignore_server_tools. Other keys are ignored here.
+ * Errors: DI_E_INVALID_ARG (out NULL, a recipe key with a bad value, named), DI_E_NOT_FOUND /
+ * DI_E_IO / DI_E_PARSE (the tokenizer files), DI_E_OOM.
+ * Thread-safety: any thread; `options` must not be modified during the call. */
+DI_API di_status di_recipe_create(const char* tokenizer_path, size_t path_len,
+                                  const di_options* options, di_recipe** out, di_error** err);
+
+/* Releases `recipe`. Accepts NULL. Prepared requests made from it stay valid. */
+DI_API void di_recipe_destroy(di_recipe* recipe);
+
+/* Validates an API request body (`len` bytes of JSON) for `protocol` (a DI_PROTOCOL_* value),
+ * resolves its model name, renders the DeepSeek prompt, tokenizes it and checks the context
+ * budget. On DI_OK *out receives a new di_prepared the caller releases with
+ * di_prepared_destroy.
+ * A rejected request returns DI_E_INVALID_ARG (400), DI_E_NOT_FOUND (404 model_not_found) or
+ * DI_E_LIMIT (context_length_exceeded); *err's detail (di_error_detail) is then
+ * {"status": <HTTP status>, "body": <the protocol's error body>} — OpenAI
+ * {"error": {"message", "type", "param", "code"}} or Anthropic {"type": "error", "error":
+ * {"type", "message"}} — ready to send to the client. DI_E_INVALID_ARG also for NULL
+ * recipe/out, an unknown protocol, or json NULL with len > 0.
+ * Thread-safety: any thread, concurrently on the same recipe. */
+DI_API di_status di_recipe_prepare(const di_recipe* recipe, int32_t protocol, const char* json,
+                                   size_t len, di_prepared** out, di_error** err);
+
+/* Releases `prepared`. Accepts NULL. */
+DI_API void di_prepared_destroy(di_prepared* prepared);
+
+/* The accessors below return pointers owned by `prepared`, valid until di_prepared_destroy.
+ * Strings are NUL-terminated; `len` / `count` may be NULL. A NULL `prepared` yields "" / NULL
+ * with a zero length. Thread-safety: any thread. They never fail. */
+
+/* The rendered prompt text. */
+DI_API const char* di_prepared_prompt(const di_prepared* prepared, size_t* len);
+
+/* The prompt's token ids (*count of them); NULL with *count 0 when the recipe has no tokenizer. */
+DI_API const int32_t* di_prepared_token_ids(const di_prepared* prepared, size_t* count);
+
+/* The token ranges that came from template text (the only ids that may be control tokens), as
+ * *count pairs [begin, end): element 2*i is begin, 2*i+1 is end. */
+DI_API const uint32_t* di_prepared_special_ranges(const di_prepared* prepared, size_t* count);
+
+/* Sampling options as a JSON object whose keys are the sampling option keys of di_options
+ * (temperature, top_p, top_k, min_p, max_tokens, min_tokens, seed, presence_penalty,
+ * frequency_penalty, repetition_penalty, logit_bias, logprobs, top_logprobs, n,
+ * stop_token_ids); unset fields are absent. max_tokens is filled from the context budget when
+ * the request left it open. Stop strings are not here (see di_prepared_stop_sequences_json). */
+DI_API const char* di_prepared_sampling_json(const di_prepared* prepared, size_t* len);
+
+/* The request's stop strings as a JSON array. They must not fire inside reasoning or tool-call
+ * markup, so the output parser (not the engine's sampler) applies them; when the parser reports
+ * a stop sequence the caller cancels the engine request. */
+DI_API const char* di_prepared_stop_sequences_json(const di_prepared* prepared, size_t* len);
+
+/* 1 when the client asked for a streamed response, else 0. */
+DI_API int32_t di_prepared_stream(const di_prepared* prepared);
+
+/* The output constraint as JSON: {"type": "none"} | {"type": "json_object"} |
+ * {"type": "json_schema", "name": ..., "strict": bool, "schema": {...}}. */
+DI_API const char* di_prepared_constraint_json(const di_prepared* prepared, size_t* len);
+
+/* The output parser's options for this request, in the JSON form the parser takes
+ * (protocol, encoding, prompt_opened_thinking, tools, json_object, stop, stream, ...). */
+DI_API const char* di_prepared_parser_options_json(const di_prepared* prepared, size_t* len);
+
+/* The images the prompt's placeholders stand for, in order, as a JSON array of
+ * {"kind": "url" | "data_url" | "base64", "url"?, "data"?, "media_type"?, "detail"?}.
+ * Empty unless the recipe's image policy is "vision". */
+DI_API const char* di_prepared_images_json(const di_prepared* prepared, size_t* len);
+
+/* Facts about the request as JSON: {"model": served name, "requested_model": as sent,
+ * "encoding": "dsv4"|..., "protocol": "chat"|"responses"|"messages", "prompt_tokens": N or -1,
+ * "thinking": bool}. */
+DI_API const char* di_prepared_info_json(const di_prepared* prepared, size_t* len);
 
 /* ======================================================================================== */
 /* Parser: model output -> protocol events                                                  */
@@ -221,15 +409,16 @@ DI_API const char* di_options_schema(void);
  * Different parsers are independent. */
 typedef struct di_parser di_parser;
 
-/* How a chunk ended the output (di_parse_chunk.finish_reason). */
+/* How a chunk ended the output (di_parse_chunk.finish_reason). The values equal the engine's
+ * DI_FINISH_* of the same name, so a di_chunk's finish_reason can be copied as it is. */
 enum {
   DI_PARSE_FINISH_NONE = 0,            /* more output follows */
   DI_PARSE_FINISH_STOP = 1,            /* the model ended its turn (EOS) */
   DI_PARSE_FINISH_LENGTH = 2,          /* max tokens or context reached */
   DI_PARSE_FINISH_STOP_SEQUENCE = 3,   /* the engine matched a stop string */
-  DI_PARSE_FINISH_CONTENT_FILTER = 4,  /* a filter stopped the output */
-  DI_PARSE_FINISH_CANCELLED = 5,       /* cancelled: becomes the API's error event */
-  DI_PARSE_FINISH_ERROR = 6            /* the engine failed: the API's error event */
+  DI_PARSE_FINISH_CANCELLED = 4,       /* cancelled: becomes the API's error event */
+  DI_PARSE_FINISH_ERROR = 5,           /* the engine failed: the API's error event */
+  DI_PARSE_FINISH_CONTENT_FILTER = 6   /* a filter stopped the output */
 };
 
 /* One piece of model output for di_parse_push. Set struct_size = sizeof(di_parse_chunk); fields
@@ -290,6 +479,15 @@ DI_API void di_parser_destroy(di_parser* parser);
  *         token_ids with a non-zero length). */
 DI_API di_status di_parse_push(di_parser* parser, const di_parse_chunk* chunk,
                                di_parse_event_fn on_event, void* user_data, di_error** err);
+
+/* Feeds one engine chunk (as di_poll_chunk or a di_chunk_callback delivered it) exactly like
+ * di_parse_push with the chunk's text, token ids, finish_reason, usage counts and error message.
+ * Only chunks of one completion (one di_chunk.index) belong to one parser. The chunk and its
+ * pointers are only read during the call. Returns and errors as di_parse_push (struct_size
+ * must cover the fields up to error_message_len). */
+struct di_chunk; /* the engine's output record, defined in the Engine section below */
+DI_API di_status di_parse_push_chunk(di_parser* parser, const struct di_chunk* chunk,
+                                     di_parse_event_fn on_event, void* user_data, di_error** err);
 
 /* Ends the output without a finish reason from the engine ("end of stream", reported as a
  * normal stop) and delivers the remaining events. Idempotent: after the end it delivers

@@ -25,6 +25,16 @@ constexpr OptionKey kKeys[] = {
     {"max_num_seqs", T::kInt64, "engine", "most sequences in one engine step (default 64)"},
     {"num_threads", T::kInt64, "engine", "CPU threads for the CPU backend (default: all cores)"},
 
+    // recipe: read by di_recipe_create
+    {"recipe_clamp_max_tokens", T::kInt64, "recipe", "1: lower max_tokens to what fits the context instead of rejecting (default 0)"},
+    {"recipe_context_length", T::kInt64, "recipe", "prompt + output token budget (default 1048576)"},
+    {"recipe_default_thinking", T::kInt64, "recipe", "thinking mode when a request does not say (default 1)"},
+    {"recipe_encoding", T::kString, "recipe", "prompt format: \"dsv4\" (default), \"dsv41\" or \"dsv32\""},
+    {"recipe_ignore_server_tools", T::kInt64, "recipe", "1: drop Anthropic server tools (web_search) instead of rejecting (default 0)"},
+    {"recipe_image_policy", T::kString, "recipe", "\"unsupported\" (default: the model sees [Unsupported Image]), \"reject\" or \"vision\" (V4.1)"},
+    {"recipe_model", T::kString, "recipe", "the served model name (default \"deepseek-v4\")"},
+    {"recipe_model_aliases", T::kJson, "recipe", "request model names served: {\"alias\": \"model\"} or [\"alias\", ...]"},
+
     // sampling: read by di_submit
     {"frequency_penalty", T::kDouble, "sampling", "penalty proportional to a token's count in the output, [-2, 2]"},
     {"ignore_eos", T::kInt64, "sampling", "1: keep generating past end-of-sequence tokens"},

@@ -102,6 +102,31 @@ DI_API di_status di_parse_push(di_parser* parser, const di_parse_chunk* chunk,
   DI_API_END(err)
 }
 
+DI_API di_status di_parse_push_chunk(di_parser* parser, const di_chunk* chunk,
+                                     di_parse_event_fn on_event, void* user_data, di_error** err) {
+  DI_API_BEGIN
+  DI_REQUIRE_ARG(parser, err);
+  DI_REQUIRE_ARG(chunk, err);
+  if (chunk->struct_size < offsetof(di_chunk, error_message_len) + sizeof(size_t))
+    return fail(err, DI_E_INVALID_ARG,
+                "chunk.struct_size: " + std::to_string(chunk->struct_size) +
+                    " is too small (a di_chunk filled by this library's di_poll_chunk)");
+  di_parse_chunk c{};
+  c.struct_size = sizeof(c);
+  c.text = chunk->text;
+  c.text_len = chunk->text_len;
+  c.token_ids = chunk->token_ids;
+  c.num_token_ids = chunk->num_tokens;
+  c.finish_reason = chunk->finish_reason;
+  c.prompt_tokens = chunk->prompt_tokens;
+  c.cached_prompt_tokens = chunk->cached_prompt_tokens;
+  c.completion_tokens = chunk->completion_tokens;
+  c.error_message = chunk->error_message;
+  c.error_message_len = chunk->error_message ? chunk->error_message_len : 0;
+  return di_parse_push(parser, &c, on_event, user_data, err);
+  DI_API_END(err)
+}
+
 DI_API di_status di_parse_finish(di_parser* parser, di_parse_event_fn on_event, void* user_data,
                                  di_error** err) {
   DI_API_BEGIN

@@ -4,13 +4,20 @@
 #include <filesystem>
 #include <fstream>
 
+#include "engine/model/deepseek_v2/mla_model.h"
 #include "engine/model/deepseek_v4/v4_model.h"
+#include "engine/model/llama/llama_model.h"
 
 namespace di::engine {
 
 const std::vector<ModelFamily>& model_families() {
   static const std::vector<ModelFamily> kFamilies = {
       {"deepseek_v4", &deepseek_v4::create_model},
+      {"deepseek_v3", &deepseek_v2::create_mla_model},
+      {"deepseek_v2", &deepseek_v2::create_mla_model},
+      {"llama", &llama::create_llama_model},
+      {"qwen2", &llama::create_llama_model},
+      {"qwen3", &llama::create_llama_model},
   };
   return kFamilies;
 }

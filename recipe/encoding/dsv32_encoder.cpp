@@ -151,7 +151,7 @@ Status render_message(RenderedPrompt& out, int index, const std::vector<const or
 
 }  // namespace
 
-Result<RenderedPrompt> encode_messages_dsv32(const ordered_json& messages, const EncodeOptions& o) {
+Result<RenderedPrompt> encode_messages_dsv32(const ordered_json& messages, const RenderOptions& o) {
   if (o.thinking_mode != "chat" && o.thinking_mode != "thinking")
     return Status::invalid_argument("DS32EncodingError: Invalid thinking_mode `" + o.thinking_mode + "`");
   const bool thinking = o.thinking_mode == "thinking";

@@ -47,7 +47,7 @@ std::string py_repr(const ordered_json& v) {
 }
 
 // The effort text placed before message 0 in thinking mode ("" = none).
-Result<std::string> effort_text(const EncodeOptions& o, bool v41) {
+Result<std::string> effort_text(const RenderOptions& o, bool v41) {
   const ordered_json& e = o.reasoning_effort;
   if (v41) {
     int n = 0;
@@ -158,7 +158,7 @@ bool next_wants_header(const std::vector<Turn>& turns, size_t i) {
 
 }  // namespace
 
-Result<RenderedPrompt> encode_messages_dsv4(const ordered_json& messages, const EncodeOptions& o,
+Result<RenderedPrompt> encode_messages_dsv4(const ordered_json& messages, const RenderOptions& o,
                                             bool v41) {
   if (o.thinking_mode != "chat" && o.thinking_mode != "thinking")
     return Status::invalid_argument("ValueError: Invalid thinking_mode: " + o.thinking_mode);

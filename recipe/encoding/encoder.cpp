@@ -22,13 +22,15 @@ Result<Encoding> parse_encoding(std::string_view name) {
                                   std::string(name) + "\"");
 }
 
-Result<EncodeOptions> parse_encode_kwargs(Encoding e, const ordered_json& kwargs) {
-  EncodeOptions o;
+Result<RenderOptions> parse_encode_kwargs(Encoding e, const ordered_json& kwargs) {
+  RenderOptions o;
   if (kwargs.is_null()) return Status::invalid_argument(
       "TypeError: encode_messages() missing 1 required positional argument: 'thinking_mode'");
   if (!kwargs.is_object()) return Status::invalid_argument("kwargs: expected an object");
   bool have_mode = false;
-  for (const auto& [k, v] : kwargs.items()) {
+  for (const auto& item : kwargs.items()) {
+    const std::string& k = item.key();
+    const ordered_json& v = item.value();
     auto bad_type = [&](const char* want) {
       return Status::invalid_argument("TypeError: encode_messages() argument '" + k +
                                       "' must be " + want);
@@ -67,7 +69,7 @@ Result<EncodeOptions> parse_encode_kwargs(Encoding e, const ordered_json& kwargs
 }
 
 Result<RenderedPrompt> encode_messages(Encoding e, const ordered_json& messages,
-                                       const EncodeOptions& options) {
+                                       const RenderOptions& options) {
   if (!messages.is_array()) return Status::invalid_argument("messages: expected a list");
   for (size_t i = 0; i < messages.size(); ++i) {
     if (!messages[i].is_object())

@@ -20,7 +20,7 @@ std::string_view encoding_name(Encoding e);  // "dsv32", "dsv4", "dsv41"
 Result<Encoding> parse_encoding(std::string_view name);
 
 // The reference encoders' keyword arguments.
-struct EncodeOptions {
+struct RenderOptions {
   std::string thinking_mode = "thinking";  // "chat" | "thinking"
   nlohmann::ordered_json context = nlohmann::ordered_json::array();
   bool drop_thinking = true;
@@ -35,17 +35,17 @@ struct EncodeOptions {
 
 // Reads `kwargs` as the Python function would bind them; an argument the version's
 // encode_messages does not take is a TypeError, as in Python.
-Result<EncodeOptions> parse_encode_kwargs(Encoding e, const nlohmann::ordered_json& kwargs);
+Result<RenderOptions> parse_encode_kwargs(Encoding e, const nlohmann::ordered_json& kwargs);
 
 // Renders `messages` (a JSON array of role/content objects). Errors carry the reference
 // encoder's exception as "<Class>: <message>".
 Result<RenderedPrompt> encode_messages(Encoding e, const nlohmann::ordered_json& messages,
-                                       const EncodeOptions& options);
+                                       const RenderOptions& options);
 
 // Version entry points (encode_messages dispatches to these).
 Result<RenderedPrompt> encode_messages_dsv32(const nlohmann::ordered_json& messages,
-                                             const EncodeOptions& options);
+                                             const RenderOptions& options);
 Result<RenderedPrompt> encode_messages_dsv4(const nlohmann::ordered_json& messages,
-                                            const EncodeOptions& options, bool v41);
+                                            const RenderOptions& options, bool v41);
 
 }  // namespace di::recipe

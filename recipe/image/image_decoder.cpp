@@ -1,5 +1,5 @@
-// decode_image: stb_image for png/jpeg/gif, libwebp for webp; both decode to RGBA, and the
-// alpha is flattened here so every later step sees plain RGB.
+// decode_image: stb_image for png/gif, libjpeg-turbo for jpeg, libwebp for webp; all decode to
+// RGBA, and the alpha is flattened here so every later step sees plain RGB.
 #include "recipe/image/image_decoder.h"
 
 #include <webp/decode.h>
@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "recipe/image/jpeg_codec.h"
 #include "recipe/image/stb_codec.h"
 
 namespace di::recipe::image {
@@ -60,7 +61,10 @@ Result<ImageHeader> read_image_header(std::span<const uint8_t> data, std::string
   }
   int w = 0, hh = 0;
   std::string error;
-  if (!stb::info(data.data(), data.size(), &w, &hh, &error)) {
+  const bool ok = *type == MediaType::kJpeg
+                      ? jpeg::info(data.data(), data.size(), &w, &hh, &error)
+                      : stb::info(data.data(), data.size(), &w, &hh, &error);
+  if (!ok) {
     return Status::invalid_argument(std::string(field) + ": cannot read the " +
                                     std::string(mime_of(*type)) + " header: " + error);
   }
@@ -92,10 +96,21 @@ Result<DecodedImage> decode_image(std::span<const uint8_t> data, uint32_t max_di
     DI_RETURN_IF_ERROR(check_size(w, h, max_dimension, field));
     out.pixels.resize(size_t(w) * size_t(h) * 3);
     flatten_rgba(px.get(), size_t(w) * size_t(h), out.pixels.data());
+  } else if (header.media_type == MediaType::kJpeg) {
+    std::string error;
+    Bytes rgba;
+    if (!jpeg::decode_rgba(data.data(), data.size(), &rgba, &w, &h, &error)) {
+      return Status::invalid_argument(std::string(field) + ": corrupt image/jpeg image: " + error);
+    }
+    DI_RETURN_IF_ERROR(check_size(w, h, max_dimension, field));
+    out.pixels.resize(size_t(w) * size_t(h) * 3);
+    flatten_rgba(rgba.data(), size_t(w) * size_t(h), out.pixels.data());
   } else {
     std::string error;
     std::unique_ptr<uint8_t, void (*)(uint8_t*)> px(
-        stb::decode_rgba(data.data(), data.size(), &w, &h, &error), stb::release);
+        stb::decode_rgba(data.data(), data.size(), uint64_t{header.width} * header.height, &w,
+                         &h, &error),
+        stb::release);
     if (!px) {
       return Status::invalid_argument(std::string(field) + ": corrupt " + what + " image: " +
                                       error);

@@ -211,19 +211,24 @@ Result<Bytes> fetch_image(std::string_view url, const FetchOptions& options,
       char* next = nullptr;
       curl_easy_getinfo(c, CURLINFO_REDIRECT_URL, &next);
       if (next == nullptr) {
-        return fail(Status::io(t.field + ": HTTP " + std::to_string(code) +
-                               " redirect without a Location from " + clip(current)));
+        return fail(Status::invalid_argument(t.field + ": HTTP " + std::to_string(code) +
+                                             " redirect without a Location from " +
+                                             clip(current)));
       }
       if (hop >= options.max_redirects) {
-        return fail(Status::io(t.field + ": more than " + std::to_string(options.max_redirects) +
-                               " redirects fetching " + clip(url)));
+        return fail(Status::invalid_argument(t.field + ": more than " +
+                                             std::to_string(options.max_redirects) +
+                                             " redirects fetching " + clip(url)));
       }
       current = next;
       continue;
     }
     if (code < 200 || code >= 300) {
-      return fail(Status::io(t.field + ": fetching " + clip(current) + " returned HTTP " +
-                             std::to_string(code)));
+      // A 4xx means the client's URL is wrong (a 400 for the request); a 5xx may pass (retryable).
+      std::string msg = t.field + ": fetching " + clip(current) + " returned HTTP " +
+                        std::to_string(code);
+      return fail(code >= 500 ? Status::io(std::move(msg))
+                              : Status::invalid_argument(std::move(msg)));
     }
     if (t.body.empty()) return fail(Status::invalid_argument(t.field + ": empty image"));
     return std::move(t.body);

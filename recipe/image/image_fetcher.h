@@ -36,9 +36,14 @@ struct FetchOptions {
 // - Body bytes are reserved from `budget` as they arrive; the fetch stops as soon as the image
 //   exceeds budget.max_image_bytes() or the request's total.
 // - `cancel` (optional) is polled during the transfer; true aborts it.
-// Errors, each starting with `field`: kPermission (destination denied), kLimit (too large),
-// kIo (connect/DNS/TLS failure, timeout, HTTP status >= 400, too many redirects),
-// kInvalidArgument (malformed or non-http URL), kCancelled.
+// Errors, each starting with `field`. kIo is the only retryable kind (a server-side 500 for
+// the request); the rest are the client's fault (400):
+//   kIo              DNS/connect/TLS failure, timeout, HTTP 5xx
+//   kInvalidArgument malformed or non-http(s) URL (also as a redirect target), HTTP 4xx,
+//                    too many redirects, empty body
+//   kPermission      destination denied by the policy
+//   kLimit           body over the per-image or per-request byte limit
+//   kCancelled       `cancel` returned true
 Result<Bytes> fetch_image(std::string_view url, const FetchOptions& options,
                           ImageByteBudget& budget, std::string_view field,
                           const CancelFn& cancel = {});

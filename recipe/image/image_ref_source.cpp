@@ -1,6 +1,8 @@
 // ImageRef → ImageSource.
 #include "recipe/image/image_ref_source.h"
 
+#include "recipe/image/image_prompt.h"
+
 namespace di::recipe::image {
 
 Result<ImageSource> image_source_from_ref(const ImageRef& ref, std::string field) {
@@ -31,6 +33,16 @@ Result<std::vector<ImageSource>> image_sources_from_refs(const std::vector<Image
                         image_source_from_ref(refs[i], "images[" + std::to_string(i) + "]"));
     out.push_back(std::move(src));
   }
+  return out;
+}
+
+Result<ResolvedImages> resolve_image_refs(const ImageResolver& resolver,
+                                          const std::vector<ImageRef>& refs, ImageQuota& quota,
+                                          const std::atomic<bool>* cancel) {
+  DI_ASSIGN_OR_RETURN(std::vector<ImageSource> sources, image_sources_from_refs(refs));
+  ResolvedImages out;
+  DI_ASSIGN_OR_RETURN(out.images, resolver.resolve(sources, quota, cancel));
+  out.token_adjustment = image_token_adjustment(out.images);
   return out;
 }
 

@@ -1,6 +1,6 @@
 // Prepared: everything the engine and the output parser need for one request — the rendered
 // prompt, its token ids with special_ranges, sampling options, the output constraint and the
-// parsing options. Plain data produced by prepare(); it knows nothing of the engine.
+// parser options. Plain data produced by prepare(); it knows nothing of the engine.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +11,7 @@
 
 #include "recipe/protocol/api_error.h"
 #include "recipe/protocol/conversation.h"
+#include "recipe/stream/parser_options.h"
 
 namespace di::recipe {
 
@@ -18,6 +19,7 @@ namespace di::recipe {
 struct SpecialRange {
   uint32_t begin = 0;
   uint32_t end = 0;
+  bool operator==(const SpecialRange&) const = default;
 };
 
 // The structured-output constraint the engine must enforce while decoding.
@@ -29,37 +31,30 @@ struct OutputConstraint {
   bool strict = false;
 };
 
-// How the output parser must read the model's text (recipe/stream consumes this).
-struct ParsingOptions {
-  bool parse_tool_calls = false;         // tools present and tool_choice != none
-  bool tool_call_initial_stage = false;  // prompt ends inside an opened DSML block
-  bool reasoning_initial_stage = false;  // prompt ends with <think>: output starts as reasoning
-  bool parse_json_output = false;        // json_object / json_schema
-  std::vector<std::string> stop_sequences;
-  std::vector<std::string> tool_names;
-  std::vector<std::string> custom_tool_names;  // Responses custom tools (apply_patch)
-  bool include_usage = false;
-};
-
 struct Prepared {
   Protocol protocol = Protocol::kChatCompletions;
-  std::string encoding;       // "dsv4", "dsv41", "dsv32"
-  std::string model;          // the served model name the request resolved to
-  std::string requested_model;
+  std::string encoding;         // "dsv4", "dsv41", "dsv32"
+  std::string model;            // the served model the request's name resolved to
+  std::string requested_model;  // as the request spelled it (echoed in responses)
   bool stream = false;
 
   std::string prompt;
-  std::vector<int32_t> ids;
+  std::vector<int32_t> ids;                  // empty when the recipe has no tokenizer
   std::vector<SpecialRange> special_ranges;
-  std::vector<ImageRef> images;       // in placeholder order
-  int64_t prompt_tokens = 0;          // ids.size() + image token adjustment
+  std::vector<ImageRef> images;              // in placeholder order
+  // ids.size() + image token adjustment; -1 when there is no tokenizer to count with.
+  int64_t prompt_tokens = -1;
 
-  // Keys are the engine's sampling option names (temperature, top_p, ..., stop,
-  // stop_token_ids); only set fields appear.
+  // Keys are the engine's sampling option names (temperature, top_p, top_k, min_p, max_tokens,
+  // min_tokens, seed, presence_penalty, frequency_penalty, repetition_penalty, logit_bias,
+  // logprobs, top_logprobs, n, stop_token_ids); only set fields appear. Stop *strings* are not
+  // here: they must not fire inside reasoning or tool markup, so the output parser owns them
+  // (stop_sequences below) and the caller cancels the engine request when the parser stops.
   nlohmann::json sampling = nlohmann::json::object();
+  std::vector<std::string> stop_sequences;
   OutputConstraint constraint;
-  ParsingOptions parsing;
-  Conversation conversation;  // the normalized request, for the output side (tools, thinking)
+  ParserOptions parser;
+  Conversation conversation;  // the normalized request (tools, thinking) for the output side
 };
 
 }  // namespace di::recipe

@@ -57,6 +57,7 @@ struct ToolDefinition {
   std::string name;
   std::optional<std::string> description;
   ordered_json parameters = ordered_json::object();  // JSON Schema, key order kept
+  bool has_parameters = false;  // false: the request gave none (rendered without the key)
   std::optional<bool> strict;
   bool custom = false;  // a Responses custom tool (apply_patch): its calls carry raw input
 };

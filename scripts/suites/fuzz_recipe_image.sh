@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Bounded libFuzzer runs of the recipe/image parsers (tests/fuzz/recipe_image_*.cpp: data URLs,
-# base64, the png/jpeg/gif/webp decoders, the token fit and destination rules) under
+# base64, the png/gif (stb), jpeg (libjpeg-turbo) and webp decoders, the token fit and destination rules) under
 # AddressSanitizer with leak detection. Each target runs DI_FUZZ_SECONDS (default 4) from its
 # seeds; a crash, hang (>10 s per input), leak or out-of-memory fails it. Prints
 # "N passed, M failed" (one per target).
@@ -15,8 +15,8 @@ if ! command -v "$cxx" >/dev/null; then
 fi
 launcher=$(command -v ccache || true)
 mkdir -p "$out/obj"
-cflags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -I"$root" $(pkg-config --cflags libwebp libcurl))
-libs=($(pkg-config --libs libwebp libcurl) -lpthread)
+cflags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -I"$root" $(pkg-config --cflags libwebp libcurl libturbojpeg))
+libs=($(pkg-config --libs libwebp libcurl libturbojpeg) -lpthread)
 
 # The library sources once, instrumented for coverage and ASan (two at a time); then one
 # binary per target.

@@ -2,6 +2,7 @@
 // and clear errors for unsupported, corrupt and oversized images.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -78,6 +79,23 @@ TEST(ImageDecode, CorruptTruncatedAndEmptyDataAreErrorsNotCrashes) {
   Bytes gif = read_fixture("anim.gif");
   gif.resize(20);
   EXPECT_FALSE(decode_image(gif, 8192, "f").is_ok());
+}
+
+// Inputs the decoder fuzzer found: a progressive JPEG with an inconsistent Huffman table (stb's
+// JPEG decoder asserted on it) and a 181-byte PNG declaring a 788 MB IDAT chunk (stb allocated
+// it before noticing the data was missing). Both must be quick, clean errors.
+TEST(ImageDecode, FuzzerFoundInputsAreCleanErrors) {
+  for (const char* file : {"regressions/progressive_huffman.jpg", "regressions/idat_length_2gib.png"}) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = decode_image(read_fixture(file), 8192, file);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2)) << file;
+    if (!r.is_ok()) {
+      EXPECT_EQ(r.status().message().rfind(std::string(file) + ": ", 0), 0u);
+    } else {
+      EXPECT_EQ(r->pixels.size(), size_t(r->width) * r->height * 3) << file;
+    }
+  }
+  EXPECT_FALSE(decode_image(read_fixture("regressions/idat_length_2gib.png"), 8192, "f").is_ok());
 }
 
 }  // namespace

@@ -225,6 +225,9 @@ TEST(ImageFetch, HttpErrorsRedirectLoopsAndNonHttpTargetsAreClearErrors) {
     res.status = 404;
     res.set_content("not here", "text/plain");
   }));
+  server.routes().Get("/unavailable", server.counted([](const httplib::Request&, httplib::Response& res) {
+    res.status = 503;
+  }));
   serve_redirect(server, "/loop", "/loop");
   serve_redirect(server, "/to-file", "file:///etc/passwd");
   server.routes().Get("/empty", server.counted([](const httplib::Request&, httplib::Response& res) {
@@ -237,17 +240,22 @@ TEST(ImageFetch, HttpErrorsRedirectLoopsAndNonHttpTargetsAreClearErrors) {
 
   auto b1 = big_budget();
   auto missing = fetch_image(server.url("/missing"), o, b1, "f");
-  EXPECT_EQ(missing.status().code(), StatusCode::kIo);
+  EXPECT_EQ(missing.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(missing.status().message().find("HTTP 404"), std::string::npos);
 
   auto b2 = big_budget();
   auto loop = fetch_image(server.url("/loop"), o, b2, "f");
-  EXPECT_EQ(loop.status().code(), StatusCode::kIo);
+  EXPECT_EQ(loop.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(loop.status().message().find("redirects"), std::string::npos);
 
   auto b3 = big_budget();
   auto file = fetch_image(server.url("/to-file"), o, b3, "f");
   EXPECT_EQ(file.status().code(), StatusCode::kInvalidArgument) << file.status().message();
+
+  auto b6 = big_budget();
+  auto unavailable = fetch_image(server.url("/unavailable"), o, b6, "f");
+  EXPECT_EQ(unavailable.status().code(), StatusCode::kIo);
+  EXPECT_NE(unavailable.status().message().find("HTTP 503"), std::string::npos);
 
   auto b4 = big_budget();
   auto empty = fetch_image(server.url("/empty"), o, b4, "f");

@@ -10,6 +10,7 @@
 
 #include "local_http_server.h"
 #include "recipe/image/image_prompt.h"
+#include "recipe/image/image_ref_source.h"
 #include "recipe/image/image_resolver.h"
 #include "recipe/image/token_spec.h"
 
@@ -82,6 +83,32 @@ TEST(ImageResolver, ResolvesDataUrlBytesAndUrlInOrder) {
   EXPECT_EQ(quota.byte_size(), png.size() + read_fixture("lossless.webp").size() + jpg.size());
   EXPECT_EQ(image_token_adjustment(*r),
             (*r)[0].num_tokens + (*r)[1].num_tokens + (*r)[2].num_tokens - 3);
+}
+
+TEST(ImageResolver, ResolvesImageRefsFromTheRequestParsers) {
+  std::vector<ImageRef> refs(2);
+  refs[0].kind = ImageRef::Kind::kBase64;
+  refs[0].media_type = "image/png";
+  refs[0].data = to_base64(read_fixture("rgba.png"));
+  refs[1].kind = ImageRef::Kind::kDataUrl;
+  refs[1].url = "data:image/gif;base64," + to_base64(read_fixture("anim.gif"));
+  refs[1].detail = "low";
+  ImageQuota quota;
+  auto r = resolve_image_refs(ImageResolver(), refs, quota);
+  ASSERT_TRUE(r.is_ok()) << r.status().message();
+  ASSERT_EQ(r->images.size(), 2u);
+  const ImageTokenSpec spec = ImageTokenSpec::v41();
+  EXPECT_EQ(r->images[0].num_tokens, *spec.calc_token_len(31, 17));
+  EXPECT_EQ(r->images[1].num_tokens, *spec.calc_token_len(20, 14));
+  EXPECT_EQ(r->token_adjustment, r->images[0].num_tokens + r->images[1].num_tokens - 2);
+  EXPECT_EQ(quota.image_count(), 2u);
+
+  refs[1].url = "data:image/gif;base64,AAAA";  // decodes, but is no GIF
+  ImageQuota q2;
+  auto bad = resolve_image_refs(ImageResolver(), refs, q2);
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_EQ(bad.status().message().rfind("images[1]: ", 0), 0u) << bad.status().message();
+  EXPECT_EQ(q2.image_count(), 0u);
 }
 
 TEST(ImageResolver, TooManyImagesCountsWhatTheQuotaHolds) {

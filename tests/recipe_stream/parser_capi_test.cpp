@@ -139,4 +139,47 @@ TEST(ParserCapi, EngineErrorBecomesTheResponsesErrorEvents) {
   di_parser_destroy(p);
 }
 
+TEST(ParserCapi, EngineChunksFeedTheParserDirectly) {
+  // The finish codes are shared with the engine, so a di_chunk goes in as it comes out.
+  static_assert(DI_PARSE_FINISH_STOP == DI_FINISH_STOP && DI_PARSE_FINISH_LENGTH == DI_FINISH_LENGTH &&
+                DI_PARSE_FINISH_STOP_SEQUENCE == DI_FINISH_STOP_SEQUENCE &&
+                DI_PARSE_FINISH_CANCELLED == DI_FINISH_CANCELLED && DI_PARSE_FINISH_ERROR == DI_FINISH_ERROR);
+  di_parser* p = make(R"({"protocol":"chat","prompt_opened_thinking":true,
+                          "control_tokens":{"think_end":128822}})");
+  Collected got;
+  const int32_t ids1[] = {10, 11};
+  const int32_t ids2[] = {128822};
+  const int32_t ids3[] = {12};
+  const std::string t1 = "why </think>", t2 = "</think>", t3 = "ok";
+  const int32_t* ids[] = {ids1, ids2, ids3};
+  const size_t nids[] = {2, 1, 1};
+  const std::string* texts[] = {&t1, &t2, &t3};
+  for (int i = 0; i < 3; ++i) {
+    di_chunk c{};
+    c.struct_size = sizeof(c);
+    c.token_ids = ids[i];
+    c.num_tokens = nids[i];
+    c.text = texts[i]->data();
+    c.text_len = texts[i]->size();
+    c.prompt_tokens = 9;
+    c.cached_prompt_tokens = 0;
+    c.completion_tokens = i + 2;
+    c.finish_reason = i == 2 ? DI_FINISH_STOP : DI_FINISH_NONE;
+    c.error_message = "";
+    EXPECT_EQ(di_parse_push_chunk(p, &c, collect, &got, nullptr), i == 2 ? DI_END_OF_STREAM : DI_OK);
+  }
+  char* body = nullptr;
+  ASSERT_EQ(di_parse_response(p, &body, nullptr, nullptr), DI_OK);
+  json r = json::parse(body);
+  di_free(body);
+  // The typed "</think>" is reasoning text; the control token ended the reasoning.
+  EXPECT_EQ(r["choices"][0]["message"]["reasoning_content"], "why </think>");
+  EXPECT_EQ(r["choices"][0]["message"]["content"], "ok");
+  EXPECT_EQ(r["usage"]["completion_tokens"], 4);
+  di_chunk small{};
+  small.struct_size = 8;
+  EXPECT_EQ(di_parse_push_chunk(p, &small, nullptr, nullptr, nullptr), DI_E_INVALID_ARG);
+  di_parser_destroy(p);
+}
+
 }  // namespace

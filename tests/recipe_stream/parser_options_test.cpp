@@ -54,3 +54,28 @@ TEST(ParserOptions, ErrorsNameTheKey) {
 
 }  // namespace
 }  // namespace di::recipe
+
+#include "recipe/prepare/prepare.h"
+#include "recipe/stream/parser_options_from_prepared.h"
+
+namespace di::recipe {
+namespace {
+
+TEST(ParserOptions, FromPreparedCarriesParsingToolsAndModel) {
+  RecipeConfig cfg;  // dsv4
+  auto p = prepare(cfg, {}, Protocol::kResponses,
+                   R"({"model":"deepseek-v4","stream":true,"reasoning":{"effort":"high"},
+                       "input":"hi","tools":[{"type":"custom","name":"apply_patch"}]})");
+  ASSERT_TRUE(p.is_ok()) << p.status().message();
+  ParserOptions o = parser_options_from_prepared(*p);
+  EXPECT_EQ(o.protocol, Protocol::kResponses);
+  EXPECT_EQ(o.encoding, EncodingVersion::kDsv4);
+  EXPECT_TRUE(o.prompt_opened_thinking && o.thinking && o.parse_tool_calls && o.stream);
+  ASSERT_EQ(o.tools.size(), 1u);
+  EXPECT_EQ(o.tools[0].type, "custom");
+  EXPECT_EQ(o.tools[0].parameters["type"], "object");
+  EXPECT_EQ(o.model, "deepseek-v4");
+}
+
+}  // namespace
+}  // namespace di::recipe

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "deepinfer.h"
 #include "recipe/encoding/encoder.h"
 #include "tools/cli/commands.h"
 
@@ -21,6 +22,10 @@ constexpr const char* kUsage =
     "usage: deepinfer render --encoding dsv32|dsv4|dsv41 --messages\n"
     "         reads {\"messages\": [...], \"kwargs\": {...}} (the arguments of DeepSeek's\n"
     "         reference encode_messages) and prints {\"prompt\": ...} or {\"error\": ...}\n"
+    "       deepinfer render [--tokenizer PATH] --encoding dsv32|dsv4|dsv41\n"
+    "                        --protocol chat|responses|messages [--options JSON]\n"
+    "         reads an API request body and prints {\"prompt\", \"ids\", \"special_ranges\",\n"
+    "         \"options\"} or the API's error body; --options sets recipe_* keys as JSON\n"
     "Exit status: 0 rendered, 2 rejected input or bad usage, 1 internal failure.\n";
 
 int render_messages(recipe::Encoding enc, const std::string& body) {
@@ -38,6 +43,72 @@ int render_messages(recipe::Encoding enc, const std::string& body) {
   ordered_json res{{"prompt", out->str()}};
   if (!out->multi_modal_data.is_null()) res["multi_modal_data"] = out->multi_modal_data;
   std::printf("%s\n", res.dump().c_str());
+  return 0;
+}
+
+// Through the C ABI, exactly as an embedding program prepares a request.
+int render_request(const std::string& encoding, const std::string& protocol,
+                   const std::string& tokenizer, const std::string& options_json,
+                   const std::string& body) {
+  int32_t proto = protocol == "chat" ? DI_PROTOCOL_CHAT_COMPLETIONS
+                  : protocol == "responses" ? DI_PROTOCOL_RESPONSES
+                  : protocol == "messages" ? DI_PROTOCOL_MESSAGES : 0;
+  if (proto == 0) {
+    std::fprintf(stderr, "deepinfer render: --protocol must be chat, responses or messages\n%s", kUsage);
+    return 2;
+  }
+  di_error* err = nullptr;
+  di_options* opts = nullptr;
+  di_recipe* recipe = nullptr;
+  auto setup_failed = [&](const char* what) {
+    std::fprintf(stderr, "deepinfer render: %s: %s\n", what, di_error_message(err));
+    di_error_destroy(err);
+    di_options_destroy(opts);
+    return 2;
+  };
+  if (di_options_create(&opts, &err) != DI_OK) return setup_failed("options");
+  if (!options_json.empty() &&
+      di_options_update_json(opts, options_json.data(), options_json.size(), &err) != DI_OK)
+    return setup_failed("--options");
+  if (di_options_set_str(opts, "recipe_encoding", encoding.data(), encoding.size(), &err) != DI_OK)
+    return setup_failed("--encoding");
+  if (di_recipe_create(tokenizer.data(), tokenizer.size(), opts, &recipe, &err) != DI_OK)
+    return setup_failed("recipe");
+  di_options_destroy(opts);
+  opts = nullptr;
+
+  di_prepared* p = nullptr;
+  di_status st = di_recipe_prepare(recipe, proto, body.data(), body.size(), &p, &err);
+  di_recipe_destroy(recipe);
+  if (st != DI_OK) {
+    nlohmann::json detail = nlohmann::json::parse(di_error_detail(err), nullptr, false);
+    if (detail.is_object() && detail.contains("body")) {
+      std::printf("%s\n", detail["body"].dump().c_str());
+    } else {
+      std::printf("%s\n", nlohmann::json{{"error", {{"message", di_error_message(err)}}}}.dump().c_str());
+    }
+    di_error_destroy(err);
+    return st == DI_E_INTERNAL || st == DI_E_OOM ? 1 : 2;
+  }
+  auto j = [&](const char* s) { return nlohmann::json::parse(s); };
+  nlohmann::ordered_json out;
+  out["prompt"] = di_prepared_prompt(p, nullptr);
+  size_t n = 0;
+  const int32_t* ids = di_prepared_token_ids(p, &n);
+  out["ids"] = std::vector<int32_t>(ids, ids + n);
+  const uint32_t* ranges = di_prepared_special_ranges(p, &n);
+  nlohmann::json r = nlohmann::json::array();
+  for (size_t i = 0; i < n; ++i) r.push_back({ranges[2 * i], ranges[2 * i + 1]});
+  out["special_ranges"] = r;
+  out["options"] = {{"info", j(di_prepared_info_json(p, nullptr))},
+                    {"sampling", j(di_prepared_sampling_json(p, nullptr))},
+                    {"stop", j(di_prepared_stop_sequences_json(p, nullptr))},
+                    {"stream", di_prepared_stream(p) != 0},
+                    {"constraint", j(di_prepared_constraint_json(p, nullptr))},
+                    {"parser", j(di_prepared_parser_options_json(p, nullptr))},
+                    {"images", j(di_prepared_images_json(p, nullptr))}};
+  di_prepared_destroy(p);
+  std::printf("%s\n", out.dump().c_str());
   return 0;
 }
 
@@ -71,11 +142,8 @@ int cmd_render(int argc, char** argv) {
     return 2;
   }
   std::string body((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
-  if (!messages) {
-    std::fprintf(stderr, "deepinfer render: --messages is required\n%s", kUsage);
-    return 2;
-  }
-  return render_messages(*enc, body);
+  if (messages) return render_messages(*enc, body);
+  return render_request(encoding, protocol, tokenizer, options, body);
 }
 
 }  // namespace di::cli

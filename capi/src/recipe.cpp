@@ -1,0 +1,257 @@
+// The C ABI's Recipe section: di_recipe (configuration + tokenizer) and di_prepared (one
+// prepared request). Thin: all behaviour lives in recipe/prepare; this file converts types and
+// catches everything.
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "api_guard.h"
+#include "capi/src/options.h"
+#include "recipe/prepare/prepare.h"
+// The tokenizer component lands separately; until it is in the tree a recipe is prompt-only.
+#if __has_include("recipe/tokenizer/tokenizer.h")
+#include "recipe/tokenizer/tokenizer.h"
+#define DI_RECIPE_HAS_TOKENIZER 1
+#endif
+
+struct di_recipe {
+  di::recipe::RecipeConfig config;
+  di::recipe::PromptTokenizer tokenizer;  // empty: prompts only
+};
+
+struct di_prepared {
+  di::recipe::Prepared p;
+  std::string sampling, stop, constraint, parser, images, info;
+  std::vector<uint32_t> ranges;  // begin, end pairs
+};
+
+namespace di::capi {
+namespace {
+
+using json = nlohmann::json;
+
+Status read_config(const di_options* options, recipe::RecipeConfig& c) {
+  if (options == nullptr) return Status::ok();
+  auto find = [&](const char* k) -> const di_options::Value* {
+    auto it = options->values.find(k);
+    return it == options->values.end() ? nullptr : &it->second;
+  };
+  auto i64 = [&](const char* k) -> std::optional<int64_t> {
+    const auto* v = find(k);
+    if (v == nullptr) return std::nullopt;
+    return std::get<int64_t>(v->v);
+  };
+  auto str = [&](const char* k) -> std::optional<std::string> {
+    const auto* v = find(k);
+    if (v == nullptr) return std::nullopt;
+    return std::get<std::string>(v->v);
+  };
+  if (auto e = str("recipe_encoding")) {
+    auto enc = recipe::parse_encoding(*e);
+    if (!enc.is_ok()) return Status::invalid_argument("recipe_encoding: " + enc.status().message());
+    c.encoding = *enc;
+  }
+  std::string model = str("recipe_model").value_or("deepseek-v4");
+  json aliases;
+  if (const auto* v = find("recipe_model_aliases")) aliases = std::get<json>(v->v);
+  DI_ASSIGN_OR_RETURN(c.models, recipe::ModelAliases::from_json(model, aliases));
+  if (auto n = i64("recipe_context_length")) {
+    if (*n < 1) return Status::invalid_argument("recipe_context_length: expected >= 1, got " + std::to_string(*n));
+    c.context_length = *n;
+  }
+  if (auto n = i64("recipe_clamp_max_tokens")) c.clamp_max_tokens = *n != 0;
+  if (auto n = i64("recipe_default_thinking")) c.conversion.default_thinking = *n != 0;
+  if (auto n = i64("recipe_ignore_server_tools")) c.conversion.ignore_server_tools = *n != 0;
+  if (auto p = str("recipe_image_policy")) {
+    if (*p == "unsupported") c.image_policy = recipe::ImagePolicy::kUnsupported;
+    else if (*p == "reject") c.image_policy = recipe::ImagePolicy::kReject;
+    else if (*p == "vision") c.image_policy = recipe::ImagePolicy::kVision;
+    else return Status::invalid_argument("recipe_image_policy: expected \"unsupported\", \"reject\" or \"vision\", got \"" + *p + "\"");
+    if (c.image_policy == recipe::ImagePolicy::kVision && c.encoding != recipe::Encoding::kDsv41)
+      return Status::invalid_argument("recipe_image_policy: \"vision\" needs recipe_encoding \"dsv41\"");
+  }
+  return Status::ok();
+}
+
+const char* out_str(const di_prepared* p, const std::string di_prepared::*field, size_t* len) {
+  if (p == nullptr) {
+    if (len) *len = 0;
+    return "";
+  }
+  const std::string& s = p->*field;
+  if (len) *len = s.size();
+  return s.c_str();
+}
+
+json image_json(const recipe::ImageRef& r) {
+  json j;
+  switch (r.kind) {
+    case recipe::ImageRef::Kind::kUrl: j["kind"] = "url"; j["url"] = r.url; break;
+    case recipe::ImageRef::Kind::kDataUrl: j["kind"] = "data_url"; j["url"] = r.url; break;
+    case recipe::ImageRef::Kind::kBase64: j["kind"] = "base64"; j["data"] = r.data; break;
+  }
+  if (!r.media_type.empty()) j["media_type"] = r.media_type;
+  if (!r.detail.empty()) j["detail"] = r.detail;
+  return j;
+}
+
+void fill_views(di_prepared& d) {
+  const recipe::Prepared& p = d.p;
+  d.sampling = p.sampling.dump();
+  d.stop = json(p.stop_sequences).dump();
+  json c;
+  switch (p.constraint.kind) {
+    case recipe::OutputConstraint::Kind::kNone: c = {{"type", "none"}}; break;
+    case recipe::OutputConstraint::Kind::kJsonObject: c = {{"type", "json_object"}}; break;
+    case recipe::OutputConstraint::Kind::kJsonSchema:
+      c = {{"type", "json_schema"}, {"name", p.constraint.name}, {"strict", p.constraint.strict},
+           {"schema", json::parse(p.constraint.schema.dump())}};
+      break;
+  }
+  d.constraint = c.dump();
+  d.parser = recipe::parser_options_to_json(p.parser).dump();
+  json imgs = json::array();
+  for (const auto& r : p.images) imgs.push_back(image_json(r));
+  d.images = imgs.dump();
+  d.info = json{{"model", p.model},
+                {"requested_model", p.requested_model},
+                {"encoding", p.encoding},
+                {"protocol", std::string(recipe::protocol_name(p.protocol))},
+                {"prompt_tokens", p.prompt_tokens},
+                {"thinking", p.conversation.thinking}}
+               .dump();
+  for (const auto& r : p.special_ranges) {
+    d.ranges.push_back(r.begin);
+    d.ranges.push_back(r.end);
+  }
+}
+
+}  // namespace
+}  // namespace di::capi
+
+extern "C" {
+
+DI_API di_status di_recipe_create(const char* tokenizer_path, size_t path_len,
+                                  const di_options* options, di_recipe** out, di_error** err) {
+  DI_API_BEGIN
+  DI_REQUIRE_ARG(out, err);
+  if (tokenizer_path == nullptr && path_len > 0)
+    return di::capi::fail(err, DI_E_INVALID_ARG, "tokenizer_path: NULL with a non-zero length");
+  auto r = std::make_unique<di_recipe>();
+  if (auto st = di::capi::read_config(options, r->config); !st.is_ok())
+    return di::capi::fail(err, st);
+  if (path_len > 0) {
+#ifdef DI_RECIPE_HAS_TOKENIZER
+    auto tok = di::recipe::Tokenizer::load(std::string(tokenizer_path, path_len));
+    if (!tok.is_ok()) return di::capi::fail(err, tok.status());
+    std::shared_ptr<const di::recipe::Tokenizer> t = std::move(tok).value();
+    auto id = [&](std::string_view s) { return t->token_to_id(s).value_or(-1); };
+    r->config.control_tokens.think_start = id("<think>");
+    r->config.control_tokens.think_end = id("</think>");
+    r->config.control_tokens.dsml = id("｜DSML｜");
+    r->config.control_tokens.eos = t->eos_id().value_or(id("<｜end▁of▁sentence｜>"));
+    r->tokenizer = [t](const di::recipe::RenderedPrompt& prompt)
+        -> di::Result<di::recipe::TokenizedPrompt> {
+      std::vector<di::recipe::Segment> segs;
+      segs.reserve(prompt.segments.size());
+      for (const auto& s : prompt.segments) segs.push_back({s.text, s.special});
+      DI_ASSIGN_OR_RETURN(di::recipe::SegmentedIds enc, t->encode_segments(segs));
+      di::recipe::TokenizedPrompt out;
+      out.ids = std::move(enc.ids);
+      for (const auto& r : enc.special_ranges) out.special_ranges.push_back({r.begin, r.end});
+      return out;
+    };
+#else
+    return di::capi::fail(err, DI_E_UNSUPPORTED,
+                          "tokenizer_path: this build has no tokenizer; pass an empty path for "
+                          "prompt-only preparation");
+#endif
+  }
+  *out = r.release();
+  return DI_OK;
+  DI_API_END(err)
+}
+
+DI_API void di_recipe_destroy(di_recipe* recipe) { delete recipe; }
+
+DI_API di_status di_recipe_prepare(const di_recipe* recipe, int32_t protocol, const char* json,
+                                   size_t len, di_prepared** out, di_error** err) {
+  DI_API_BEGIN
+  DI_REQUIRE_ARG(recipe, err);
+  DI_REQUIRE_ARG(out, err);
+  if (json == nullptr && len > 0)
+    return di::capi::fail(err, DI_E_INVALID_ARG, "json: NULL with a non-zero length");
+  di::recipe::Protocol p;
+  switch (protocol) {
+    case DI_PROTOCOL_CHAT_COMPLETIONS: p = di::recipe::Protocol::kChatCompletions; break;
+    case DI_PROTOCOL_RESPONSES: p = di::recipe::Protocol::kResponses; break;
+    case DI_PROTOCOL_MESSAGES: p = di::recipe::Protocol::kMessages; break;
+    default:
+      return di::capi::fail(err, DI_E_INVALID_ARG,
+                            "protocol: expected DI_PROTOCOL_CHAT_COMPLETIONS, DI_PROTOCOL_RESPONSES "
+                            "or DI_PROTOCOL_MESSAGES, got " + std::to_string(protocol));
+  }
+  auto prepared = di::recipe::prepare(recipe->config, recipe->tokenizer, p,
+                                      std::string_view(json == nullptr ? "" : json, len));
+  if (!prepared.is_ok()) return di::capi::fail(err, prepared.status());
+  auto d = std::make_unique<di_prepared>();
+  d->p = std::move(prepared).value();
+  di::capi::fill_views(*d);
+  *out = d.release();
+  return DI_OK;
+  DI_API_END(err)
+}
+
+DI_API void di_prepared_destroy(di_prepared* prepared) { delete prepared; }
+
+DI_API const char* di_prepared_prompt(const di_prepared* prepared, size_t* len) {
+  if (prepared == nullptr) {
+    if (len) *len = 0;
+    return "";
+  }
+  if (len) *len = prepared->p.prompt.size();
+  return prepared->p.prompt.c_str();
+}
+
+DI_API const int32_t* di_prepared_token_ids(const di_prepared* prepared, size_t* count) {
+  if (prepared == nullptr || prepared->p.ids.empty()) {
+    if (count) *count = 0;
+    return nullptr;
+  }
+  if (count) *count = prepared->p.ids.size();
+  return prepared->p.ids.data();
+}
+
+DI_API const uint32_t* di_prepared_special_ranges(const di_prepared* prepared, size_t* count) {
+  if (prepared == nullptr || prepared->ranges.empty()) {
+    if (count) *count = 0;
+    return nullptr;
+  }
+  if (count) *count = prepared->ranges.size() / 2;
+  return prepared->ranges.data();
+}
+
+DI_API const char* di_prepared_sampling_json(const di_prepared* prepared, size_t* len) {
+  return di::capi::out_str(prepared, &di_prepared::sampling, len);
+}
+DI_API const char* di_prepared_stop_sequences_json(const di_prepared* prepared, size_t* len) {
+  return di::capi::out_str(prepared, &di_prepared::stop, len);
+}
+DI_API int32_t di_prepared_stream(const di_prepared* prepared) {
+  return prepared != nullptr && prepared->p.stream ? 1 : 0;
+}
+DI_API const char* di_prepared_constraint_json(const di_prepared* prepared, size_t* len) {
+  return di::capi::out_str(prepared, &di_prepared::constraint, len);
+}
+DI_API const char* di_prepared_parser_options_json(const di_prepared* prepared, size_t* len) {
+  return di::capi::out_str(prepared, &di_prepared::parser, len);
+}
+DI_API const char* di_prepared_images_json(const di_prepared* prepared, size_t* len) {
+  return di::capi::out_str(prepared, &di_prepared::images, len);
+}
+DI_API const char* di_prepared_info_json(const di_prepared* prepared, size_t* len) {
+  return di::capi::out_str(prepared, &di_prepared::info, len);
+}
+
+}  // extern "C"

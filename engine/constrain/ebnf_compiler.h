@@ -1,0 +1,27 @@
+// EBNF compiler: a GBNF/Lark-like grammar text → Grammar. Knows nothing of tokens or JSON.
+//
+// Syntax (whitespace and newlines are free; '#' starts a comment to the end of the line):
+//   rule      ::= NAME "::=" alternatives          (the start rule is named `root`)
+//   alternatives: sequence ("|" sequence)*
+//   sequence:  item*                                (empty = the empty string)
+//   item:      primary ("*" | "+" | "?" | "{m}" | "{m,}" | "{m,n}")*
+//   primary:   "literal" | 'literal'                (escapes \n \r \t \\ \" \' \xHH \uHHHH \U00HHHHHH)
+//              | [a-z0-9_] | [^...]                 (a character class over code points)
+//              | .                                  (any code point)
+//              | /regex/                            (an ECMAScript-subset regex, whole match)
+//              | NAME                               (a rule, [A-Za-z_][A-Za-z0-9_-]*)
+//              | ( alternatives )
+// Rules may recurse, but not on the left (a rule reaching itself before any byte is an error).
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "base/status.h"
+#include "engine/constrain/grammar.h"
+
+namespace di::engine::constrain {
+
+Result<std::shared_ptr<const Grammar>> compile_ebnf(std::string_view text);
+
+}  // namespace di::engine::constrain

@@ -1,0 +1,61 @@
+// GrammarCompiler: one per model vocabulary — compiles constraint specs (JSON Schema, regex, EBNF,
+// any JSON) into CompiledGrammars and caches them by a hash of the canonical source, so a schema
+// sent with many requests is compiled (and its token masks classified) once. Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "base/status.h"
+#include "engine/constrain/compiled_grammar.h"
+#include "engine/constrain/json_schema_compiler.h"
+#include "engine/constrain/token_vocabulary.h"
+
+namespace di::engine::constrain {
+
+enum class ConstraintKind : uint8_t {
+  kJsonSchema,  // source: the schema as JSON text
+  kJsonObject,  // any JSON object (response_format json_object); source unused
+  kRegex,       // source: the pattern; the whole output must match
+  kEbnf,        // source: the grammar text (see ebnf_compiler.h)
+};
+
+struct ConstraintSpec {
+  ConstraintKind kind = ConstraintKind::kJsonSchema;
+  std::string source;
+  JsonSchemaOptions json;
+};
+
+class GrammarCompiler {
+ public:
+  explicit GrammarCompiler(std::shared_ptr<const TokenVocabulary> vocab, size_t capacity = 256);
+
+  Result<std::shared_ptr<const CompiledGrammar>> compile(const ConstraintSpec& spec);
+
+  const std::shared_ptr<const TokenVocabulary>& vocab() const { return vocab_; }
+  size_t hits() const;
+  size_t misses() const;
+  size_t size() const;
+
+ private:
+  struct Entry {
+    std::string key;
+    std::shared_ptr<const CompiledGrammar> grammar;
+  };
+
+  std::shared_ptr<const TokenVocabulary> vocab_;
+  size_t capacity_;
+  mutable std::mutex mu_;
+  std::list<Entry> lru_;  // most recently used first
+  std::unordered_map<uint64_t, std::list<Entry>::iterator> by_hash_;
+  size_t hits_ = 0, misses_ = 0;
+};
+
+// The grammar alone (no vocabulary), for tests and tools.
+Result<std::shared_ptr<const Grammar>> compile_constraint(const ConstraintSpec& spec);
+
+}  // namespace di::engine::constrain

@@ -1,0 +1,49 @@
+// JSON Schema (draft 2020-12, plus the draft-4/7 spellings real schemas use) → Grammar. Supported:
+// type, properties, required, additionalProperties, enum, const, anyOf, oneOf (provably exclusive
+// branches), allOf (mergeable branches), $ref/$defs (local), items, prefixItems, min/maxItems,
+// pattern, min/maxLength, format (date, time, date-time, duration, uuid, ipv4, ipv6, email,
+// hostname, uri, uri-reference), minimum/maximum/exclusive*, integer multipleOf, nullable. Any other assertion
+// keyword is an error naming it, never silently ignored. Does not know tokens or matchers.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "base/status.h"
+#include "engine/constrain/grammar.h"
+
+namespace di::engine::constrain {
+
+enum class JsonWhitespace : uint8_t {
+  kCompact,   // no whitespace between tokens (the canonical serialization)
+  kFlexible,  // any JSON whitespace between tokens, at most max_whitespace bytes per run
+};
+
+struct JsonSchemaOptions {
+  JsonWhitespace whitespace = JsonWhitespace::kFlexible;
+  // Longest whitespace run in kFlexible; 0 = unbounded. A bound keeps a model from emitting
+  // newlines forever where the schema allows any amount.
+  uint32_t max_whitespace = 24;
+  // Enforce `format` (date, uuid, ...). Draft 2020-12 makes format an annotation by default;
+  // generation wants the assertion, so it is on unless turned off.
+  bool assert_formats = true;
+  // OpenAI strict mode: objects without additionalProperties allow no extra keys.
+  bool strict = false;
+
+  std::string cache_key() const;
+};
+
+// Properties are generated in the schema's `properties` order (required or not); extra keys, when
+// allowed, come after them.
+Result<std::shared_ptr<const Grammar>> compile_json_schema(const nlohmann::ordered_json& schema,
+                                                           const JsonSchemaOptions& options = {});
+Result<std::shared_ptr<const Grammar>> compile_json_schema_text(std::string_view schema_text,
+                                                           const JsonSchemaOptions& options = {});
+
+// Any JSON value (the json_object response format), with the same whitespace policy.
+Result<std::shared_ptr<const Grammar>> compile_any_json(const JsonSchemaOptions& options = {}, bool object_only = false);
+
+}  // namespace di::engine::constrain

@@ -1,0 +1,81 @@
+// MlaModel: cache group, the layer loop (MLA, then dense MLP or MoE), final head. See
+// mla_model.h.
+#include "engine/model/deepseek_v2/mla_model.h"
+
+#include <cstring>
+
+#include "engine/model/batch_check.h"
+#include "engine/model/deepseek_v2/moe.h"
+#include "kernels/cpu/linear.h"
+#include "kernels/cpu/rms_norm.h"
+#include "kernels/cpu/threads.h"
+
+namespace di::engine::deepseek_v2 {
+namespace cpu = di::kernels::cpu;
+
+namespace {
+constexpr int32_t kLatentGroup = 0;
+}
+
+MlaModel::MlaModel(MlaConfig config, std::unique_ptr<MlaWeights> weights, std::string model_dir)
+    : config_(std::move(config)),
+      weights_(std::move(weights)),
+      rope_(config_.rope, config_.rope_interleave ? RopeLayout::kInterleaved : RopeLayout::kHalf) {
+  const MlaConfig& c = config_;
+  info_.family = c.model_type;
+  info_.model_dir = std::move(model_dir);
+  info_.vocab_size = c.vocab_size;
+  info_.max_position_embeddings = c.max_position_embeddings;
+  info_.bos_token_id = c.bos_token_id;
+  info_.eos_token_ids = c.eos_token_ids;
+  // One latent entry per token per layer: kv_a_layernorm(c_kv) | rope(k_pe).
+  groups_.push_back({"mla_latent", CacheKind::kFull, c.num_hidden_layers,
+                     static_cast<int64_t>((int64_t{c.kv_lora_rank} + c.qk_rope_head_dim) * sizeof(float)), 0, 1, 0});
+}
+
+void MlaModel::forward_sequence(const SequenceInput& seq, float* logits) const {
+  const MlaConfig& c = config_;
+  const MlaWeights& w = *weights_;
+  const int64_t L = seq.num_tokens, H = c.hidden_size;
+  const float eps = static_cast<float>(c.rms_norm_eps);
+  std::vector<float> x(static_cast<size_t>(L * H)), h(x.size()), out(x.size());
+  for (int64_t i = 0; i < L; ++i)
+    std::memcpy(x.data() + i * H, w.embed + static_cast<int64_t>(seq.tokens[i]) * H, static_cast<size_t>(H) * sizeof(float));
+  for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
+    const MlaLayerWeights& lw = w.layers[l];
+    cpu::rms_norm(x.data(), lw.input_layernorm, L, H, H, eps, h.data());
+    mla_attention(c, lw.attn, rope_, l, kLatentGroup, seq, path_, h.data(), out.data());
+    for (size_t i = 0; i < x.size(); ++i) x[i] += out[i];
+    cpu::rms_norm(x.data(), lw.post_attention_layernorm, L, H, H, eps, h.data());
+    if (lw.is_moe) {
+      moe_forward(c, lw.moe, h.data(), L, out.data());
+    } else {
+      mlp_forward(lw.mlp, H, h.data(), L, out.data());
+    }
+    for (size_t i = 0; i < x.size(); ++i) x[i] += out[i];
+  }
+  const int64_t first = seq.all_logits ? 0 : L - 1, rows = L - first;
+  cpu::rms_norm(x.data() + first * H, w.norm, rows, H, H, eps, h.data());
+  cpu::linear(h.data(), rows, H, w.lm_head, c.vocab_size, logits);
+}
+
+Status MlaModel::forward(const ForwardBatch& batch, std::vector<float>& logits) {
+  DI_ASSIGN_OR_RETURN(int64_t rows, check_batch(batch, config_.vocab_size, config_.max_position_embeddings));
+  logits.assign(static_cast<size_t>(rows * config_.vocab_size), 0.0f);
+  int64_t row = 0;
+  for (const SequenceInput& s : batch.seqs) {
+    forward_sequence(s, logits.data() + row * config_.vocab_size);
+    row += s.all_logits ? s.num_tokens : 1;
+  }
+  return Status::ok();
+}
+
+Result<std::unique_ptr<Model>> create_mla_model(const std::string& model_dir, const nlohmann::json& json,
+                                                const ModelOptions& options) {
+  DI_ASSIGN_OR_RETURN(MlaConfig config, parse_mla_config(json));
+  DI_ASSIGN_OR_RETURN(auto weights, load_mla_weights(model_dir, config));
+  if (options.num_threads > 0) cpu::set_num_threads(options.num_threads);
+  return std::unique_ptr<Model>(new MlaModel(std::move(config), std::move(weights), model_dir));
+}
+
+}  // namespace di::engine::deepseek_v2

@@ -1,0 +1,74 @@
+// MlaWeights: every tensor of a deepseek_v2 / deepseek_v3 checkpoint as fp32 pointers, by the
+// checkpoints' names (model.layers.N.self_attn.kv_a_proj_with_mqa.weight, mlp.experts.E.gate_proj
+// .weight, mlp.gate.e_score_correction_bias, ...; transformers' fused mlp.experts.gate_up_proj is
+// read too), plus the per-head key up-projection transposed once for the absorbed decode path.
+// Loading only, no math.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/model/deepseek_v2/mla_config.h"
+#include "engine/model/weight_loader.h"
+
+namespace di::engine::deepseek_v2 {
+
+// A SwiGLU MLP: gate and up [inter, hidden], down [hidden, inter]; biases null when absent.
+struct MlpWeights {
+  const float* gate = nullptr;
+  const float* up = nullptr;
+  const float* down = nullptr;
+  const float* gate_bias = nullptr;
+  const float* up_bias = nullptr;
+  const float* down_bias = nullptr;
+  int32_t intermediate = 0;
+};
+
+struct MlaAttentionWeights {
+  const float* q_proj = nullptr;         // no q_lora: [heads * qk_head_dim, hidden]
+  const float* q_a_proj = nullptr;       // q_lora: [q_lora_rank, hidden]
+  const float* q_a_bias = nullptr;
+  const float* q_a_layernorm = nullptr;  // [q_lora_rank]
+  const float* q_b_proj = nullptr;       // [heads * qk_head_dim, q_lora_rank]
+  const float* kv_a_proj = nullptr;      // [kv_lora_rank + qk_rope_head_dim, hidden]
+  const float* kv_a_bias = nullptr;
+  const float* kv_a_layernorm = nullptr;  // [kv_lora_rank]
+  const float* kv_b_proj = nullptr;  // [heads * (qk_nope_head_dim + v_head_dim), kv_lora_rank]
+  const float* o_proj = nullptr;     // [hidden, heads * v_head_dim]
+  const float* o_bias = nullptr;
+  // kv_b_proj's key rows of each head, transposed: [heads, kv_lora_rank, qk_nope_head_dim], so
+  // q_nope can be folded into latent space (the absorbed path) with one linear per head.
+  const float* w_uk_t = nullptr;
+};
+
+struct MoeWeights {
+  const float* gate = nullptr;  // router [experts, hidden]
+  const float* e_score_correction_bias = nullptr;  // deepseek_v3 [experts]
+  std::vector<MlpWeights> experts;
+  MlpWeights shared;  // intermediate 0 when n_shared_experts is 0
+};
+
+struct MlaLayerWeights {
+  const float* input_layernorm = nullptr;
+  const float* post_attention_layernorm = nullptr;
+  MlaAttentionWeights attn;
+  bool is_moe = false;
+  MlpWeights mlp;  // dense layers
+  MoeWeights moe;  // MoE layers
+};
+
+struct MlaWeights {
+  WeightStore store;
+  const float* embed = nullptr;
+  const float* lm_head = nullptr;
+  const float* norm = nullptr;
+  std::vector<MlaLayerWeights> layers;
+  // Multi-token-prediction layers (model.layers.<num_hidden_layers + i>.*), kept as loaded for
+  // speculative decoding; the main forward does not use them.
+  std::vector<const TensorView*> mtp;
+};
+
+Result<std::unique_ptr<MlaWeights>> load_mla_weights(const std::string& model_dir, const MlaConfig& config);
+
+}  // namespace di::engine::deepseek_v2

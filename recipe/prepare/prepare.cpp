@@ -1,0 +1,162 @@
+// The request pipeline: parse → resolve model → render → tokenize → budget. Every failure is
+// the protocol's error (400/404) carried in the Status detail.
+#include "recipe/prepare/prepare.h"
+
+#include "recipe/encoding/conversation_render.h"
+#include "recipe/protocol/chat_completions/request.h"
+#include "recipe/protocol/messages/request.h"
+#include "recipe/protocol/request_fields.h"
+#include "recipe/protocol/responses/request.h"
+
+namespace di::recipe {
+namespace {
+
+nlohmann::json sampling_json(const SamplingOptions& s) {
+  nlohmann::json j = nlohmann::json::object();
+  if (s.temperature) j["temperature"] = *s.temperature;
+  if (s.top_p) j["top_p"] = *s.top_p;
+  if (s.top_k) j["top_k"] = *s.top_k;
+  if (s.min_p) j["min_p"] = *s.min_p;
+  if (s.max_tokens) j["max_tokens"] = *s.max_tokens;
+  if (s.min_tokens) j["min_tokens"] = *s.min_tokens;
+  if (s.seed) j["seed"] = *s.seed;
+  if (s.presence_penalty) j["presence_penalty"] = *s.presence_penalty;
+  if (s.frequency_penalty) j["frequency_penalty"] = *s.frequency_penalty;
+  if (s.repetition_penalty) j["repetition_penalty"] = *s.repetition_penalty;
+  if (!s.logit_bias.is_null()) j["logit_bias"] = nlohmann::json::parse(s.logit_bias.dump());
+  if (s.logprobs) j["logprobs"] = *s.logprobs ? 1 : 0;
+  if (s.top_logprobs) j["top_logprobs"] = *s.top_logprobs;
+  if (s.n) j["n"] = *s.n;
+  if (!s.stop_token_ids.empty()) j["stop_token_ids"] = s.stop_token_ids;
+  return j;
+}
+
+Status budget_error(Protocol p, int64_t prompt, int64_t max_tokens, int64_t context) {
+  std::string msg;
+  if (p == Protocol::kMessages) {
+    msg = max_tokens <= 0 || prompt >= context
+              ? "prompt is too long: " + std::to_string(prompt) + " tokens > " +
+                    std::to_string(context) + " maximum"
+              : "input length and `max_tokens` exceed context limit: " + std::to_string(prompt) +
+                    " + " + std::to_string(max_tokens) + " > " + std::to_string(context) +
+                    ", decrease input length or `max_tokens` and try again";
+  } else {
+    const char* what = p == Protocol::kResponses ? "input" : "messages";
+    msg = "This model's maximum context length is " + std::to_string(context) +
+          " tokens. However, you requested " + std::to_string(prompt + std::max<int64_t>(max_tokens, 0)) +
+          " tokens (" + std::to_string(prompt) + " in the " + what + ", " +
+          std::to_string(std::max<int64_t>(max_tokens, 0)) +
+          " in the completion). Please reduce the length of the " + what + " or completion.";
+  }
+  ApiError e = ApiError::context_length_exceeded(p, std::move(msg));
+  e.param = p == Protocol::kResponses ? "input" : "messages";
+  return e.to_status();
+}
+
+Status as_api_error(Protocol p, Status s) {
+  if (!s.detail().empty()) return s;
+  return api_error_from_status(p, s).to_status();
+}
+
+}  // namespace
+
+Result<ConversationRequest> parse_request(Protocol protocol, std::string_view body,
+                                          const ConversionOptions& options) {
+  DI_ASSIGN_OR_RETURN(ordered_json j, parse_request_body(protocol, body));
+  switch (protocol) {
+    case Protocol::kChatCompletions: return parse_chat_completions_request(j, options);
+    case Protocol::kResponses: return parse_responses_request(j, options);
+    case Protocol::kMessages: return parse_messages_request(j, options);
+  }
+  return Status::internal("unknown protocol");
+}
+
+Result<Prepared> prepare(const RecipeConfig& config, const PromptTokenizer& tokenizer,
+                         Protocol protocol, std::string_view body) {
+  DI_ASSIGN_OR_RETURN(ConversationRequest req, parse_request(protocol, body, config.conversion));
+  Prepared out;
+  out.protocol = protocol;
+  out.encoding = std::string(encoding_name(config.encoding));
+  out.requested_model = req.model;
+  DI_ASSIGN_OR_RETURN(out.model, config.models.resolve(protocol, req.model));
+  out.stream = req.options.stream;
+
+  if (config.image_policy == ImagePolicy::kReject) {
+    for (size_t i = 0; i < req.conversation.messages.size(); ++i)
+      for (const auto& p : req.conversation.messages[i].content)
+        if (p.kind == ContentPart::Kind::kImage)
+          return ApiError::bad_request(protocol, protocol == Protocol::kResponses ? "input" : "messages",
+                                       "images are not supported by model " + out.model)
+              .to_status();
+  }
+  const bool vision = config.image_policy == ImagePolicy::kVision;
+  auto rendered = render_conversation(req.conversation, config.encoding, vision);
+  if (!rendered.is_ok()) return as_api_error(protocol, rendered.status());
+  ConversationPrompt& cp = *rendered;
+  out.prompt = cp.prompt.str();
+  out.images = cp.images;
+
+  SamplingOptions& s = req.options.sampling;
+  if (tokenizer) {
+    auto tok = tokenizer(cp.prompt);
+    if (!tok.is_ok()) return as_api_error(protocol, tok.status());
+    out.ids = std::move(tok->ids);
+    out.special_ranges = std::move(tok->special_ranges);
+    // Image tokens beyond their one placeholder id are the image component's to count; until a
+    // resolver reports them each image counts as its placeholder.
+    out.prompt_tokens = static_cast<int64_t>(out.ids.size());
+    const int64_t room = config.context_length - out.prompt_tokens;
+    if (room <= 0) return budget_error(protocol, out.prompt_tokens, s.max_tokens.value_or(0),
+                                       config.context_length);
+    if (!s.max_tokens) {
+      s.max_tokens = room;  // as vLLM: the rest of the context
+    } else if (*s.max_tokens > room) {
+      if (!config.clamp_max_tokens)
+        return budget_error(protocol, out.prompt_tokens, *s.max_tokens, config.context_length);
+      s.max_tokens = room;
+    }
+    if (s.min_tokens && s.max_tokens && *s.min_tokens > *s.max_tokens) s.min_tokens = s.max_tokens;
+  }
+
+  out.sampling = sampling_json(s);
+  out.stop_sequences = s.stop;
+  const Conversation& conv = req.conversation;
+  switch (conv.response_format.type) {
+    case ResponseFormat::Type::kText: break;
+    case ResponseFormat::Type::kJsonObject: out.constraint.kind = OutputConstraint::Kind::kJsonObject; break;
+    case ResponseFormat::Type::kJsonSchema:
+      out.constraint.kind = OutputConstraint::Kind::kJsonSchema;
+      out.constraint.schema = conv.response_format.schema;
+      out.constraint.name = conv.response_format.name;
+      out.constraint.strict = conv.response_format.strict;
+      break;
+  }
+
+  ParserOptions& po = out.parser;
+  po.protocol = protocol;
+  po.encoding = config.encoding == Encoding::kDsv41 ? EncodingVersion::kDsv41 : EncodingVersion::kDsv4;
+  po.prompt_opened_thinking = cp.opened_thinking;
+  po.thinking = conv.thinking;
+  po.parse_tool_calls = conv.tool_choice != ToolChoiceMode::kNone && !conv.tools.empty();
+  po.prompt_opened_tool_calls = cp.opened_tool_calls;
+  if (po.parse_tool_calls) {
+    for (const auto& t : conv.tools) {
+      ToolSpec spec;
+      spec.name = t.name;
+      spec.parameters = nlohmann::json::parse(t.parameters.dump());
+      spec.strict = t.strict.value_or(false);
+      spec.type = t.custom ? "custom" : "function";
+      po.tools.push_back(std::move(spec));
+    }
+  }
+  po.json_object = conv.response_format.type != ResponseFormat::Type::kText;
+  po.stop_sequences = s.stop;
+  po.stream = req.options.stream;
+  po.include_usage = req.options.include_usage;
+  po.model = out.requested_model;
+  po.control_tokens = config.control_tokens;
+  out.conversation = std::move(req.conversation);
+  return out;
+}
+
+}  // namespace di::recipe

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Fuzzes the model-output parser (tests/fuzz/recipe_stream_parser_fuzz.cpp) for a few seconds
+# with libFuzzer + ASan/UBSan, seeded with the recipe_stream fixtures. Prints "N passed, M failed".
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+build=${DI_BUILD_DIR:-build}
+out="$build/fuzz/recipe_stream"
+seconds=${DI_FUZZ_SECONDS:-5}
+cxx=${DI_FUZZ_CXX:-clang++-14}
+mkdir -p "$out/obj"
+
+if ! command -v "$cxx" >/dev/null; then
+  echo "$cxx not found (scripts/bootstrap.sh installs clang-14)"; echo "0 passed, 1 failed"; exit 1
+fi
+
+# The parser's sources only: it needs nothing else of the recipe.
+sources=(base/utf8.cpp recipe/protocol/api_error.cpp recipe/protocol/event_generator.cpp
+         recipe/protocol/output_parser.cpp recipe/protocol/chat_completions/events.cpp
+         recipe/protocol/responses/events.cpp recipe/protocol/messages/events.cpp
+         tests/fuzz/recipe_stream_parser_fuzz.cpp)
+for f in recipe/stream/*.cpp; do sources+=("$f"); done
+flags="-std=c++20 -O1 -gline-tables-only -I. -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
+printf '%s\n' "${sources[@]}" | xargs -P "${DI_JOBS:-2}" -I{} sh -c \
+  'o="$1/obj/$(echo "$2" | tr / _).o"; [ "$o" -nt "$2" ] && exit 0; '"$cxx $flags"' -c "$2" -o "$o" || exit 255' \
+  _ "$out" {} || { echo "0 passed, 1 failed (build)"; exit 1; }
+# shellcheck disable=SC2086
+"$cxx" $flags "$out"/obj/*.o -o "$out/recipe_stream_parser_fuzz" ||
+  { echo "0 passed, 1 failed (link)"; exit 1; }
+
+# Seeds: each fixture case's output with option bytes matching the case.
+rm -rf "$out/seeds" "$out/work"; mkdir -p "$out/seeds" "$out/work"
+python3 - "$out/seeds" <<'PY'
+import json, sys
+cases = json.load(open("tests/fixtures/recipe_stream/traces.json"))["cases"]
+for i, c in enumerate(cases):
+    o = c["options"]
+    flags = (1 if o.get("prompt_opened_thinking") else 0) | (2 if o.get("tools") else 0) \
+        | (4 if o.get("prompt_opened_tool_calls") else 0) | (8 if o.get("json_object") else 0) \
+        | (16 if o.get("stop") else 0)
+    text = "".join(ch if isinstance(ch, str) else ch[1] for ch in c["chunks"])
+    for sizes in (b"", b"\x00\x03\x07"):
+        data = bytes([flags, 1, len(sizes)]) + sizes + text.encode()
+        open(f"{sys.argv[1]}/case{i}_{len(sizes)}", "wb").write(data)
+PY
+
+"$out/recipe_stream_parser_fuzz" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  -dict=tests/fuzz/recipe_stream.dict -print_final_stats=1 "$out/work" "$out/seeds" \
+  >"$out/fuzz.log" 2>&1
+rc=$?
+grep -E "^stat::number_of_executed_units|Done [0-9]+ runs" "$out/fuzz.log" | tail -2
+if [ $rc -ne 0 ]; then
+  tail -40 "$out/fuzz.log"; echo "0 passed, 1 failed"; exit 1
+fi
+echo "1 passed, 0 failed"

@@ -1,0 +1,145 @@
+// Regex compiler against libstdc++'s std::regex (ECMAScript grammar) as the reference: every
+// string up to length 5 over a small alphabet must match (or not) exactly as std::regex says,
+// for full matches and for JSON Schema's unanchored search.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "engine/constrain/regex_compiler.h"
+#include "tests/constrain/test_util.h"
+
+namespace di::engine::constrain {
+namespace {
+
+using testing::full_match;
+
+std::vector<std::string> all_strings(const std::string& alphabet, size_t max_len) {
+  std::vector<std::string> out = {""};
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i].size() == max_len) continue;
+    for (char c : alphabet) out.push_back(out[i] + c);
+  }
+  return out;
+}
+
+struct Case {
+  const char* pattern;
+  const char* alphabet;
+};
+
+const Case kCases[] = {
+    {"a|b", "abc"},
+    {"ab*c", "abc"},
+    {"(ab)+", "abc"},
+    {"a{2,3}", "ab"},
+    {"a{2,}b", "ab"},
+    {"a{2}", "ab"},
+    {"[a-c]+d?", "abde"},
+    {"[^ab]c", "abc1"},
+    {"(a|bc)*", "abc"},
+    {"a.c", "ac\n"},
+    {"\\d{2}-\\d+", "12-a"},
+    {"[\\w.]+@\\w+", "a.@_-"},
+    {"x(?:yz){1,2}", "xyz"},
+    {"(a|)+b", "ab"},
+    {"[-a]+", "-ab"},
+    {"[a-]+", "-ab"},
+    {"\\.+", ".a"},
+    {"a\\{", "a{"},
+    {"[\\d\\s]+", "1 a\t"},
+    {"[^\\d]+", "1a "},
+    {"\\D\\W\\S", "a1 ."},
+    {"(?:a|b)?c{1,2}?", "abc"},
+    {"\\x41\\u0042", "ABC"},
+    {"[.]", ".a"},
+    {"a+?b*?", "ab"},
+    {"(a(b|c)){2}", "abc"},
+    {"[a-cx-z]{1,3}", "abxy1"},
+    {"\\(\\)\\[\\]", "()[]"},
+};
+
+TEST(Regex, FullMatchAgreesWithStdRegexOnEveryShortString) {
+  for (const Case& c : kCases) {
+    SCOPED_TRACE(c.pattern);
+    auto g = compile_regex(c.pattern);
+    ASSERT_TRUE(g.is_ok()) << g.status().message();
+    std::regex ref(c.pattern, std::regex::ECMAScript);
+    for (const std::string& s : all_strings(c.alphabet, 5)) {
+      ASSERT_EQ(full_match(*g, s), std::regex_match(s, ref)) << "input '" << s << "'";
+    }
+  }
+}
+
+TEST(Regex, SearchModeAgreesWithStdRegexSearch) {
+  const Case kSearch[] = {{"ab", "abc"}, {"^ab", "abc"}, {"ab$", "abc"}, {"^a|b$", "abc"},
+                          {"^(a|b)c$", "abc"}, {"a{2}", "ab"}, {"^$", "a"}};
+  for (const Case& c : kSearch) {
+    SCOPED_TRACE(c.pattern);
+    RegexOptions o;
+    o.search = true;
+    auto e = regex_to_expr(c.pattern, o);
+    ASSERT_TRUE(e.is_ok()) << e.status().message();
+    GrammarBuilder b;
+    uint32_t r = b.declare("root");
+    b.define(r, *e);
+    auto g = b.build(r);
+    ASSERT_TRUE(g.is_ok());
+    std::regex ref(c.pattern, std::regex::ECMAScript);
+    for (const std::string& s : all_strings(c.alphabet, 5)) {
+      ASSERT_EQ(full_match(*g, s), std::regex_search(s, ref)) << "input '" << s << "'";
+    }
+  }
+}
+
+TEST(Regex, DotAndClassesMatchWholeUtf8Characters) {
+  auto g = compile_regex("^.[^a]$");
+  ASSERT_TRUE(g.is_ok());
+  EXPECT_TRUE(full_match(*g, "\xC3\xA9\xE4\xB8\xAD"));      // é中
+  EXPECT_TRUE(full_match(*g, "\xF0\x9F\x98\x80" "b"));      // 😀b
+  EXPECT_FALSE(full_match(*g, "\xC3\xA9" "a"));
+  EXPECT_FALSE(full_match(*g, "\xC3" "b"));                 // a lone lead byte is no character
+  EXPECT_FALSE(full_match(*g, "\xED\xA0\x80" "b"));          // an encoded surrogate is not UTF-8
+  auto h = compile_regex("[\\u00e0-\\u00ff]+");
+  ASSERT_TRUE(h.is_ok());
+  EXPECT_TRUE(full_match(*h, "\xC3\xA0\xC3\xBF"));
+  EXPECT_FALSE(full_match(*h, "\xC3\x9F"));
+}
+
+TEST(Regex, JsonStringModeMatchesEscapedSpelling) {
+  RegexOptions o;
+  o.json_string = true;
+  auto e = regex_to_expr("^a\"\\\\\\n.$", o);
+  ASSERT_TRUE(e.is_ok()) << e.status().message();
+  GrammarBuilder b;
+  uint32_t r = b.declare("root");
+  b.define(r, *e);
+  auto g = b.build(r);
+  ASSERT_TRUE(g.is_ok());
+  EXPECT_TRUE(full_match(*g, "a\\\"\\\\\\nx"));
+  EXPECT_TRUE(full_match(*g, "a\\\"\\\\\\u000ax"));
+  EXPECT_FALSE(full_match(*g, "a\"\\\\\\nx"));   // raw quote would end the JSON string
+  EXPECT_FALSE(full_match(*g, "a\\\"\\\\\nx"));  // raw newline is not allowed in JSON
+}
+
+TEST(Regex, UnsupportedFeaturesAreNamed) {
+  struct {
+    const char* pattern;
+    const char* needle;
+  } const kBad[] = {{"a(?=b)", "lookahead"}, {"(?<=a)b", "lookbehind"}, {"(a)\\1", "backreference"},
+                    {"\\bword", "word boundary"}, {"\\p{L}", "Unicode property"}, {"a^b", "anchor"}};
+  for (auto& c : kBad) {
+    auto g = compile_regex(c.pattern);
+    ASSERT_FALSE(g.is_ok()) << c.pattern;
+    EXPECT_NE(g.status().message().find(c.needle), std::string::npos) << g.status().message();
+  }
+  for (const char* bad : {"(a", "a)", "[a", "*a", "a{3,2}", "\\"}) {
+    auto g = compile_regex(bad);
+    ASSERT_FALSE(g.is_ok()) << bad;
+    EXPECT_EQ(g.status().code(), StatusCode::kInvalidArgument) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace di::engine::constrain

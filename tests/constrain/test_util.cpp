@@ -1,0 +1,32 @@
+// Helpers shared by the constraint tests.
+#include "tests/constrain/test_util.h"
+
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "engine/constrain/pda.h"
+
+namespace di::engine::constrain::testing {
+
+bool full_match(const std::shared_ptr<const Grammar>& g, std::string_view text) {
+  Pda pda(*g);
+  FramePool pool;
+  std::vector<StackTop> cur, next;
+  bool end = pda.start(pool, cur);
+  for (char c : text) {
+    if (cur.empty()) return false;
+    end = pda.step(pool, cur, uint8_t(c), next);
+    std::swap(cur, next);
+  }
+  return end;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+}  // namespace di::engine::constrain::testing

@@ -40,7 +40,7 @@ struct Turn {
 };
 
 Result<Turn> run_turn(EngineSession& s, const ordered_json& messages, bool thinking, const json& sampling) {
-  recipe::EncodeOptions eo;
+  recipe::RenderOptions eo;
   eo.thinking_mode = thinking ? "thinking" : "chat";
   DI_ASSIGN_OR_RETURN(recipe::RenderedPrompt prompt, recipe::encode_messages(recipe::Encoding::kDsv4, messages, eo));
   std::vector<std::pair<std::string, bool>> segs;

@@ -12,7 +12,7 @@ DEBIAN_PACKAGES=(
   libcpp-httplib-dev
   python3 python3-dev python3-pybind11 pybind11-dev python3-pytest python3-numpy python3-setuptools
   python3-jsonschema
-  openjdk-17-jdk-headless junit5
+  openjdk-17-jdk-headless junit5 curl
   golang-go
   abigail-tools binutils valgrind
   clang-14 libclang-rt-14-dev

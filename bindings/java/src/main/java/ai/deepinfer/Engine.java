@@ -1,0 +1,174 @@
+// Engine: a di_engine (one loaded model, its KV cache and its threads). Submits token ids or
+// recipe-prepared requests; reads info and metrics. Every call is thread-safe; close waits for
+// calls in flight (the last one out destroys the engine).
+package ai.deepinfer;
+
+import java.nio.file.Path;
+import java.util.Objects;
+
+/**
+ * An inference engine over one model directory (config.json, *.safetensors, tokenizer.json).
+ * Requests outlive it safely: closing the engine ends unfinished ones with
+ * {@link FinishReason#CANCELLED}.
+ */
+public final class Engine implements AutoCloseable {
+  static {
+    DeepInfer.load();
+  }
+
+  private final NativeHandle handle;
+  private final java.lang.ref.Cleaner.Cleanable cleanable;
+
+  private Engine(long ptr) {
+    handle = new NativeHandle("Engine", ptr, Engine::destroy, null);
+    cleanable = NativeHandle.CLEANER.register(this, handle);
+  }
+
+  /** Loads {@code modelDir} with default engine options. */
+  public static Engine open(Path modelDir) {
+    return open(modelDir, null);
+  }
+
+  /** Loads {@code modelDir}; {@code options} (may be null) holds engine-scope keys. */
+  public static Engine open(Path modelDir, Options options) {
+    byte[] dir = DeepInfer.bytes(modelDir.toString());
+    if (options == null) return new Engine(nCreate(dir, 0));
+    synchronized (options) {
+      long o = options.acquire();
+      try {
+        return new Engine(nCreate(dir, o));
+      } finally {
+        options.release();
+      }
+    }
+  }
+
+  /** Submits a prompt of token ids; iterate or poll the returned request for its chunks. */
+  public Request submit(int[] promptIds, Options sampling) {
+    return submitIds(promptIds, sampling, null);
+  }
+
+  /** Submits a prompt whose chunks go to {@code listener} on the engine's output thread. */
+  public Request submit(int[] promptIds, Options sampling, ChunkListener listener) {
+    return submitIds(promptIds, sampling, Objects.requireNonNull(listener, "listener"));
+  }
+
+  /** Submits a recipe-prepared request (its ids and sampling options). */
+  public Request submit(Prepared prepared) {
+    return submitPrepared(prepared, null);
+  }
+
+  public Request submit(Prepared prepared, ChunkListener listener) {
+    return submitPrepared(prepared, Objects.requireNonNull(listener, "listener"));
+  }
+
+  /** A JSON object: the model, the limits in force, the device. */
+  public String info() {
+    long p = handle.acquire();
+    try {
+      return DeepInfer.utf8(nInfo(p));
+    } finally {
+      handle.release();
+    }
+  }
+
+  /** Metrics as one JSON object (queues, KV use, prefix-cache hits, latencies). */
+  public String metrics() {
+    return metrics(0);
+  }
+
+  /** Metrics in the Prometheus text exposition format. */
+  public String metricsPrometheus() {
+    return metrics(1);
+  }
+
+  private String metrics(int format) {
+    long p = handle.acquire();
+    try {
+      return DeepInfer.utf8(nMetrics(p, format));
+    } finally {
+      handle.release();
+    }
+  }
+
+  /**
+   * Cancels unfinished requests, joins the engine's threads, frees the model. Idempotent. Not
+   * allowed from a {@link ChunkListener} (the engine would wait for its own thread).
+   */
+  @Override
+  public void close() {
+    if (ChunkSink.onEngineThread()) {
+      throw new IllegalStateException("Engine.close: not allowed from a ChunkListener");
+    }
+    cleanable.clean();
+  }
+
+  private Request submitIds(int[] ids, Options sampling, ChunkListener listener) {
+    Objects.requireNonNull(ids, "promptIds");
+    ChunkSink sink = listener == null ? null : new ChunkSink(listener);
+    long p = handle.acquire();
+    try {
+      if (sampling == null) return newRequest(nSubmit(p, ids, 0, sink), sink);
+      synchronized (sampling) {
+        long o = sampling.acquire();
+        try {
+          return newRequest(nSubmit(p, ids, o, sink), sink);
+        } finally {
+          sampling.release();
+        }
+      }
+    } catch (RuntimeException | Error e) {
+      if (sink != null) sink.abandon();
+      throw e;
+    } finally {
+      handle.release();
+    }
+  }
+
+  private Request submitPrepared(Prepared prepared, ChunkListener listener) {
+    Objects.requireNonNull(prepared, "prepared");
+    ChunkSink sink = listener == null ? null : new ChunkSink(listener);
+    long p = handle.acquire();
+    try {
+      long pp = prepared.acquire();
+      try {
+        return newRequest(nSubmitPrepared(p, pp, sink), sink);
+      } finally {
+        prepared.release();
+      }
+    } catch (RuntimeException | Error e) {
+      if (sink != null) sink.abandon();
+      throw e;
+    } finally {
+      handle.release();
+    }
+  }
+
+  private Request newRequest(long ptr, ChunkSink sink) {
+    return new Request(this, ptr, sink);
+  }
+
+  // The destroy joins the engine's threads, so it must not run on one of them: a listener that
+  // drops the last use of a closed engine hands the destroy to a short-lived thread.
+  private static void destroy(long ptr) {
+    if (ChunkSink.onEngineThread()) {
+      Thread t = new Thread(() -> nDestroy(ptr), "deepinfer-engine-close");
+      t.setDaemon(true);
+      t.start();
+    } else {
+      nDestroy(ptr);
+    }
+  }
+
+  private static native long nCreate(byte[] modelDir, long options);
+
+  private static native void nDestroy(long p);
+
+  private static native long nSubmit(long p, int[] ids, long sampling, ChunkSink sink);
+
+  private static native long nSubmitPrepared(long p, long prepared, ChunkSink sink);
+
+  private static native byte[] nInfo(long p);
+
+  private static native byte[] nMetrics(long p, int format);
+}

@@ -1,0 +1,194 @@
+// Options: a di_options bag of typed keyed settings (engine, sampling, recipe keys; see
+// DeepInfer.optionsSchema()). Calls are synchronized because di_options is not.
+package ai.deepinfer;
+
+import java.util.Objects;
+
+/**
+ * Typed keyed settings. Unknown keys fail with {@link Status#UNSUPPORTED}, a value of the wrong
+ * type with {@link Status#INVALID_ARG}; both messages name the key. The library copies what it
+ * needs, so an Options object may be closed (or reused) right after a call that took it.
+ */
+public final class Options implements AutoCloseable {
+  static {
+    DeepInfer.load();
+  }
+
+  private final NativeHandle handle;
+  private final java.lang.ref.Cleaner.Cleanable cleanable;
+
+  public Options() {
+    this(nCreate());
+  }
+
+  private Options(long ptr) {
+    handle = new NativeHandle("Options", ptr, Options::nDestroy, null);
+    cleanable = NativeHandle.CLEANER.register(this, handle);
+  }
+
+  /** Options from a JSON object {"key": value, ...} (see {@link #update(String)}). */
+  public static Options fromJson(String json) {
+    Options o = new Options();
+    try {
+      o.update(json);
+    } catch (RuntimeException e) {
+      o.close();
+      throw e;
+    }
+    return o;
+  }
+
+  /** A deep copy. */
+  public synchronized Options copy() {
+    long p = handle.acquire();
+    try {
+      return new Options(nClone(p));
+    } finally {
+      handle.release();
+    }
+  }
+
+  public synchronized Options set(String key, long value) {
+    long p = handle.acquire();
+    try {
+      nSetI64(p, key(key), value);
+    } finally {
+      handle.release();
+    }
+    return this;
+  }
+
+  public synchronized Options set(String key, double value) {
+    long p = handle.acquire();
+    try {
+      nSetF64(p, key(key), value);
+    } finally {
+      handle.release();
+    }
+    return this;
+  }
+
+  public synchronized Options set(String key, String value) {
+    long p = handle.acquire();
+    try {
+      nSetStr(p, key(key), DeepInfer.bytes(Objects.requireNonNull(value, "value")));
+    } finally {
+      handle.release();
+    }
+    return this;
+  }
+
+  /** Sets a JSON-typed key to a JSON document. */
+  public synchronized Options setJson(String key, String json) {
+    long p = handle.acquire();
+    try {
+      nSetJson(p, key(key), DeepInfer.bytes(Objects.requireNonNull(json, "json")));
+    } finally {
+      handle.release();
+    }
+    return this;
+  }
+
+  /** Sets several keys from a JSON object; all-or-nothing. */
+  public synchronized Options update(String json) {
+    long p = handle.acquire();
+    try {
+      nUpdateJson(p, DeepInfer.bytes(Objects.requireNonNull(json, "json")));
+    } finally {
+      handle.release();
+    }
+    return this;
+  }
+
+  /** An int64 key's value; {@link Status#NOT_FOUND} when it is known but unset. */
+  public synchronized long getLong(String key) {
+    long p = handle.acquire();
+    try {
+      return nGetI64(p, key(key));
+    } finally {
+      handle.release();
+    }
+  }
+
+  public synchronized double getDouble(String key) {
+    long p = handle.acquire();
+    try {
+      return nGetF64(p, key(key));
+    } finally {
+      handle.release();
+    }
+  }
+
+  public synchronized String getString(String key) {
+    long p = handle.acquire();
+    try {
+      return DeepInfer.utf8(nGetStr(p, key(key)));
+    } finally {
+      handle.release();
+    }
+  }
+
+  /** A JSON key's value as compact JSON text. */
+  public synchronized String getJson(String key) {
+    long p = handle.acquire();
+    try {
+      return DeepInfer.utf8(nGetJson(p, key(key)));
+    } finally {
+      handle.release();
+    }
+  }
+
+  /** Every set key as one JSON object. */
+  public synchronized String toJson() {
+    long p = handle.acquire();
+    try {
+      return DeepInfer.utf8(nToJson(p));
+    } finally {
+      handle.release();
+    }
+  }
+
+  @Override
+  public void close() {
+    cleanable.clean();
+  }
+
+  // For other binding classes: hold the handle for the duration of one call.
+  long acquire() {
+    return handle.acquire();
+  }
+
+  void release() {
+    handle.release();
+  }
+
+  private static byte[] key(String key) {
+    return DeepInfer.bytes(Objects.requireNonNull(key, "key"));
+  }
+
+  private static native long nCreate();
+
+  private static native long nClone(long p);
+
+  private static native void nDestroy(long p);
+
+  private static native void nSetI64(long p, byte[] key, long value);
+
+  private static native void nSetF64(long p, byte[] key, double value);
+
+  private static native void nSetStr(long p, byte[] key, byte[] value);
+
+  private static native void nSetJson(long p, byte[] key, byte[] json);
+
+  private static native void nUpdateJson(long p, byte[] json);
+
+  private static native long nGetI64(long p, byte[] key);
+
+  private static native double nGetF64(long p, byte[] key);
+
+  private static native byte[] nGetStr(long p, byte[] key);
+
+  private static native byte[] nGetJson(long p, byte[] key);
+
+  private static native byte[] nToJson(long p);
+}

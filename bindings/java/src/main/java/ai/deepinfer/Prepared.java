@@ -1,0 +1,123 @@
+// Prepared: a di_prepared (one validated, rendered, tokenized request). Immutable; every accessor
+// copies from the native object, which lives until close().
+package ai.deepinfer;
+
+/** A prepared request: prompt, token ids, sampling, stops, constraint, parser options. */
+public final class Prepared implements AutoCloseable {
+  static {
+    DeepInfer.load();
+  }
+
+  private static final int PROMPT = 0;
+  private static final int SAMPLING = 1;
+  private static final int STOP = 2;
+  private static final int CONSTRAINT = 3;
+  private static final int PARSER_OPTIONS = 4;
+  private static final int IMAGES = 5;
+  private static final int INFO = 6;
+
+  private final NativeHandle handle;
+  private final java.lang.ref.Cleaner.Cleanable cleanable;
+
+  Prepared(long ptr) {
+    handle = new NativeHandle("Prepared", ptr, Prepared::nDestroy, null);
+    cleanable = NativeHandle.CLEANER.register(this, handle);
+  }
+
+  /** The rendered prompt text. */
+  public String prompt() {
+    return text(PROMPT);
+  }
+
+  /** The prompt's token ids; null when the recipe has no tokenizer. */
+  public int[] tokenIds() {
+    long p = handle.acquire();
+    try {
+      return nTokenIds(p);
+    } finally {
+      handle.release();
+    }
+  }
+
+  /** Pairs [begin, end) of ids that came from template text, flattened. */
+  public int[] specialRanges() {
+    long p = handle.acquire();
+    try {
+      return nSpecialRanges(p);
+    } finally {
+      handle.release();
+    }
+  }
+
+  /** Sampling options as a JSON object of option keys (usable with {@link Options#fromJson}). */
+  public String samplingJson() {
+    return text(SAMPLING);
+  }
+
+  /** The stop strings as a JSON array (the parser applies them). */
+  public String stopSequencesJson() {
+    return text(STOP);
+  }
+
+  /** True when the client asked for a streamed response. */
+  public boolean stream() {
+    long p = handle.acquire();
+    try {
+      return nStream(p) != 0;
+    } finally {
+      handle.release();
+    }
+  }
+
+  /** The output constraint: {"type": "none" | "json_object" | "json_schema", ...}. */
+  public String constraintJson() {
+    return text(CONSTRAINT);
+  }
+
+  /** The parser options for this request (see {@link Parser#create(String)}). */
+  public String parserOptionsJson() {
+    return text(PARSER_OPTIONS);
+  }
+
+  /** The images the prompt's placeholders stand for, as a JSON array. */
+  public String imagesJson() {
+    return text(IMAGES);
+  }
+
+  /** {"model", "requested_model", "encoding", "protocol", "prompt_tokens", "thinking"}. */
+  public String infoJson() {
+    return text(INFO);
+  }
+
+  @Override
+  public void close() {
+    cleanable.clean();
+  }
+
+  long acquire() {
+    return handle.acquire();
+  }
+
+  void release() {
+    handle.release();
+  }
+
+  private String text(int which) {
+    long p = handle.acquire();
+    try {
+      return DeepInfer.utf8(nText(p, which));
+    } finally {
+      handle.release();
+    }
+  }
+
+  private static native void nDestroy(long p);
+
+  private static native byte[] nText(long p, int which);
+
+  private static native int[] nTokenIds(long p);
+
+  private static native int[] nSpecialRanges(long p);
+
+  private static native int nStream(long p);
+}

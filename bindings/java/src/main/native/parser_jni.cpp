@@ -1,0 +1,146 @@
+// Native methods of ai.deepinfer.Parser. Events come back synchronously on the calling thread
+// through on_event, which hands them to EventSink.accept; a Java exception stops delivery and is
+// left pending so it surfaces when the native method returns (it never unwinds through C).
+#include <cstring>
+
+#include "ai_deepinfer_Parser.h"
+#include "jni_util.h"
+
+using namespace di::jni;
+
+namespace {
+
+di_parser* parser(jlong p) { return handle<di_parser>(p); }
+
+struct EventTarget {
+  JNIEnv* env;
+  jobject sink;
+};
+
+void on_event(void* user_data, const char* event, size_t event_len, const char* data, size_t data_len) {
+  auto* t = static_cast<EventTarget*>(user_data);
+  JNIEnv* env = t->env;
+  if (env->ExceptionCheck()) return;  // an earlier event failed: deliver nothing more
+  jbyteArray e = new_bytes(env, event, event_len);
+  if (e == nullptr) return;
+  jbyteArray d = new_bytes(env, data, data_len);
+  if (d == nullptr) {
+    env->DeleteLocalRef(e);
+    return;
+  }
+  env->CallVoidMethod(t->sink, g_cache.event_sink_accept, e, d);
+  if (env->ExceptionCheck()) return;  // left pending for the Java caller
+  // One push may deliver many events within one native call: free the references now.
+  env->DeleteLocalRef(e);
+  env->DeleteLocalRef(d);
+}
+
+// Runs a di_parse_* call with the sink wired in; returns its status or throws.
+template <class Call>
+jint with_sink(JNIEnv* env, jobject sink, Call call) {
+  EventTarget target{env, sink};
+  Error e;
+  const di_status st = call(sink ? on_event : nullptr, sink ? &target : nullptr, &e.err);
+  if (env->ExceptionCheck()) return st;  // the listener path failed; that exception wins
+  throw_if_error(env, st, e);
+  return st;
+}
+
+}  // namespace
+
+extern "C" {
+
+JNIEXPORT jlong JNICALL Java_ai_deepinfer_Parser_nCreate(JNIEnv* env, jclass, jbyteArray json) {
+  DI_JNI_BEGIN
+  std::string s;
+  if (!read_bytes(env, json, &s, "optionsJson")) return 0;
+  Error e;
+  di_parser* out = nullptr;
+  if (throw_if_error(env, di_parser_create_from_json(s.data(), s.size(), &out, &e.err), e)) return 0;
+  return to_jlong(out);
+  DI_JNI_END(0)
+}
+
+JNIEXPORT void JNICALL Java_ai_deepinfer_Parser_nDestroy(JNIEnv*, jclass, jlong p) { di_parser_destroy(parser(p)); }
+
+JNIEXPORT jint JNICALL Java_ai_deepinfer_Parser_nPush(JNIEnv* env, jclass, jlong p, jbyteArray text, jintArray ids,
+                                                      jint finish, jlong prompt_tokens, jlong cached_prompt_tokens,
+                                                      jlong completion_tokens, jbyteArray error_message, jobject sink) {
+  DI_JNI_BEGIN
+  std::string t, em;
+  std::vector<int32_t> v;
+  if (!read_bytes(env, text, &t, "text") || !read_ints(env, ids, &v, "tokenIds") ||
+      !read_bytes(env, error_message, &em, "errorMessage"))
+    return DI_E_INVALID_ARG;
+  di_parse_chunk c;
+  std::memset(&c, 0, sizeof c);
+  c.struct_size = sizeof c;
+  c.text = t.data();
+  c.text_len = t.size();
+  c.token_ids = v.empty() ? nullptr : v.data();
+  c.num_token_ids = v.size();
+  c.finish_reason = finish;
+  c.prompt_tokens = prompt_tokens;
+  c.cached_prompt_tokens = cached_prompt_tokens;
+  c.completion_tokens = completion_tokens;
+  c.error_message = em.empty() ? nullptr : em.data();
+  c.error_message_len = em.size();
+  return with_sink(env, sink, [&](di_parse_event_fn fn, void* ud, di_error** err) {
+    return di_parse_push(parser(p), &c, fn, ud, err);
+  });
+  DI_JNI_END(DI_E_INTERNAL)
+}
+
+JNIEXPORT jint JNICALL Java_ai_deepinfer_Parser_nPushChunk(JNIEnv* env, jclass, jlong p, jint index, jlong request_id,
+                                                           jintArray ids, jbyteArray text, jint finish, jboolean is_final,
+                                                           jlong prompt_tokens, jlong cached_prompt_tokens,
+                                                           jlong completion_tokens, jbyteArray error_message,
+                                                           jobject sink) {
+  DI_JNI_BEGIN
+  std::string t, em;
+  std::vector<int32_t> v;
+  if (!read_bytes(env, text, &t, "text") || !read_ints(env, ids, &v, "tokenIds") ||
+      !read_bytes(env, error_message, &em, "errorMessage"))
+    return DI_E_INVALID_ARG;
+  // Rebuild the engine's record from the Java copy; di_parse_push_chunk reads it during the call.
+  di_chunk c;
+  std::memset(&c, 0, sizeof c);
+  c.struct_size = sizeof c;
+  c.index = static_cast<uint32_t>(index);
+  c.request_id = static_cast<uint64_t>(request_id);
+  c.token_ids = v.empty() ? nullptr : v.data();
+  c.num_tokens = v.size();
+  c.text = t.c_str();
+  c.text_len = t.size();
+  c.finish_reason = finish;
+  c.is_final = is_final ? 1 : 0;
+  c.prompt_tokens = prompt_tokens;
+  c.cached_prompt_tokens = cached_prompt_tokens;
+  c.completion_tokens = completion_tokens;
+  c.error_message = em.c_str();
+  c.error_message_len = em.size();
+  return with_sink(env, sink, [&](di_parse_event_fn fn, void* ud, di_error** err) {
+    return di_parse_push_chunk(parser(p), &c, fn, ud, err);
+  });
+  DI_JNI_END(DI_E_INTERNAL)
+}
+
+JNIEXPORT jint JNICALL Java_ai_deepinfer_Parser_nFinish(JNIEnv* env, jclass, jlong p, jobject sink) {
+  DI_JNI_BEGIN
+  return with_sink(env, sink, [&](di_parse_event_fn fn, void* ud, di_error** err) {
+    return di_parse_finish(parser(p), fn, ud, err);
+  });
+  DI_JNI_END(DI_E_INTERNAL)
+}
+
+JNIEXPORT jbyteArray JNICALL Java_ai_deepinfer_Parser_nResponse(JNIEnv* env, jclass, jlong p) {
+  Error e;
+  char* json = nullptr;
+  size_t len = 0;
+  if (throw_if_error(env, di_parse_response(parser(p), &json, &len, &e.err), e)) return nullptr;
+  jbyteArray out = new_bytes(env, json, len);
+  di_free(json);
+  return out;
+}
+
+}  // extern "C"

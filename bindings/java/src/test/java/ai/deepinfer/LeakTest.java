@@ -1,0 +1,76 @@
+// 1,000 create / generate / destroy cycles through every kind of handle leave the process's
+// resident set flat (VmRSS from /proc/self/status), and the engine ends with every KV block free.
+package ai.deepinfer;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+class LeakTest {
+  static final int CYCLES = 1000;
+  // The suite runs the JVM with a fixed, pre-touched heap, so Java allocation does not move RSS;
+  // what is left is JIT code and malloc arena noise. A leak of one request, parser, options and
+  // prepared object per cycle (several KiB each) would exceed this many times over.
+  static final long BOUND_KIB = 12 * 1024;
+
+  private static void cycle(Engine engine, Recipe recipe, int[] prompt, int i) {
+    try (Options s = new Options().set("max_tokens", 2L).set("temperature", 1.0).set("seed", (long) i);
+        Request r = engine.submit(prompt, s);
+        Parser p = Parser.create("{\"protocol\": \"chat\", \"stream\": true}")) {
+      for (Chunk c : r) p.push(c, null);
+      p.response();
+    }
+    try (Prepared prep = recipe.prepare(Protocol.MESSAGES,
+        "{\"model\": \"deepseek-chat\", \"max_tokens\": 2, \"messages\": [{\"role\": \"user\", \"content\": \"hi " + i
+            + "\"}]}")) {
+      prep.prompt();
+      prep.samplingJson();
+    }
+    // Every fourth cycle a request is left to be cancelled by close() while still generating.
+    if (i % 4 == 0) {
+      try (Options s = new Options().set("max_tokens", 50L); Request r = engine.submit(prompt, s)) {
+        r.poll(5);
+      }
+    }
+    Tokenizer t = TestEnv.tokenizer();
+    if (!t.decode(t.encode("cycle \uD83D\uDE00 " + i)).equals("cycle \uD83D\uDE00 " + i)) throw new AssertionError();
+  }
+
+  @Test
+  void thousandCyclesKeepRssFlat() throws Exception {
+    int[] prompt = TestEnv.tokenizer().encode(EngineTest.PROMPT, false, true);
+    try (Engine engine = Engine.open(TestEnv.model()); Recipe recipe = Recipe.create(TestEnv.model(), null)) {
+      for (int i = 0; i < 200; i++) cycle(engine, recipe, prompt, i);  // warm-up: JIT, arenas, caches
+      CancelTest.waitUntilIdle(engine);
+      System.gc();
+      long before = TestEnv.rssKib();
+      for (int i = 0; i < CYCLES; i++) cycle(engine, recipe, prompt, i);
+      CancelTest.waitUntilIdle(engine);
+      System.gc();
+      long after = TestEnv.rssKib();
+      System.out.printf("LeakTest: VmRSS %d KiB -> %d KiB after %d cycles (%+d KiB, bound %d)%n", before, after,
+          CYCLES, after - before, BOUND_KIB);
+      assertTrue(after - before < BOUND_KIB, "RSS grew by " + (after - before) + " KiB over " + CYCLES + " cycles");
+    }
+  }
+
+  @Test
+  void engineCreateDestroyCyclesKeepRssFlat() throws Exception {
+    int[] prompt = TestEnv.tokenizer().encode(EngineTest.PROMPT, false, true);
+    Runnable cycle = () -> {
+      try (Engine e = Engine.open(TestEnv.model()); Options s = new Options().set("max_tokens", 2L).set("ignore_eos", 1L);
+          Request r = e.submit(prompt, s)) {
+        assertEquals(2, TestEnv.drain(r).tokens().length);
+      }
+    };
+    for (int i = 0; i < 20; i++) cycle.run();
+    System.gc();
+    long before = TestEnv.rssKib();
+    for (int i = 0; i < 100; i++) cycle.run();
+    System.gc();
+    long after = TestEnv.rssKib();
+    System.out.printf("LeakTest: engine cycles VmRSS %d KiB -> %d KiB (%+d KiB)%n", before, after, after - before);
+    assertTrue(after - before < BOUND_KIB, "RSS grew by " + (after - before) + " KiB over 100 engine cycles");
+  }
+}

@@ -33,15 +33,18 @@ jvm=(java -Xcheck:jni -Xms192m -Xmx192m -XX:+AlwaysPreTouch -Dfile.encoding=UTF-
 
 # --- JUnit ------------------------------------------------------------------------------------
 log=$build/java-junit.log
-"${jvm[@]}" -Ddeepinfer.test.model="$model" -Ddeepinfer.test.cli="$cli" \
+# DI_JAVA_TESTS narrows the run (e.g. "--select-class ai.deepinfer.EngineTest") while developing.
+timeout 900 "${jvm[@]}" -Ddeepinfer.test.model="$model" -Ddeepinfer.test.cli="$cli" \
   -Ddeepinfer.test.exports="$root/abi/exports.txt" \
   -jar "$junit" --disable-banner --details=tree --disable-ansi-colors \
-  -cp "$jars/deepinfer.jar:$jars/deepinfer-tests.jar" --select-package ai.deepinfer >"$log" 2>&1
+  --config=junit.jupiter.execution.timeout.default=300s \
+  -cp "$jars/deepinfer.jar:$jars/deepinfer-tests.jar" \
+  ${DI_JAVA_TESTS:---scan-classpath "$jars/deepinfer-tests.jar"} >"$log" 2>&1
 rc=$?
 grep -E "LeakTest:" "$log"
 succ=$(grep -oE '\[ *[0-9]+ tests successful *\]' "$log" | grep -oE '[0-9]+' | head -1)
 fail=$(grep -oE '\[ *[0-9]+ tests failed *\]' "$log" | grep -oE '[0-9]+' | head -1)
-if [ -z "$succ" ] || [ -z "$fail" ]; then
+if [ -z "$succ" ] || [ -z "$fail" ] || [ "$((succ + fail))" = 0 ]; then
   tail -40 "$log"; bad "junit did not report (exit $rc)"
 else
   passed=$((passed + succ)); failed=$((failed + fail))

@@ -5,6 +5,8 @@ package ai.deepinfer;
 
 import java.nio.file.Path;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * An inference engine over one model directory (config.json, *.safetensors, tokenizer.json).
@@ -16,12 +18,29 @@ public final class Engine implements AutoCloseable {
     DeepInfer.load();
   }
 
+  // Engines still open when the JVM exits are closed by a shutdown hook: their threads must not
+  // keep running while the process tears down the library's statics.
+  private static final Set<NativeHandle> OPEN = ConcurrentHashMap.newKeySet();
+
+  static {
+    Thread hook = new Thread(() -> {
+      for (NativeHandle h : OPEN) h.run();
+    }, "deepinfer-shutdown");
+    Runtime.getRuntime().addShutdownHook(hook);
+  }
+
   private final NativeHandle handle;
   private final java.lang.ref.Cleaner.Cleanable cleanable;
 
   private Engine(long ptr) {
-    handle = new NativeHandle("Engine", ptr, Engine::destroy, null);
-    cleanable = NativeHandle.CLEANER.register(this, handle);
+    NativeHandle h = new NativeHandle("Engine", ptr, Engine::destroy, null);
+    handle = h;
+    OPEN.add(h);
+    // Captures the handle only, never this Engine.
+    cleanable = NativeHandle.CLEANER.register(this, () -> {
+      h.run();
+      OPEN.remove(h);
+    });
   }
 
   /** Loads {@code modelDir} with default engine options. */

@@ -138,9 +138,9 @@ class ErrorsTest {
     o.close();
     o.close();
     assertThrows(IllegalStateException.class, () -> o.set("temperature", 1.0));
-    Tokenizer t = Tokenizer.load(TestEnv.model());
-    t.close();
-    assertThrows(IllegalStateException.class, () -> t.encode("x"));
+    Recipe r = Recipe.create(null, null);
+    r.close();
+    assertThrows(IllegalStateException.class, () -> r.prepare(Protocol.CHAT_COMPLETIONS, "{}"));
     Parser p = Parser.create("{}");
     p.close();
     assertThrows(IllegalStateException.class, () -> p.push("x", FinishReason.NONE, null));

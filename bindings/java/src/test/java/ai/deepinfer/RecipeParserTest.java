@@ -39,8 +39,7 @@ class RecipeParserTest {
 
   @Test
   void preparedIdsDecodeToThePromptAndSubmittingThemEqualsSubmitPrepared() {
-    try (Recipe recipe = Recipe.create(TestEnv.model(), null);
-        Prepared p = recipe.prepare(Protocol.CHAT_COMPLETIONS, CHAT)) {
+    try (Prepared p = TestEnv.recipe().prepare(Protocol.CHAT_COMPLETIONS, CHAT)) {
       int[] ids = p.tokenIds();
       assertNotNull(ids);
       assertEquals(p.prompt(), TestEnv.tokenizer().decode(ids));
@@ -72,8 +71,7 @@ class RecipeParserTest {
 
   @Test
   void engineChunksParseIntoEventsThatMatchTheFinalResponse() throws Exception {
-    try (Recipe recipe = Recipe.create(TestEnv.model(), null);
-        Prepared prep = recipe.prepare(Protocol.CHAT_COMPLETIONS, CHAT.replace("\"deepseek-chat\"",
+    try (Prepared prep = TestEnv.recipe().prepare(Protocol.CHAT_COMPLETIONS, CHAT.replace("\"deepseek-chat\"",
             "\"deepseek-chat\", \"thinking\": {\"type\": \"disabled\"}"));
         Parser parser = Parser.forRequest(prep)) {
       List<ParserEvent> events = new ArrayList<>();

@@ -37,6 +37,7 @@ final class TestEnv {
 
   private static Engine engine;
   private static Tokenizer tokenizer;
+  private static Recipe recipe;
 
   /** One engine for the tests that do not need their own (loading is the slow part). */
   static synchronized Engine engine() {
@@ -47,6 +48,12 @@ final class TestEnv {
   static synchronized Tokenizer tokenizer() {
     if (tokenizer == null) tokenizer = Tokenizer.load(model());
     return tokenizer;
+  }
+
+  /** A recipe tokenizing with the tiny model's tokenizer. */
+  static synchronized Recipe recipe() {
+    if (recipe == null) recipe = Recipe.create(model(), null);
+    return recipe;
   }
 
   static Options sampling(String json) {

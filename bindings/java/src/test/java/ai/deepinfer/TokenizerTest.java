@@ -112,14 +112,16 @@ class TokenizerTest {
     assertTrue(t.vocabSize() > 1000);
     int user = t.tokenId("<\uFF5CUser\uFF5C>");
     assertEquals("<\uFF5CUser\uFF5C>", new String(t.tokenToPiece(user), StandardCharsets.UTF_8));
-    assertEquals("", t.decode(new int[] {user}, true));
     DeepInferException missing = assertThrows(DeepInferException.class, () -> t.tokenId("no such token \u00e9\u00e9"));
     assertEquals(Status.NOT_FOUND, missing.status());
     DeepInferException outside = assertThrows(DeepInferException.class, () -> t.decode(new int[] {1, -5}));
     assertEquals(Status.INVALID_ARG, outside.status());
     assertThrows(DeepInferException.class, () -> t.tokenToPiece((int) t.vocabSize()));
     Tokenizer.SpecialIds s = t.specialIds();
-    assertTrue(s.bos() >= -1 && s.eos() >= -1);
+    assertTrue(s.bos() >= 0 && s.eos() >= 0, s.toString());
+    // BOS is a special token: decoding skips it only when asked.
+    assertEquals("", t.decode(new int[] {s.bos()}, true));
+    assertEquals(new String(t.tokenToPiece(s.bos()), StandardCharsets.UTF_8), t.decode(new int[] {s.bos()}));
     int[] withSpecial = t.encode("x", false, true);
     assertEquals(s.addBos() && s.bos() >= 0, withSpecial.length > 0 && withSpecial[0] == s.bos());
   }

@@ -10,6 +10,9 @@ import org.junit.jupiter.api.Test;
 class LeakTest {
   static final int CYCLES = 1000;
   static final int ENGINE_CYCLES = 8;
+  // One leaked engine keeps its touched weights (70 MiB for the tiny model) and KV cache resident;
+  // allocator fragmentation from loading tokenizer.json eight times stays well under this.
+  static final long ENGINE_BOUND_KIB = 48 * 1024;
   // The suite runs the JVM with a fixed, pre-touched heap, so Java allocation does not move RSS;
   // what is left is JIT code and malloc arena noise. A leak of one request, parser, options and
   // prepared object per cycle (several KiB each) would exceed this many times over.
@@ -22,14 +25,16 @@ class LeakTest {
       for (Chunk c : r) p.push(c, null);
       p.response();
     }
-    try (Prepared prep = recipe.prepare(Protocol.MESSAGES,
-        "{\"model\": \"deepseek-chat\", \"max_tokens\": 2, \"messages\": [{\"role\": \"user\", \"content\": \"hi " + i
-            + "\"}]}")) {
-      prep.prompt();
-      prep.samplingJson();
+    if (i % 10 == 0) {
+      try (Prepared prep = recipe.prepare(Protocol.MESSAGES,
+          "{\"model\": \"deepseek-chat\", \"max_tokens\": 2, \"messages\": [{\"role\": \"user\", \"content\": \"hi "
+              + i + "\"}]}")) {
+        prep.prompt();
+        prep.samplingJson();
+      }
     }
-    // Every fourth cycle a request is left to be cancelled by close() while still generating.
-    if (i % 4 == 0) {
+    // Every tenth cycle a request is left to be cancelled by close() while still generating.
+    if (i % 10 == 5) {
       try (Options s = new Options().set("max_tokens", 50L); Request r = engine.submit(prompt, s)) {
         r.poll(5);
       }
@@ -44,7 +49,7 @@ class LeakTest {
     Engine engine = TestEnv.engine();
     Recipe recipe = TestEnv.recipe();
     {
-      for (int i = 0; i < 200; i++) cycle(engine, recipe, prompt, i);  // warm-up: JIT, arenas, caches
+      for (int i = 0; i < 100; i++) cycle(engine, recipe, prompt, i);  // warm-up: JIT, arenas, caches
       CancelTest.waitUntilIdle(engine);
       System.gc();
       long before = TestEnv.rssKib();
@@ -77,6 +82,6 @@ class LeakTest {
     long after = TestEnv.rssKib();
     System.out.printf("LeakTest: %d engine cycles VmRSS %d KiB -> %d KiB (%+d KiB)%n", ENGINE_CYCLES, before, after,
         after - before);
-    assertTrue(after - before < BOUND_KIB, "RSS grew by " + (after - before) + " KiB over engine cycles");
+    assertTrue(after - before < ENGINE_BOUND_KIB, "RSS grew by " + (after - before) + " KiB over engine cycles");
   }
 }

@@ -3,6 +3,7 @@
 // prefill against the GEMM ceiling, with both ceilings measured in the same run (a streaming
 // read kernel over 4 GiB; a bf16 8192^3 GEMM). Prints a table and, with --append FILE COMMIT
 // DEVICE, appends rows to bench/RESULTS.md.
+#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -73,8 +74,11 @@ struct Row {
 
 int main(int argc, char** argv) {
   std::string append_file, commit = "unknown", device = "unknown";
+  int profile_batch = 0;  // --profile B: one decode step of batch B (ctx 512) between profiler marks
   for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]) == "--append" && i + 3 < argc) {
+    if (std::string(argv[i]) == "--profile" && i + 1 < argc) {
+      profile_batch = std::atoi(argv[++i]);
+    } else if (std::string(argv[i]) == "--append" && i + 3 < argc) {
       append_file = argv[i + 1];
       commit = argv[i + 2];
       device = argv[i + 3];
@@ -84,6 +88,34 @@ int main(int argc, char** argv) {
   cudaGetDeviceProperties(&prop, 0);
   if (device == "unknown") device = prop.name;
 
+  if (profile_batch > 0) {
+    ModelOptions po;
+    auto pm = llama::LlamaCudaModel::random(llama3_8b(), kc::DType::kBF16, 1234, po);
+    CHECK(pm.status());
+    std::vector<std::unique_ptr<SequenceCache>> caches;
+    std::vector<std::vector<int32_t>> ids(profile_batch);
+    std::vector<float> logits;
+    for (int b = 0; b < profile_batch; ++b) {
+      auto c = cuda::DeviceSequenceCache::create((*pm)->cache_groups(), 600);
+      CHECK(c.status());
+      caches.push_back(std::move(c).value());
+      ids[b].assign(512, 17 + b);
+      ForwardBatch pre;
+      pre.seqs.push_back({ids[b].data(), 512, 0, caches[b].get(), false});
+      CHECK((*pm)->forward(pre, logits));
+    }
+    for (int s = 0; s < 4; ++s) {
+      ForwardBatch step;
+      for (int b = 0; b < profile_batch; ++b) {
+        ids[b].push_back(5 + s);
+        step.seqs.push_back({&ids[b].back(), 1, static_cast<int64_t>(ids[b].size() - 1), caches[b].get(), false});
+      }
+      if (s == 3) cudaProfilerStart();
+      CHECK((*pm)->forward(step, logits));
+      if (s == 3) cudaProfilerStop();
+    }
+    return 0;
+  }
   auto bw_r = kc::measure_read_bandwidth(int64_t{4} << 30);
   CHECK(bw_r.status());
   auto fl_r = kc::measure_gemm_rate(8192);

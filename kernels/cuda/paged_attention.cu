@@ -65,6 +65,7 @@ __global__ void __launch_bounds__(kThreads) paged_attention_kernel(const T* q, i
   float *q_s = smem + L.q(), *acc = smem + L.acc(), *k_s = smem + L.k(), *v_s = smem + L.v();
   float *s_s = smem + L.s(), *m_s = smem + L.m(), *l_s = smem + L.l(), *alpha_s = smem + L.alpha();
   const int64_t width = int64_t{shape.num_kv_heads} * hd;  // elements of K (or V) in an entry
+  constexpr int kVec = 16 / sizeof(T);
 
   // Row r is token r / group of the tile and query head kvh * group + r % group.
   for (int e = threadIdx.x; e < rows * hd; e += blockDim.x) {
@@ -87,11 +88,29 @@ __global__ void __launch_bounds__(kThreads) paged_attention_kernel(const T* q, i
     __syncthreads();  // the previous tile's K/V and scores are no longer read
     if (threadIdx.x < nk) key_entry[threadIdx.x] = entry_ptr(d, tables, layer, k0 + threadIdx.x);
     __syncthreads();
-    for (int e = threadIdx.x; e < nk * hd; e += blockDim.x) {
-      const int j = e / hd, c = e % hd;
-      const T* ent = reinterpret_cast<const T*>(key_entry[j]);
-      k_s[j * (hd + 1) + c] = to_f32(ent[int64_t{kvh} * hd + c]);
-      v_s[j * hd + c] = to_f32(ent[width + int64_t{kvh} * hd + c]);
+    // 16-byte loads, all issued before any use: the loop is latency-bound otherwise.
+    if (hd % kVec == 0) {
+      const int vecs = hd / kVec;
+      for (int e = threadIdx.x; e < nk * vecs; e += blockDim.x) {
+        const int j = e / vecs, c = (e % vecs) * kVec;
+        const T* ent = reinterpret_cast<const T*>(key_entry[j]);
+        const uint4 kraw = *reinterpret_cast<const uint4*>(ent + int64_t{kvh} * hd + c);
+        const uint4 vraw = *reinterpret_cast<const uint4*>(ent + width + int64_t{kvh} * hd + c);
+        const T* kt = reinterpret_cast<const T*>(&kraw);
+        const T* vt = reinterpret_cast<const T*>(&vraw);
+#pragma unroll
+        for (int i = 0; i < kVec; ++i) {
+          k_s[j * (hd + 1) + c + i] = to_f32(kt[i]);
+          v_s[j * hd + c + i] = to_f32(vt[i]);
+        }
+      }
+    } else {
+      for (int e = threadIdx.x; e < nk * hd; e += blockDim.x) {
+        const int j = e / hd, c = e % hd;
+        const T* ent = reinterpret_cast<const T*>(key_entry[j]);
+        k_s[j * (hd + 1) + c] = to_f32(ent[int64_t{kvh} * hd + c]);
+        v_s[j * hd + c] = to_f32(ent[width + int64_t{kvh} * hd + c]);
+      }
     }
     __syncthreads();
     for (int e = threadIdx.x; e < rows * kKeysPerTile; e += blockDim.x) {

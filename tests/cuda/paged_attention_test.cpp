@@ -15,6 +15,7 @@
 #include "kernels/cuda/device.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/dtype.h"
+#include "kernels/cuda/flash_attention.h"
 #include "kernels/cuda/paged_attention.h"
 
 namespace kc = di::kernels::cuda;
@@ -37,6 +38,7 @@ float from_bf16(uint16_t h) {
 struct Case {
   int heads, kv_heads, head_dim;
   kc::DType dtype;
+  bool flash = false;  // the prefill rows go through the tensor-core kernel
 };
 
 class CudaPagedAttention : public ::testing::TestWithParam<Case> {
@@ -54,7 +56,7 @@ TEST_P(CudaPagedAttention, MatchesFloat64Reference) {
   const int64_t kvw = int64_t{c.kv_heads} * c.head_dim, qw = int64_t{c.heads} * c.head_dim;
   const int64_t entry_bytes = 2 * kvw * eb;
   // Two sequences: (start, new tokens) = a decode at position 70, a prefill of 37 from 5.
-  const std::vector<std::pair<int, int>> seqs = {{70, 1}, {5, 37}};
+  const std::vector<std::pair<int, int>> seqs = {{70, 1}, {5, 37}, {0, 150}};
   std::mt19937 rng(c.heads * 131 + c.head_dim + int(c.dtype));
   std::normal_distribution<float> nd(0.f, 1.f);
   auto round = [&](float v) { return bf16 ? from_bf16(to_bf16(v)) : v; };
@@ -74,7 +76,7 @@ TEST_P(CudaPagedAttention, MatchesFloat64Reference) {
 
   std::vector<std::vector<float>> kref(seqs.size()), vref(seqs.size());  // [pos][kvw]
   std::vector<float> q;
-  std::vector<kc::AttentionTile> tiles;
+  std::vector<kc::AttentionTile> tiles, flash_tiles;
   const kc::AttentionShape shape{c.heads, c.kv_heads, c.head_dim, 1.f / std::sqrt(float(c.head_dim))};
   int row = 0;
   for (size_t s = 0; s < seqs.size(); ++s) {
@@ -106,7 +108,11 @@ TEST_P(CudaPagedAttention, MatchesFloat64Reference) {
       }
     }
     for (int i = 0; i < n * qw; ++i) q.push_back(round(nd(rng)));
-    kc::append_attention_tiles(shape, static_cast<int32_t>(s), row, s0, n, tiles);
+    if (c.flash && n > 1) {
+      kc::append_flash_tiles(static_cast<int32_t>(s), row, s0, n, flash_tiles);
+    } else {
+      kc::append_attention_tiles(shape, static_cast<int32_t>(s), row, s0, n, tiles);
+    }
     row += n;
   }
   const int rows = row;
@@ -119,7 +125,9 @@ TEST_P(CudaPagedAttention, MatchesFloat64Reference) {
       std::memcpy(qbytes.data() + 4 * i, &q[i], 4);
     }
   }
-  kc::DeviceBuffer d_q, d_out, d_tiles, d_desc, d_tables;
+  kc::DeviceBuffer d_q, d_out, d_tiles, d_flash, d_desc, d_tables;
+  ASSERT_TRUE(d_flash.allocate((flash_tiles.size() + 1) * sizeof(kc::AttentionTile)).is_ok());
+  ASSERT_TRUE(kc::copy_to_device(d_flash.get(), flash_tiles.data(), flash_tiles.size() * sizeof(kc::AttentionTile)).is_ok());
   ASSERT_TRUE(d_q.allocate(qbytes.size()).is_ok());
   ASSERT_TRUE(d_out.allocate(rows * qw * eb).is_ok());
   ASSERT_TRUE(d_tiles.allocate(tiles.size() * sizeof(kc::AttentionTile)).is_ok());
@@ -136,6 +144,13 @@ TEST_P(CudaPagedAttention, MatchesFloat64Reference) {
                                 static_cast<int32_t>(tiles.size()), d_desc.as<kc::PagedSeqDesc>(),
                                 d_tables.as<int32_t>(), layer, shape, c.dtype, nullptr);
   ASSERT_TRUE(st.is_ok()) << st.message();
+  if (c.flash) {
+    ASSERT_FALSE(flash_tiles.empty());
+    st = kc::flash_attention(d_q.get(), qw, d_out.get(), d_flash.as<kc::AttentionTile>(),
+                             static_cast<int32_t>(flash_tiles.size()), d_desc.as<kc::PagedSeqDesc>(),
+                             d_tables.as<int32_t>(), layer, shape, nullptr);
+    ASSERT_TRUE(st.is_ok()) << st.message();
+  }
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   std::vector<uint8_t> out(rows * qw * eb);
   ASSERT_TRUE(kc::copy_to_host(out.data(), d_out.get(), out.size()).is_ok());
@@ -186,6 +201,8 @@ TEST_P(CudaPagedAttention, MatchesFloat64Reference) {
 INSTANTIATE_TEST_SUITE_P(Shapes, CudaPagedAttention,
                          ::testing::Values(Case{8, 2, 16, kc::DType::kF32}, Case{32, 8, 128, kc::DType::kF32},
                                            Case{32, 8, 128, kc::DType::kBF16}, Case{4, 4, 64, kc::DType::kBF16},
-                                           Case{16, 1, 64, kc::DType::kF32}));
+                                           Case{16, 1, 64, kc::DType::kF32},
+                                           Case{32, 8, 128, kc::DType::kBF16, true},
+                                           Case{8, 2, 64, kc::DType::kBF16, true}, Case{4, 1, 256, kc::DType::kBF16, true}));
 
 }  // namespace

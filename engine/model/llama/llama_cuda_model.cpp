@@ -14,6 +14,7 @@
 #include "engine/model/weight_loader.h"
 #include "kernels/cuda/device.h"
 #include "kernels/cuda/elementwise.h"
+#include "kernels/cuda/flash_attention.h"
 #include "kernels/cuda/paged_attention.h"
 
 namespace di::engine::llama {
@@ -23,6 +24,7 @@ using kc::DType;
 namespace {
 
 constexpr int32_t kKvGroup = 0;
+constexpr int32_t kFlashMinTokens = 16;  // fewer new tokens: the general kernel wastes less
 constexpr int64_t kActivationReserve = int64_t{3} << 30;  // workspaces besides the KV cache
 
 uint16_t f32_to_bf16(float f) {
@@ -247,7 +249,8 @@ Status LlamaCudaModel::forward(const ForwardBatch& batch, std::vector<float>& lo
   std::vector<int32_t> ids, row_seq, tables, logit_rows;
   std::vector<int64_t> positions;
   std::vector<kc::PagedSeqDesc> seqs;
-  std::vector<kc::AttentionTile> tiles;
+  std::vector<kc::AttentionTile> tiles, flash_tiles;
+  const bool flash = kc::flash_attention_supports(shape, dtype_);
   int64_t rows = 0;
   for (size_t s = 0; s < batch.seqs.size(); ++s) {
     const SequenceInput& in = batch.seqs[s];
@@ -270,8 +273,14 @@ Status LlamaCudaModel::forward(const ForwardBatch& batch, std::vector<float>& lo
     const int64_t used_blocks = (end + v.block_size - 1) / v.block_size;
     tables.insert(tables.end(), v.block_ids, v.block_ids + used_blocks);
     seqs.push_back(d);
-    kc::append_attention_tiles(shape, static_cast<int32_t>(s), static_cast<int32_t>(rows),
-                               static_cast<int32_t>(in.start_pos), in.num_tokens, tiles);
+    // Prefill chunks go to the tensor-core kernel; decode rows (few tokens) to the general one.
+    if (flash && in.num_tokens >= kFlashMinTokens) {
+      kc::append_flash_tiles(static_cast<int32_t>(s), static_cast<int32_t>(rows), static_cast<int32_t>(in.start_pos),
+                             in.num_tokens, flash_tiles);
+    } else {
+      kc::append_attention_tiles(shape, static_cast<int32_t>(s), static_cast<int32_t>(rows),
+                                 static_cast<int32_t>(in.start_pos), in.num_tokens, tiles);
+    }
     for (int32_t i = 0; i < in.num_tokens; ++i) {
       ids.push_back(in.tokens[i]);
       positions.push_back(in.start_pos + i);
@@ -288,6 +297,7 @@ Status LlamaCudaModel::forward(const ForwardBatch& batch, std::vector<float>& lo
                              aligned(static_cast<int64_t>(seqs.size() * sizeof(kc::PagedSeqDesc))) +
                              aligned(static_cast<int64_t>(tables.size()) * 4) +
                              aligned(static_cast<int64_t>(tiles.size() * sizeof(kc::AttentionTile))) +
+                             aligned(static_cast<int64_t>(flash_tiles.size() * sizeof(kc::AttentionTile))) +
                              aligned(out_rows * 4);
   host_meta_.assign(static_cast<size_t>(meta_bytes), 0);
   DI_RETURN_IF_ERROR(meta_.reserve(meta_bytes));
@@ -306,10 +316,12 @@ Status LlamaCudaModel::forward(const ForwardBatch& batch, std::vector<float>& lo
     d_seqs_ = place(seqs.data(), static_cast<int64_t>(seqs.size() * sizeof(kc::PagedSeqDesc)));
     d_tables_ = place(tables.data(), static_cast<int64_t>(tables.size()) * 4);
     d_tiles_ = place(tiles.data(), static_cast<int64_t>(tiles.size() * sizeof(kc::AttentionTile)));
+    d_flash_tiles_ = place(flash_tiles.data(), static_cast<int64_t>(flash_tiles.size() * sizeof(kc::AttentionTile)));
     d_logit_rows_ = place(logit_rows.data(), out_rows * 4);
   }
   DI_RETURN_IF_ERROR(kc::copy_to_device_async(meta_.get(), host_meta_.data(), meta_bytes, stream_));
   tiles_ = static_cast<int64_t>(tiles.size());
+  flash_tiles_ = static_cast<int64_t>(flash_tiles.size());
   logit_rows_ = out_rows;
   DI_RETURN_IF_ERROR(run_layers(rows));
   logits.resize(static_cast<size_t>(out_rows * c.vocab_size));
@@ -373,6 +385,10 @@ Status LlamaCudaModel::run_layers(int64_t T) {
     DI_RETURN_IF_ERROR(kc::paged_attention(qkv, qkvw, attn, static_cast<const kc::AttentionTile*>(d_tiles_),
                                            static_cast<int32_t>(tiles_), static_cast<const kc::PagedSeqDesc*>(d_seqs_),
                                            static_cast<const int32_t*>(d_tables_), l, shape, dtype_, s));
+    DI_RETURN_IF_ERROR(kc::flash_attention(qkv, qkvw, attn, static_cast<const kc::AttentionTile*>(d_flash_tiles_),
+                                           static_cast<int32_t>(flash_tiles_),
+                                           static_cast<const kc::PagedSeqDesc*>(d_seqs_),
+                                           static_cast<const int32_t*>(d_tables_), l, shape, s));
     DI_RETURN_IF_ERROR(gemm_.linear(attn, T, qw, qw, w.o_proj, H, dtype_, o, H, dtype_));
     DI_RETURN_IF_ERROR(kc::add_bias(o, w.o_bias, T, H, H, dtype_, s));
     DI_RETURN_IF_ERROR(kc::add_rms_norm(x, o, w.post_attention_layernorm, h, T, H, eps, dtype_, s));

@@ -83,13 +83,14 @@ class LlamaCudaModel final : public Model {
   kernels::cuda::DeviceBuffer meta_, act_, logits_;
   std::vector<uint8_t> host_meta_;
   std::vector<float> host_logits_;
-  int64_t tiles_ = 0, logit_rows_ = 0;
+  int64_t tiles_ = 0, flash_tiles_ = 0, logit_rows_ = 0;
   const void* d_ids_ = nullptr;
   const void* d_positions_ = nullptr;
   const void* d_row_seq_ = nullptr;
   const void* d_seqs_ = nullptr;
   const void* d_tables_ = nullptr;
   const void* d_tiles_ = nullptr;
+  const void* d_flash_tiles_ = nullptr;
   const void* d_logit_rows_ = nullptr;
 };
 

@@ -170,7 +170,9 @@ Status check_shape(const AttentionShape& s) {
 
 int32_t attention_tile_tokens(const AttentionShape& shape) {
   const int32_t group = shape.num_heads / std::max(1, shape.num_kv_heads);
-  return std::max(1, kMaxRows / std::max(1, group));
+  // 64 rows at head_dim 128; fewer for wider heads so shared memory stays under the limit.
+  const int32_t max_rows = std::max(1, kMaxRows * 128 / std::max(128, shape.head_dim));
+  return std::max(1, max_rows / std::max(1, group));
 }
 
 void append_attention_tiles(const AttentionShape& shape, int32_t seq, int32_t row0, int32_t pos0, int32_t num_tokens,

@@ -251,3 +251,55 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, CudaDense, ::testing::ValuesIn(dense_fixtures
 
 }  // namespace
 }  // namespace di::test
+
+namespace di::test {
+namespace {
+
+// A random Llama-shaped model with head_dim 64 so bf16 runs take the tensor-core prefill and the
+// split-KV decode kernels; the same weights in fp32 take the general kernel. Both orders of
+// work (one prefill; prefill then decode) must agree within bf16 noise.
+TEST(CudaFastKernels, Bf16PrefillAndSplitDecodeMatchFp32GeneralKernel) {
+  if (kernels::cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  engine::llama::LlamaConfig c;
+  c.model_type = "llama";
+  c.vocab_size = 1000;
+  c.hidden_size = 256;
+  c.intermediate_size = 512;
+  c.num_hidden_layers = 2;
+  c.num_attention_heads = 8;
+  c.num_key_value_heads = 2;
+  c.head_dim = 64;
+  c.max_position_embeddings = 4096;
+  c.rope.dim = 64;
+  c.rope.rope_theta = 10000.0;
+  engine::ModelOptions opts;
+  auto bf = engine::llama::LlamaCudaModel::random(c, kernels::cuda::DType::kBF16, 99, opts);
+  auto fp = engine::llama::LlamaCudaModel::random(c, kernels::cuda::DType::kF32, 99, opts);
+  ASSERT_TRUE(bf.is_ok()) << bf.status().message();
+  ASSERT_TRUE(fp.is_ok()) << fp.status().message();
+  std::vector<int32_t> ids(300);
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>((i * 7919 + 13) % c.vocab_size);
+  const std::vector<float> ref = run_device_chunks(**fp, ids, {static_cast<int32_t>(ids.size())});
+  const std::vector<float> one = run_device_chunks(**bf, ids, {static_cast<int32_t>(ids.size())});
+  std::vector<int32_t> chunks = {200};
+  chunks.insert(chunks.end(), 100, 1);
+  const std::vector<float> stepped = run_device_chunks(**bf, ids, chunks);
+  ASSERT_EQ(one.size(), ref.size());
+  ASSERT_EQ(stepped.size(), ref.size());
+  auto rel = [&](const std::vector<float>& a) {
+    double num = 0, den = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+      num += (a[i] - ref[i]) * (a[i] - ref[i]);
+      den += double(ref[i]) * ref[i];
+    }
+    return std::sqrt(num / den);
+  };
+  const double r_one = rel(one), r_step = rel(stepped);
+  std::printf("bf16 vs fp32: one prefill %.3g, prefill + 100 decode steps %.3g\n", r_one, r_step);
+  EXPECT_GT(r_one, 0.0);
+  EXPECT_LT(r_one, 3e-2);
+  EXPECT_LT(r_step, 3e-2);
+}
+
+}  // namespace
+}  // namespace di::test

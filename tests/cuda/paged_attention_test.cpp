@@ -15,6 +15,7 @@
 #include "kernels/cuda/device.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/dtype.h"
+#include "kernels/cuda/decode_attention.h"
 #include "kernels/cuda/flash_attention.h"
 #include "kernels/cuda/paged_attention.h"
 
@@ -38,7 +39,7 @@ float from_bf16(uint16_t h) {
 struct Case {
   int heads, kv_heads, head_dim;
   kc::DType dtype;
-  bool flash = false;  // the prefill rows go through the tensor-core kernel
+  bool fast = false;  // prefill rows through the tensor-core kernel, decode rows through split-KV
 };
 
 class CudaPagedAttention : public ::testing::TestWithParam<Case> {
@@ -56,7 +57,7 @@ TEST_P(CudaPagedAttention, MatchesFloat64Reference) {
   const int64_t kvw = int64_t{c.kv_heads} * c.head_dim, qw = int64_t{c.heads} * c.head_dim;
   const int64_t entry_bytes = 2 * kvw * eb;
   // Two sequences: (start, new tokens) = a decode at position 70, a prefill of 37 from 5.
-  const std::vector<std::pair<int, int>> seqs = {{70, 1}, {5, 37}, {0, 150}};
+  const std::vector<std::pair<int, int>> seqs = {{70, 1}, {5, 37}, {0, 150}, {0, 1}, {999, 1}};
   std::mt19937 rng(c.heads * 131 + c.head_dim + int(c.dtype));
   std::normal_distribution<float> nd(0.f, 1.f);
   auto round = [&](float v) { return bf16 ? from_bf16(to_bf16(v)) : v; };
@@ -76,7 +77,8 @@ TEST_P(CudaPagedAttention, MatchesFloat64Reference) {
 
   std::vector<std::vector<float>> kref(seqs.size()), vref(seqs.size());  // [pos][kvw]
   std::vector<float> q;
-  std::vector<kc::AttentionTile> tiles, flash_tiles;
+  std::vector<kc::AttentionTile> tiles, flash_tiles, decode_tiles;
+  int64_t max_context = 0;
   const kc::AttentionShape shape{c.heads, c.kv_heads, c.head_dim, 1.f / std::sqrt(float(c.head_dim))};
   int row = 0;
   for (size_t s = 0; s < seqs.size(); ++s) {
@@ -108,8 +110,11 @@ TEST_P(CudaPagedAttention, MatchesFloat64Reference) {
       }
     }
     for (int i = 0; i < n * qw; ++i) q.push_back(round(nd(rng)));
-    if (c.flash && n > 1) {
+    if (c.fast && n > 1 && kc::flash_attention_supports(shape, c.dtype)) {
       kc::append_flash_tiles(static_cast<int32_t>(s), row, s0, n, flash_tiles);
+    } else if (c.fast && n == 1) {
+      decode_tiles.push_back({static_cast<int32_t>(s), row, 1, s0});
+      max_context = std::max<int64_t>(max_context, s0 + 1);
     } else {
       kc::append_attention_tiles(shape, static_cast<int32_t>(s), row, s0, n, tiles);
     }
@@ -125,12 +130,14 @@ TEST_P(CudaPagedAttention, MatchesFloat64Reference) {
       std::memcpy(qbytes.data() + 4 * i, &q[i], 4);
     }
   }
-  kc::DeviceBuffer d_q, d_out, d_tiles, d_flash, d_desc, d_tables;
+  kc::DeviceBuffer d_q, d_out, d_tiles, d_flash, d_decode, d_ws, d_desc, d_tables;
+  ASSERT_TRUE(d_decode.allocate((decode_tiles.size() + 1) * sizeof(kc::AttentionTile)).is_ok());
+  ASSERT_TRUE(kc::copy_to_device(d_decode.get(), decode_tiles.data(), decode_tiles.size() * sizeof(kc::AttentionTile)).is_ok());
   ASSERT_TRUE(d_flash.allocate((flash_tiles.size() + 1) * sizeof(kc::AttentionTile)).is_ok());
   ASSERT_TRUE(kc::copy_to_device(d_flash.get(), flash_tiles.data(), flash_tiles.size() * sizeof(kc::AttentionTile)).is_ok());
   ASSERT_TRUE(d_q.allocate(qbytes.size()).is_ok());
   ASSERT_TRUE(d_out.allocate(rows * qw * eb).is_ok());
-  ASSERT_TRUE(d_tiles.allocate(tiles.size() * sizeof(kc::AttentionTile)).is_ok());
+  ASSERT_TRUE(d_tiles.allocate((tiles.size() + 1) * sizeof(kc::AttentionTile)).is_ok());
   ASSERT_TRUE(d_desc.allocate(descs.size() * sizeof(kc::PagedSeqDesc)).is_ok());
   ASSERT_TRUE(d_tables.allocate(tables.size() * 4).is_ok());
   ASSERT_TRUE(kc::copy_to_device(d_cache.get(), cache.data(), cache.size()).is_ok());
@@ -144,8 +151,14 @@ TEST_P(CudaPagedAttention, MatchesFloat64Reference) {
                                 static_cast<int32_t>(tiles.size()), d_desc.as<kc::PagedSeqDesc>(),
                                 d_tables.as<int32_t>(), layer, shape, c.dtype, nullptr);
   ASSERT_TRUE(st.is_ok()) << st.message();
-  if (c.flash) {
-    ASSERT_FALSE(flash_tiles.empty());
+  if (c.fast) {
+    const int32_t nd = static_cast<int32_t>(decode_tiles.size());
+    const int32_t splits = kc::decode_attention_splits(nd, max_context, shape);
+    ASSERT_TRUE(d_ws.allocate(kc::decode_attention_workspace_bytes(nd, splits, shape)).is_ok());
+    st = kc::decode_attention(d_q.get(), qw, d_out.get(), d_decode.as<kc::AttentionTile>(), nd, splits, max_context,
+                              d_desc.as<kc::PagedSeqDesc>(), d_tables.as<int32_t>(), layer, shape, d_ws.get(), c.dtype,
+                              nullptr);
+    ASSERT_TRUE(st.is_ok()) << st.message();
     st = kc::flash_attention(d_q.get(), qw, d_out.get(), d_flash.as<kc::AttentionTile>(),
                              static_cast<int32_t>(flash_tiles.size()), d_desc.as<kc::PagedSeqDesc>(),
                              d_tables.as<int32_t>(), layer, shape, nullptr);
@@ -203,6 +216,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, CudaPagedAttention,
                                            Case{32, 8, 128, kc::DType::kBF16}, Case{4, 4, 64, kc::DType::kBF16},
                                            Case{16, 1, 64, kc::DType::kF32},
                                            Case{32, 8, 128, kc::DType::kBF16, true},
-                                           Case{8, 2, 64, kc::DType::kBF16, true}, Case{4, 1, 256, kc::DType::kBF16, true}));
+                                           Case{8, 2, 64, kc::DType::kBF16, true}, Case{4, 1, 256, kc::DType::kBF16, true},
+                                           Case{4, 1, 256, kc::DType::kBF16}, Case{32, 8, 128, kc::DType::kF32, true}));
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "engine/model/batch_check.h"
 #include "engine/model/weight_loader.h"
 #include "kernels/cuda/device.h"
+#include "kernels/cuda/decode_attention.h"
 #include "kernels/cuda/elementwise.h"
 #include "kernels/cuda/flash_attention.h"
 #include "kernels/cuda/paged_attention.h"
@@ -25,6 +26,7 @@ namespace {
 
 constexpr int32_t kKvGroup = 0;
 constexpr int32_t kFlashMinTokens = 16;  // fewer new tokens: the general kernel wastes less
+constexpr int32_t kSplitMaxTokens = 4;   // up to this many new tokens: one split-KV row each
 constexpr int64_t kActivationReserve = int64_t{3} << 30;  // workspaces besides the KV cache
 
 uint16_t f32_to_bf16(float f) {
@@ -249,8 +251,10 @@ Status LlamaCudaModel::forward(const ForwardBatch& batch, std::vector<float>& lo
   std::vector<int32_t> ids, row_seq, tables, logit_rows;
   std::vector<int64_t> positions;
   std::vector<kc::PagedSeqDesc> seqs;
-  std::vector<kc::AttentionTile> tiles, flash_tiles;
+  std::vector<kc::AttentionTile> tiles, flash_tiles, decode_tiles;
   const bool flash = kc::flash_attention_supports(shape, dtype_);
+  const bool split_decode = kc::decode_attention_supports(shape);
+  int64_t max_context = 0;
   int64_t rows = 0;
   for (size_t s = 0; s < batch.seqs.size(); ++s) {
     const SequenceInput& in = batch.seqs[s];
@@ -277,6 +281,12 @@ Status LlamaCudaModel::forward(const ForwardBatch& batch, std::vector<float>& lo
     if (flash && in.num_tokens >= kFlashMinTokens) {
       kc::append_flash_tiles(static_cast<int32_t>(s), static_cast<int32_t>(rows), static_cast<int32_t>(in.start_pos),
                              in.num_tokens, flash_tiles);
+    } else if (split_decode && in.num_tokens <= kSplitMaxTokens) {
+      // Decode: one split-KV tile per token.
+      for (int32_t i = 0; i < in.num_tokens; ++i)
+        decode_tiles.push_back({static_cast<int32_t>(s), static_cast<int32_t>(rows + i), 1,
+                                static_cast<int32_t>(in.start_pos + i)});
+      max_context = std::max<int64_t>(max_context, end);
     } else {
       kc::append_attention_tiles(shape, static_cast<int32_t>(s), static_cast<int32_t>(rows),
                                  static_cast<int32_t>(in.start_pos), in.num_tokens, tiles);
@@ -298,6 +308,7 @@ Status LlamaCudaModel::forward(const ForwardBatch& batch, std::vector<float>& lo
                              aligned(static_cast<int64_t>(tables.size()) * 4) +
                              aligned(static_cast<int64_t>(tiles.size() * sizeof(kc::AttentionTile))) +
                              aligned(static_cast<int64_t>(flash_tiles.size() * sizeof(kc::AttentionTile))) +
+                             aligned(static_cast<int64_t>(decode_tiles.size() * sizeof(kc::AttentionTile))) +
                              aligned(out_rows * 4);
   host_meta_.assign(static_cast<size_t>(meta_bytes), 0);
   DI_RETURN_IF_ERROR(meta_.reserve(meta_bytes));
@@ -317,11 +328,17 @@ Status LlamaCudaModel::forward(const ForwardBatch& batch, std::vector<float>& lo
     d_tables_ = place(tables.data(), static_cast<int64_t>(tables.size()) * 4);
     d_tiles_ = place(tiles.data(), static_cast<int64_t>(tiles.size() * sizeof(kc::AttentionTile)));
     d_flash_tiles_ = place(flash_tiles.data(), static_cast<int64_t>(flash_tiles.size() * sizeof(kc::AttentionTile)));
+    d_decode_tiles_ = place(decode_tiles.data(), static_cast<int64_t>(decode_tiles.size() * sizeof(kc::AttentionTile)));
     d_logit_rows_ = place(logit_rows.data(), out_rows * 4);
   }
   DI_RETURN_IF_ERROR(kc::copy_to_device_async(meta_.get(), host_meta_.data(), meta_bytes, stream_));
   tiles_ = static_cast<int64_t>(tiles.size());
   flash_tiles_ = static_cast<int64_t>(flash_tiles.size());
+  decode_tiles_ = static_cast<int64_t>(decode_tiles.size());
+  decode_context_ = max_context;
+  decode_splits_ = decode_tiles.empty()
+                       ? 1
+                       : kc::decode_attention_splits(static_cast<int32_t>(decode_tiles.size()), max_context, shape);
   logit_rows_ = out_rows;
   DI_RETURN_IF_ERROR(run_layers(rows));
   logits.resize(static_cast<size_t>(out_rows * c.vocab_size));
@@ -341,8 +358,10 @@ Status LlamaCudaModel::run_layers(int64_t T) {
   // gathered logits rows.
   const int64_t R = logit_rows_;
   auto al = [](int64_t b) { return (b + 255) / 256 * 256; };
+  const int64_t ws_bytes =
+      kc::decode_attention_workspace_bytes(static_cast<int32_t>(decode_tiles_), decode_splits_, shape);
   const int64_t bytes = al(T * H * eb) * 3 + al(T * qkvw * eb) + al(T * qw * eb) + al(T * 2 * I * eb) +
-                        al(T * I * eb) + al(R * H * eb);
+                        al(T * I * eb) + al(R * H * eb) + al(ws_bytes);
   DI_RETURN_IF_ERROR(act_.reserve(bytes));
   DI_RETURN_IF_ERROR(logits_.reserve(R * V * 4));
   uint8_t* p = act_.as<uint8_t>();
@@ -354,6 +373,7 @@ Status LlamaCudaModel::run_layers(int64_t T) {
   void* gu = carve<uint8_t>(p, T * 2 * I * eb);
   void* act = carve<uint8_t>(p, T * I * eb);
   void* sel = carve<uint8_t>(p, R * H * eb);
+  void* ws = carve<uint8_t>(p, ws_bytes);
   const auto* ids = static_cast<const int32_t*>(d_ids_);
   const auto* pos = static_cast<const int64_t*>(d_positions_);
   const auto* inv_freq = inv_freq_.as<const float>();
@@ -389,6 +409,10 @@ Status LlamaCudaModel::run_layers(int64_t T) {
                                            static_cast<int32_t>(flash_tiles_),
                                            static_cast<const kc::PagedSeqDesc*>(d_seqs_),
                                            static_cast<const int32_t*>(d_tables_), l, shape, s));
+    DI_RETURN_IF_ERROR(kc::decode_attention(qkv, qkvw, attn, static_cast<const kc::AttentionTile*>(d_decode_tiles_),
+                                            static_cast<int32_t>(decode_tiles_), decode_splits_, decode_context_,
+                                            static_cast<const kc::PagedSeqDesc*>(d_seqs_),
+                                            static_cast<const int32_t*>(d_tables_), l, shape, ws, dtype_, s));
     DI_RETURN_IF_ERROR(gemm_.linear(attn, T, qw, qw, w.o_proj, H, dtype_, o, H, dtype_));
     DI_RETURN_IF_ERROR(kc::add_bias(o, w.o_bias, T, H, H, dtype_, s));
     DI_RETURN_IF_ERROR(kc::add_rms_norm(x, o, w.post_attention_layernorm, h, T, H, eps, dtype_, s));

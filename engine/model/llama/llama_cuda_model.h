@@ -83,7 +83,8 @@ class LlamaCudaModel final : public Model {
   kernels::cuda::DeviceBuffer meta_, act_, logits_;
   std::vector<uint8_t> host_meta_;
   std::vector<float> host_logits_;
-  int64_t tiles_ = 0, flash_tiles_ = 0, logit_rows_ = 0;
+  int64_t tiles_ = 0, flash_tiles_ = 0, decode_tiles_ = 0, decode_context_ = 0, logit_rows_ = 0;
+  int32_t decode_splits_ = 1;
   const void* d_ids_ = nullptr;
   const void* d_positions_ = nullptr;
   const void* d_row_seq_ = nullptr;
@@ -91,6 +92,7 @@ class LlamaCudaModel final : public Model {
   const void* d_tables_ = nullptr;
   const void* d_tiles_ = nullptr;
   const void* d_flash_tiles_ = nullptr;
+  const void* d_decode_tiles_ = nullptr;
   const void* d_logit_rows_ = nullptr;
 };
 

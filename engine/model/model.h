@@ -128,6 +128,7 @@ struct ModelOptions {
                                // family has a CUDA path, else cpu)
   int32_t num_threads = 0;     // 0: all cores
   double gpu_memory_utilization = 0.9;  // share of the GPU's memory weights + caches may take
+  bool enforce_eager = false;           // CUDA: never capture decode steps in CUDA graphs
 };
 
 // Loads the model directory (config.json, *.safetensors) with the family its config names.

@@ -25,17 +25,22 @@ Result<Gemm> Gemm::create(void* stream) {
   DI_RETURN_IF_ERROR(cublas_status(cublasCreate(&h), "cublasCreate"));
   g.handle_ = h;
   DI_RETURN_IF_ERROR(cublas_status(cublasSetStream(h, static_cast<cudaStream_t>(stream)), "cublasSetStream"));
+  // A fixed workspace: cuBLAS must not allocate while a graph is being captured.
+  constexpr int64_t kWorkspace = int64_t{32} << 20;
+  DI_RETURN_IF_ERROR(g.workspace_.allocate(kWorkspace));
+  DI_RETURN_IF_ERROR(cublas_status(cublasSetWorkspace(h, g.workspace_.get(), kWorkspace), "cublasSetWorkspace"));
   return Result<Gemm>(std::move(g));
 }
 
 Gemm::~Gemm() {
   if (handle_) cublasDestroy(static_cast<cublasHandle_t>(handle_));
 }
-Gemm::Gemm(Gemm&& o) noexcept : handle_(std::exchange(o.handle_, nullptr)) {}
+Gemm::Gemm(Gemm&& o) noexcept : handle_(std::exchange(o.handle_, nullptr)), workspace_(std::move(o.workspace_)) {}
 Gemm& Gemm::operator=(Gemm&& o) noexcept {
   if (this != &o) {
     if (handle_) cublasDestroy(static_cast<cublasHandle_t>(handle_));
     handle_ = std::exchange(o.handle_, nullptr);
+    workspace_ = std::move(o.workspace_);
   }
   return *this;
 }

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "base/status.h"
+#include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/dtype.h"
 
 namespace di::kernels::cuda {
@@ -16,7 +17,7 @@ class Gemm {
   static Result<Gemm> create(void* stream);
   Gemm() = default;
   ~Gemm();
-  Gemm(Gemm&& o) noexcept;
+  Gemm(Gemm&& o) noexcept;  // moves the handle and its workspace
   Gemm& operator=(Gemm&& o) noexcept;
   Gemm(const Gemm&) = delete;
   Gemm& operator=(const Gemm&) = delete;
@@ -28,6 +29,7 @@ class Gemm {
 
  private:
   void* handle_ = nullptr;  // cublasHandle_t
+  DeviceBuffer workspace_;  // set up front so calls can be captured in CUDA graphs
 };
 
 }  // namespace di::kernels::cuda

@@ -295,6 +295,14 @@ TEST(CudaFastKernels, Bf16PrefillAndSplitDecodeMatchFp32GeneralKernel) {
     return std::sqrt(num / den);
   };
   const double r_one = rel(one), r_step = rel(stepped);
+  // The same steps without CUDA graphs: the captured decode graphs replay the same kernels.
+  engine::ModelOptions eager_opts;
+  eager_opts.enforce_eager = true;
+  auto eager = engine::llama::LlamaCudaModel::random(c, kernels::cuda::DType::kBF16, 99, eager_opts);
+  ASSERT_TRUE(eager.is_ok()) << eager.status().message();
+  const std::vector<float> stepped_eager = run_device_chunks(**eager, ids, chunks);
+  ASSERT_EQ(stepped_eager.size(), stepped.size());
+  EXPECT_LE(worst_rel_err(stepped, stepped_eager, c.vocab_size), 1e-6);
   std::printf("bf16 vs fp32: one prefill %.3g, prefill + 100 decode steps %.3g\n", r_one, r_step);
   EXPECT_GT(r_one, 0.0);
   EXPECT_LT(r_one, 3e-2);

@@ -27,6 +27,8 @@ namespace {
 constexpr int32_t kKvGroup = 0;
 constexpr int32_t kFlashMinTokens = 16;  // fewer new tokens: the general kernel wastes less
 constexpr int32_t kSplitMaxTokens = 4;   // up to this many new tokens: one split-KV row each
+constexpr int64_t kContextBucket = 256;  // decode graphs are keyed by the context rounded up to this
+constexpr size_t kMaxGraphs = 64;
 constexpr int64_t kActivationReserve = int64_t{3} << 30;  // workspaces besides the KV cache
 
 uint16_t f32_to_bf16(float f) {
@@ -63,7 +65,8 @@ LlamaCudaModel::LlamaCudaModel(LlamaConfig config, DType dtype, const ModelOptio
     : config_(std::move(config)),
       dtype_(dtype),
       rope_(config_.rope, RopeLayout::kHalf),
-      memory_(options.gpu_memory_utilization, kActivationReserve) {
+      memory_(options.gpu_memory_utilization, kActivationReserve),
+      enforce_eager_(options.enforce_eager) {
   const LlamaConfig& c = config_;
   info_.family = c.model_type;
   info_.model_dir = std::move(model_dir);
@@ -77,6 +80,7 @@ LlamaCudaModel::LlamaCudaModel(LlamaConfig config, DType dtype, const ModelOptio
 }
 
 LlamaCudaModel::~LlamaCudaModel() {
+  clear_graphs();
   if (stream_) cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
 }
 
@@ -311,7 +315,7 @@ Status LlamaCudaModel::forward(const ForwardBatch& batch, std::vector<float>& lo
                              aligned(static_cast<int64_t>(decode_tiles.size() * sizeof(kc::AttentionTile))) +
                              aligned(out_rows * 4);
   host_meta_.assign(static_cast<size_t>(meta_bytes), 0);
-  DI_RETURN_IF_ERROR(meta_.reserve(meta_bytes));
+  if (meta_bytes > meta_.bytes()) DI_RETURN_IF_ERROR(meta_.allocate(std::max(meta_bytes, 2 * meta_.bytes())));
   {
     uint8_t* h = host_meta_.data();
     auto* dbase = meta_.as<uint8_t>();
@@ -325,25 +329,89 @@ Status LlamaCudaModel::forward(const ForwardBatch& batch, std::vector<float>& lo
     d_positions_ = place(positions.data(), rows * 8);
     d_row_seq_ = place(row_seq.data(), rows * 4);
     d_seqs_ = place(seqs.data(), static_cast<int64_t>(seqs.size() * sizeof(kc::PagedSeqDesc)));
-    d_tables_ = place(tables.data(), static_cast<int64_t>(tables.size()) * 4);
     d_tiles_ = place(tiles.data(), static_cast<int64_t>(tiles.size() * sizeof(kc::AttentionTile)));
     d_flash_tiles_ = place(flash_tiles.data(), static_cast<int64_t>(flash_tiles.size() * sizeof(kc::AttentionTile)));
     d_decode_tiles_ = place(decode_tiles.data(), static_cast<int64_t>(decode_tiles.size() * sizeof(kc::AttentionTile)));
     d_logit_rows_ = place(logit_rows.data(), out_rows * 4);
+    // Last: its length changes as contexts grow, and a captured graph needs every other
+    // array at a fixed offset.
+    d_tables_ = place(tables.data(), static_cast<int64_t>(tables.size()) * 4);
   }
   DI_RETURN_IF_ERROR(kc::copy_to_device_async(meta_.get(), host_meta_.data(), meta_bytes, stream_));
   tiles_ = static_cast<int64_t>(tiles.size());
   flash_tiles_ = static_cast<int64_t>(flash_tiles.size());
   decode_tiles_ = static_cast<int64_t>(decode_tiles.size());
-  decode_context_ = max_context;
+  // Contexts rounded up so that a captured decode graph serves many steps (chunks past a row's
+  // context are empty and skipped).
+  decode_context_ = (max_context + kContextBucket - 1) / kContextBucket * kContextBucket;
   decode_splits_ = decode_tiles.empty()
                        ? 1
-                       : kc::decode_attention_splits(static_cast<int32_t>(decode_tiles.size()), max_context, shape);
+                       : kc::decode_attention_splits(static_cast<int32_t>(decode_tiles.size()), decode_context_, shape);
   logit_rows_ = out_rows;
-  DI_RETURN_IF_ERROR(run_layers(rows));
+  num_seqs_ = static_cast<int64_t>(seqs.size());
+  DI_RETURN_IF_ERROR(reserve_activations(rows));
+  const bool graphable = !enforce_eager_ && tiles.empty() && flash_tiles.empty() && !decode_tiles.empty();
+  if (graphable) {
+    DI_RETURN_IF_ERROR(launch_graph(rows));
+  } else {
+    DI_RETURN_IF_ERROR(run_layers(rows));
+  }
   logits.resize(static_cast<size_t>(out_rows * c.vocab_size));
   DI_RETURN_IF_ERROR(kc::copy_to_host_async(logits.data(), logits_.get(), out_rows * c.vocab_size * 4, stream_));
   return kc::stream_synchronize(stream_);
+}
+
+int64_t LlamaCudaModel::activation_bytes(int64_t T) const {
+  const LlamaConfig& c = config_;
+  const int64_t H = c.hidden_size, hd = c.head_dim, qw = int64_t{c.num_attention_heads} * hd,
+                qkvw = qw + 2 * int64_t{c.num_key_value_heads} * hd, I = c.intermediate_size;
+  const int64_t eb = kc::dtype_bytes(dtype_);
+  const kc::AttentionShape shape{c.num_attention_heads, c.num_key_value_heads, c.head_dim, 1.f};
+  const int64_t ws_bytes =
+      kc::decode_attention_workspace_bytes(static_cast<int32_t>(decode_tiles_), decode_splits_, shape);
+  auto al = [](int64_t b) { return (b + 255) / 256 * 256; };
+  // Residual x, normed h, projection out, qkv, attention out, gate_up, act, the gathered
+  // logits rows, the split-KV workspace.
+  return al(T * H * eb) * 3 + al(T * qkvw * eb) + al(T * qw * eb) + al(T * 2 * I * eb) + al(T * I * eb) +
+         al(logit_rows_ * H * eb) + al(ws_bytes);
+}
+
+Status LlamaCudaModel::reserve_activations(int64_t T) {
+  const int64_t bytes = activation_bytes(T), lbytes = logit_rows_ * config_.vocab_size * 4;
+  if (bytes > act_.bytes() || lbytes > logits_.bytes()) {
+    clear_graphs();  // they point into the buffers about to be replaced
+    if (bytes > act_.bytes()) DI_RETURN_IF_ERROR(act_.allocate(std::max(bytes, act_.bytes() * 3 / 2)));
+    if (lbytes > logits_.bytes()) DI_RETURN_IF_ERROR(logits_.allocate(std::max(lbytes, logits_.bytes() * 3 / 2)));
+  }
+  return Status::ok();
+}
+
+void LlamaCudaModel::clear_graphs() {
+  for (auto& [key, exec] : graphs_) cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(exec));
+  graphs_.clear();
+}
+
+Status LlamaCudaModel::launch_graph(int64_t T) {
+  const GraphKey key{T, logit_rows_, decode_tiles_, decode_splits_, decode_context_, num_seqs_,
+                     reinterpret_cast<uintptr_t>(meta_.get()), reinterpret_cast<uintptr_t>(act_.get())};
+  auto it = graphs_.find(key);
+  if (it == graphs_.end()) {
+    if (graphs_.size() >= kMaxGraphs) clear_graphs();
+    auto s = static_cast<cudaStream_t>(stream_);
+    DI_RETURN_IF_ERROR(kc::cuda_status(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed), "graph capture"));
+    const Status st = run_layers(T);
+    cudaGraph_t graph = nullptr;
+    const cudaError_t end = cudaStreamEndCapture(s, &graph);
+    DI_RETURN_IF_ERROR(st);
+    DI_RETURN_IF_ERROR(kc::cuda_status(end, "graph capture end"));
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t inst = cudaGraphInstantiate(&exec, graph, 0);
+    cudaGraphDestroy(graph);
+    DI_RETURN_IF_ERROR(kc::cuda_status(inst, "graph instantiate"));
+    it = graphs_.emplace(key, exec).first;
+  }
+  return kc::cuda_status(cudaGraphLaunch(static_cast<cudaGraphExec_t>(it->second), static_cast<cudaStream_t>(stream_)),
+                         "graph launch");
 }
 
 Status LlamaCudaModel::run_layers(int64_t T) {
@@ -354,16 +422,9 @@ Status LlamaCudaModel::run_layers(int64_t T) {
   const float eps = static_cast<float>(c.rms_norm_eps);
   const kc::AttentionShape shape{c.num_attention_heads, c.num_key_value_heads, c.head_dim,
                                  1.0f / std::sqrt(static_cast<float>(hd))};
-  // Activations: residual x, normed h, qkv, attention out, projection out, gate_up, act, the
-  // gathered logits rows.
   const int64_t R = logit_rows_;
-  auto al = [](int64_t b) { return (b + 255) / 256 * 256; };
   const int64_t ws_bytes =
       kc::decode_attention_workspace_bytes(static_cast<int32_t>(decode_tiles_), decode_splits_, shape);
-  const int64_t bytes = al(T * H * eb) * 3 + al(T * qkvw * eb) + al(T * qw * eb) + al(T * 2 * I * eb) +
-                        al(T * I * eb) + al(R * H * eb) + al(ws_bytes);
-  DI_RETURN_IF_ERROR(act_.reserve(bytes));
-  DI_RETURN_IF_ERROR(logits_.reserve(R * V * 4));
   uint8_t* p = act_.as<uint8_t>();
   void* x = carve<uint8_t>(p, T * H * eb);
   void* h = carve<uint8_t>(p, T * H * eb);

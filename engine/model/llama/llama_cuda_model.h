@@ -6,8 +6,10 @@
 
 #ifdef DI_WITH_CUDA
 
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -60,7 +62,13 @@ class LlamaCudaModel final : public Model {
   Result<void*> alloc_weight(int64_t elements);
   Status load_weights(const std::string& model_dir);
   Status random_weights(uint64_t seed);
+  // Every kernel of one forward over `rows` tokens, on stream_ (captured into a graph for
+  // decode steps unless enforce_eager).
   Status run_layers(int64_t rows);
+  int64_t activation_bytes(int64_t rows) const;
+  Status reserve_activations(int64_t rows);
+  Status launch_graph(int64_t rows);
+  void clear_graphs();
 
   LlamaConfig config_;
   kernels::cuda::DType dtype_;
@@ -68,6 +76,11 @@ class LlamaCudaModel final : public Model {
   std::vector<CacheGroupSpec> groups_;
   RotaryEmbedding rope_;
   cuda::DeviceCacheMemory memory_;
+  bool enforce_eager_ = false;
+  // Decode graphs by (rows, logits rows, decode tiles, splits, context bucket, sequences, metadata and
+  // activation buffer addresses): any change of these needs a new capture.
+  using GraphKey = std::tuple<int64_t, int64_t, int64_t, int32_t, int64_t, int64_t, uintptr_t, uintptr_t>;
+  std::map<GraphKey, void*> graphs_;  // cudaGraphExec_t
   void* stream_ = nullptr;  // cudaStream_t
   kernels::cuda::Gemm gemm_;
 
@@ -85,6 +98,7 @@ class LlamaCudaModel final : public Model {
   std::vector<float> host_logits_;
   int64_t tiles_ = 0, flash_tiles_ = 0, decode_tiles_ = 0, decode_context_ = 0, logit_rows_ = 0;
   int32_t decode_splits_ = 1;
+  int64_t num_seqs_ = 0;
   const void* d_ids_ = nullptr;
   const void* d_positions_ = nullptr;
   const void* d_row_seq_ = nullptr;

@@ -40,7 +40,6 @@ __global__ void __launch_bounds__(kWarps * 32) decode_split_kernel(const T* q, i
   const int64_t width = int64_t{shape.num_kv_heads} * hd;
   const int64_t begin = z * chunk;
   const int64_t end = min(begin + chunk, int64_t{tile.pos0} + 1);
-  constexpr int kUnroll = E <= 4 ? 8 : 4;  // keys in flight per warp, bounded by registers
 
   float qr[kMaxGroup][E], acc[kMaxGroup][E], m[kMaxGroup], l[kMaxGroup];
 #pragma unroll
@@ -55,37 +54,25 @@ __global__ void __launch_bounds__(kWarps * 32) decode_split_kernel(const T* q, i
       for (int i = 0; i < E; ++i) qr[g][i] *= shape.scale;
     }
   }
-  // kUnroll keys per warp per iteration, all loads issued before the math: a key's loads are
-  // tiny, so a one-key loop waits a full memory latency per key.
-  for (int64_t k0 = begin + warp; k0 < end; k0 += int64_t{kWarps} * kUnroll) {
-    float kv[kUnroll][E], vv[kUnroll][E];
+  for (int64_t k = begin + warp; k < end; k += kWarps) {
+    const T* ent = reinterpret_cast<const T*>(entry_at(d, tables, layer, k));
+    float kv[E], vv[E];
+    load_elems<T, E>(ent + int64_t{kvh} * hd + lane * E, kv);
+    load_elems<T, E>(ent + width + int64_t{kvh} * hd + lane * E, vv);
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int64_t k = k0 + int64_t{u} * kWarps;
-      if (k < end) {
-        const T* ent = reinterpret_cast<const T*>(entry_at(d, tables, layer, k));
-        load_elems<T, E>(ent + int64_t{kvh} * hd + lane * E, kv[u]);
-        load_elems<T, E>(ent + width + int64_t{kvh} * hd + lane * E, vv[u]);
-      }
-    }
+    for (int g = 0; g < kMaxGroup; ++g) {
+      if (g >= group) break;
+      float s = 0.f;
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      if (k0 + int64_t{u} * kWarps >= end) break;
+      for (int i = 0; i < E; ++i) s = fmaf(qr[g][i], kv[i], s);
+      s = warp_sum(s);
+      const float m_new = fmaxf(m[g], s);
+      const float alpha = __expf(m[g] - m_new);  // m = -inf at first: exp(-inf) = 0
+      const float p = __expf(s - m_new);
+      l[g] = l[g] * alpha + p;
 #pragma unroll
-      for (int g = 0; g < kMaxGroup; ++g) {
-        if (g >= group) break;
-        float s = 0.f;
-#pragma unroll
-        for (int i = 0; i < E; ++i) s = fmaf(qr[g][i], kv[u][i], s);
-        s = warp_sum(s);
-        const float m_new = fmaxf(m[g], s);
-        const float alpha = __expf(m[g] - m_new);  // m = -inf at first: exp(-inf) = 0
-        const float p = __expf(s - m_new);
-        l[g] = l[g] * alpha + p;
-#pragma unroll
-        for (int i = 0; i < E; ++i) acc[g][i] = fmaf(acc[g][i], alpha, p * vv[u][i]);
-        m[g] = m_new;
-      }
+      for (int i = 0; i < E; ++i) acc[g][i] = fmaf(acc[g][i], alpha, p * vv[i]);
+      m[g] = m_new;
     }
   }
   // Merge the warps: shared [warp][g] stats and [warp][g][hd] outputs.
@@ -180,9 +167,9 @@ bool decode_attention_supports(const AttentionShape& shape) {
 }
 
 int32_t decode_attention_splits(int32_t num_tiles, int64_t max_context, const AttentionShape& shape) {
-  // Aim at ~4 blocks per SM of an H100/H200 (132 SMs), never below 64 keys per chunk.
+  // Aim at ~2 blocks per SM of an H100/H200 (132 SMs), never below 64 keys per chunk.
   const int64_t blocks = int64_t{num_tiles} * shape.num_kv_heads;
-  int64_t splits = (528 + blocks - 1) / std::max<int64_t>(1, blocks);
+  int64_t splits = (264 + blocks - 1) / std::max<int64_t>(1, blocks);
   splits = std::min<int64_t>(splits, (max_context + 63) / 64);
   return static_cast<int32_t>(std::max<int64_t>(1, splits));
 }

@@ -26,7 +26,7 @@ fi
 
 export PYTHONPATH=$build/python
 log=$build/python-tests.log
-"$py" -X faulthandler -m pytest -q -p no:cacheprovider bindings/python/tests -rfE >"$log" 2>&1
+"$py" -X faulthandler -m pytest -q -p no:cacheprovider bindings/python/tests -rfE --durations=5 >"$log" 2>&1
 rc=$?
 summary=$(grep -E '^=*.* in [0-9.]+s' "$log" | tail -1)
 p=$(echo "$summary" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+' || echo 0)

@@ -90,20 +90,38 @@ def test_close_from_another_thread_while_iterating(tiny_engine):
     assert req.closed
 
 
-def test_ctrl_c_interrupts_a_blocking_wait(tiny_engine):
-    req = tiny_engine.submit([1, 2, 3], LONG)
-    killer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
-    t0 = time.monotonic()
-    killer.start()
-    with pytest.raises(KeyboardInterrupt):
-        for _ in req:
-            pass
-    elapsed = time.monotonic() - t0
-    # The interrupted request was cancelled: it ends with a cancelled chunk.
-    last = list(req)[-1]
-    req.close()
-    assert last.finish_reason == "cancelled"
+def test_ctrl_c_interrupts_a_blocking_wait():
+    # One sequence at a time and 20 long requests ahead: the last one's wait yields no chunk
+    # for seconds, so the interrupt must come from inside the native wait.
+    model, prompt, _ = load_v4(V4_NAMES[0])
+    params = SamplingParams(temperature=0, max_tokens=200, ignore_eos=True)
+    with deepinfer.Engine(model, max_num_seqs=1) as engine:
+        ahead = [engine.submit(prompt, params) for _ in range(20)]
+        req = engine.submit(prompt, params)
+        killer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
+        t0 = time.monotonic()
+        killer.start()
+        with pytest.raises(KeyboardInterrupt):
+            next(req)
+        elapsed = time.monotonic() - t0
+        # The interrupted wait cancelled its request: it ends with a cancelled chunk.
+        last = list(req)[-1]
+        for r in ahead + [req]:
+            r.close()
+    assert last.finish_reason == "cancelled" and last.token_ids == []
     assert elapsed < 2.0
+
+
+def test_ctrl_c_interrupts_iteration_of_a_busy_stream(tiny_engine):
+    with tiny_engine.submit([1, 2, 3], LONG) as req:
+        killer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
+        t0 = time.monotonic()
+        killer.start()
+        n = 0
+        with pytest.raises(KeyboardInterrupt):
+            for c in req:
+                n += len(c.token_ids)
+        assert time.monotonic() - t0 < 2.0 and n < 4000
 
 
 def test_other_threads_run_while_waiting():

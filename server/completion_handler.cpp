@@ -19,35 +19,29 @@ using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
 // A prepare/submit failure as the client's API reports it. The recipe's rejections carry their
-// own status and body; engine refusals are mapped by status code. Internal messages stay in the
-// log: the client gets a generic 500.
-recipe::ApiError to_api_error(recipe::Protocol p, const CallError& e) {
+// own status and body ({"status", "body"} in the error's detail) and go out unchanged; engine
+// refusals are mapped by status code. Internal messages stay in the log: the client gets a
+// generic 500.
+void send_call_error(httplib::Response& res, recipe::Protocol p, const CallError& e) {
   if (!e.detail.empty()) {
     const json d = json::parse(e.detail, nullptr, false);
-    if (d.is_object() && d.contains("status") && d["status"].is_number_integer() && d.contains("body")) {
-      recipe::ApiError a = server_error(p, d["status"].get<int>(), e.message);
-      const json& body = d["body"];
-      // Keep the recipe's body fields (type, code, param) exactly.
-      if (body.contains("error") && body["error"].is_object()) {
-        const json& err = body["error"];
-        a.type = err.value("type", a.type);
-        a.message = err.value("message", a.message);
-        if (err.contains("code") && err["code"].is_string()) a.code = err["code"].get<std::string>();
-        if (err.contains("param") && err["param"].is_string()) a.param = err["param"].get<std::string>();
-      }
-      return a;
+    if (d.is_object() && d.contains("status") && d["status"].is_number_integer() && d.contains("body") &&
+        d["body"].is_object()) {
+      current_trace().outcome = "rejected";
+      current_trace().error = e.message;
+      return send_json(res, d["status"].get<int>(), d["body"].dump(-1, ' ', false, json::error_handler_t::replace));
     }
   }
   switch (e.status) {
     case DI_E_INVALID_ARG:
-    case DI_E_PARSE: return server_error(p, 400, e.message);
-    case DI_E_NOT_FOUND: return server_error(p, 404, e.message, "model_not_found");
-    case DI_E_LIMIT: return server_error(p, 400, e.message, "context_length_exceeded");
-    case DI_E_UNSUPPORTED: return server_error(p, 400, e.message, "unsupported");
-    case DI_E_PERMISSION: return server_error(p, 403, e.message);
+    case DI_E_PARSE: return send_error(res, server_error(p, 400, e.message));
+    case DI_E_NOT_FOUND: return send_error(res, server_error(p, 404, e.message, "model_not_found"));
+    case DI_E_LIMIT: return send_error(res, server_error(p, 400, e.message, "context_length_exceeded"));
+    case DI_E_UNSUPPORTED: return send_error(res, server_error(p, 400, e.message, "unsupported"));
+    case DI_E_PERMISSION: return send_error(res, server_error(p, 403, e.message));
     case DI_E_STATE:
-    case DI_E_OOM: return server_error(p, 503, "the engine cannot take requests now; retry later");
-    default: return server_error(p, 500, "internal error");
+    case DI_E_OOM: return send_error(res, server_error(p, 503, "the engine cannot take requests now; retry later"));
+    default: return send_error(res, server_error(p, 500, "internal error"));
   }
 }
 
@@ -92,7 +86,7 @@ void handle_completion(ServerState& state, recipe::Protocol protocol, const http
   di_error* err = nullptr;
   di_status st = di_recipe_prepare(state.recipe, c_protocol(protocol), req.body.data(),
                                    req.body.size(), &raw, &err);
-  if (st != DI_OK) return send_error(res, to_api_error(protocol, take_error(st, err)));
+  if (st != DI_OK) return send_call_error(res, protocol, take_error(st, err));
   std::unique_ptr<di_prepared, void (*)(di_prepared*)> prepared(raw, di_prepared_destroy);
   if (std::string why = unsupported_sampling(prepared.get()); !why.empty()) {
     recipe::ApiError e = server_error(protocol, 400, why);
@@ -103,10 +97,9 @@ void handle_completion(ServerState& state, recipe::Protocol protocol, const http
   CallError call;
   std::shared_ptr<Generation> gen = Generation::start(state.engine, prepared.get(), &call);
   if (!gen) {
-    const recipe::ApiError e = to_api_error(protocol, call);
-    if (e.http_status >= 500) state.log.error("submit_failed", {{"request_id", current_trace().request_id},
-                                                                {"message", call.message}});
-    return send_error(res, e);
+    if (call.detail.empty() && (call.status == DI_E_INTERNAL || call.status == DI_E_DEVICE || call.status == DI_E_IO))
+      state.log.error("submit_failed", {{"request_id", current_trace().request_id}, {"message", call.message}});
+    return send_call_error(res, protocol, call);
   }
   RequestTrace& trace = current_trace();
   trace.engine_request = gen->request_id();
@@ -115,7 +108,7 @@ void handle_completion(ServerState& state, recipe::Protocol protocol, const http
                                            std::chrono::duration<double>(state.config.limits.request_timeout_s));
 
   if (!trace.stream) {
-    const Generation::Outcome o = gen->run({}, deadline);
+    const Generation::Outcome o = gen->run({}, deadline, {}, &state.stopping);
     record(state, o);
     int status = 200;
     if (o.end == Generation::End::kDeadline) status = 504;
@@ -142,7 +135,7 @@ void handle_completion(ServerState& state, recipe::Protocol protocol, const http
           last_write = Clock::now();
           return writer.write_comment("ping");
         };
-        const Generation::Outcome o = gen->run(on_event, deadline, on_idle);
+        const Generation::Outcome o = gen->run(on_event, deadline, on_idle, &s->stopping);
         record(*s, o);
         if (o.end == Generation::End::kClientGone) return false;
         sink.done();

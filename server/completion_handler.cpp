@@ -108,7 +108,7 @@ void handle_completion(ServerState& state, recipe::Protocol protocol, const http
                                            std::chrono::duration<double>(state.config.limits.request_timeout_s));
 
   if (!trace.stream) {
-    const Generation::Outcome o = gen->run({}, deadline);
+    const Generation::Outcome o = gen->run({}, deadline, {}, &state.stopping);
     record(state, o);
     int status = 200;
     if (o.end == Generation::End::kDeadline) status = 504;
@@ -135,7 +135,7 @@ void handle_completion(ServerState& state, recipe::Protocol protocol, const http
           last_write = Clock::now();
           return writer.write_comment("ping");
         };
-        const Generation::Outcome o = gen->run(on_event, deadline, on_idle);
+        const Generation::Outcome o = gen->run(on_event, deadline, on_idle, &s->stopping);
         record(*s, o);
         if (o.end == Generation::End::kClientGone) return false;
         sink.done();

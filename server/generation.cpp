@@ -69,7 +69,7 @@ void Generation::fail_output(const std::string& message, const EventFn& on_event
 
 Generation::Outcome Generation::run(const EventFn& on_event,
                                     std::chrono::steady_clock::time_point deadline,
-                                    const IdleFn& on_idle) {
+                                    const IdleFn& on_idle, const std::atomic<bool>* stop) {
   Outcome out;
   EventSink sink{&on_event};
   auto idle_since = std::chrono::steady_clock::now();
@@ -79,6 +79,13 @@ Generation::Outcome Generation::run(const EventFn& on_event,
       cancel();
       out.end = End::kDeadline;
       out.error = "the request ran past the server's per-request deadline and was cancelled";
+      fail_output(out.error, on_event);
+      return out;
+    }
+    if (stop != nullptr && stop->load()) {
+      cancel();
+      out.end = End::kError;
+      out.error = "the server is shutting down";
       fail_output(out.error, on_event);
       return out;
     }

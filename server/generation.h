@@ -4,6 +4,7 @@
 // Knows nothing of HTTP; the handlers decide what events become on the wire.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -48,10 +49,10 @@ class Generation {
   Generation(const Generation&) = delete;
   Generation& operator=(const Generation&) = delete;
 
-  // Runs to the end of the output, the deadline, or the client's leaving. `on_event` may be
-  // empty (non-streaming: only the final response is wanted).
+  // Runs to the end of the output, the deadline, the client's leaving or `*stop` (server
+  // shutdown; may be NULL). `on_event` may be empty (non-streaming: only the final response).
   Outcome run(const EventFn& on_event, std::chrono::steady_clock::time_point deadline,
-              const IdleFn& on_idle = {});
+              const IdleFn& on_idle = {}, const std::atomic<bool>* stop = nullptr);
 
   // The non-streaming response body (or the API's error body when the output failed).
   std::string response_json() const;

@@ -20,7 +20,8 @@ class HttpServer {
   Result<int> bind();
   // Serves until stop(); returns when the listener has closed.
   Status serve();
-  // Stops accepting and makes serve() return. Safe from another thread, at most once needed.
+  // Stops accepting, ends running generations (their clients get the API's error) and makes
+  // serve() return once every connection's worker has finished. Safe from another thread.
   void stop();
 
  private:

@@ -42,3 +42,25 @@ test('streamed past the deadline: the stream ends with the API error event; bloc
   assert.ok(m, 'blocks came back');
   assert.ok(m.deepinfer_http_deadline_exceeded_total >= 3);
 });
+
+test('SIGTERM mid-stream: the stream ends with the API error event and the server exits 0', async () => {
+  const r = await fetch(`${server.base}/v1/messages`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': API_KEY, 'anthropic-version': '2023-06-01' },
+    body: JSON.stringify({ model: MODEL, messages: long, max_tokens: 4000, stream: true }),
+  });
+  assert.equal(r.status, 200);
+  const reader = r.body.getReader();
+  const first = await reader.read();  // the stream is running
+  assert.ok(!first.done);
+  const exited = server.stop();
+  let text = new TextDecoder().decode(first.value);
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    text += new TextDecoder().decode(value);
+  }
+  assert.match(text, /event: error\ndata: \{[^\n]*"type":"error"/);
+  assert.match(text, /shutting down/);
+  assert.equal(await exited, 0);
+});

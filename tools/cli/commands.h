@@ -21,5 +21,6 @@ int cmd_generate(int argc, char** argv);
 int cmd_render(int argc, char** argv);
 int cmd_parse(int argc, char** argv);
 int cmd_grammar(int argc, char** argv);
+int cmd_serve(int argc, char** argv);
 
 }  // namespace di::cli

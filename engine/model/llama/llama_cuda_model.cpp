@@ -81,7 +81,6 @@ LlamaCudaModel::LlamaCudaModel(LlamaConfig config, DType dtype, const ModelOptio
 
 LlamaCudaModel::~LlamaCudaModel() {
   clear_graphs();
-  if (pinned_) cudaFreeHost(pinned_);
   if (stream_) cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
 }
 
@@ -357,22 +356,9 @@ Status LlamaCudaModel::forward(const ForwardBatch& batch, std::vector<float>& lo
   } else {
     DI_RETURN_IF_ERROR(run_layers(rows));
   }
-  // Logits cross to the host through a pinned buffer: a copy into pageable memory runs at a
-  // fraction of the link's speed, which at batch 64 (33 MB of fp32 logits) dominated the step.
-  const int64_t logit_bytes = out_rows * c.vocab_size * 4;
-  if (logit_bytes > pinned_bytes_) {
-    const int64_t want = std::max(logit_bytes, pinned_bytes_ * 3 / 2);
-    if (pinned_) cudaFreeHost(pinned_);
-    pinned_ = nullptr;
-    pinned_bytes_ = 0;
-    DI_RETURN_IF_ERROR(kc::cuda_status(cudaMallocHost(&pinned_, static_cast<size_t>(want)), "cudaMallocHost"));
-    pinned_bytes_ = want;
-  }
-  DI_RETURN_IF_ERROR(kc::copy_to_host_async(pinned_, logits_.get(), logit_bytes, stream_));
-  DI_RETURN_IF_ERROR(kc::stream_synchronize(stream_));
   logits.resize(static_cast<size_t>(out_rows * c.vocab_size));
-  std::memcpy(logits.data(), pinned_, static_cast<size_t>(logit_bytes));
-  return Status::ok();
+  DI_RETURN_IF_ERROR(kc::copy_to_host_async(logits.data(), logits_.get(), out_rows * c.vocab_size * 4, stream_));
+  return kc::stream_synchronize(stream_);
 }
 
 int64_t LlamaCudaModel::activation_bytes(int64_t T) const {

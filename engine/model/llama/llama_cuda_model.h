@@ -95,8 +95,7 @@ class LlamaCudaModel final : public Model {
   // Per-forward metadata (one upload) and activations, grown as batches grow.
   kernels::cuda::DeviceBuffer meta_, act_, logits_;
   std::vector<uint8_t> host_meta_;
-  void* pinned_ = nullptr;  // page-locked staging for the logits copy
-  int64_t pinned_bytes_ = 0;
+  std::vector<float> host_logits_;
   int64_t tiles_ = 0, flash_tiles_ = 0, decode_tiles_ = 0, decode_context_ = 0, logit_rows_ = 0;
   int32_t decode_splits_ = 1;
   int64_t num_seqs_ = 0;

@@ -109,11 +109,14 @@ class CancelTest {
       CountDownLatch first = new CountDownLatch(1);
       CompletableFuture<Chunk> consumer = consume(r, first);
       assertTrue(first.await(30, TimeUnit.SECONDS));
-      // The consumer is almost always inside a poll; retry until we catch it there.
+      // The consumer spends most of its time waiting inside a poll; retry (pausing so we do not
+      // hold the lock ourselves) until we catch it there.
       boolean refused = false;
-      for (int i = 0; i < 200 && !refused; i++) {
+      long deadline = System.nanoTime() + 10_000_000_000L;
+      while (!refused && System.nanoTime() < deadline) {
         try {
           r.poll(0);
+          Thread.sleep(1);
         } catch (IllegalStateException expected) {
           refused = true;
         }

@@ -4,12 +4,11 @@
 
 #include "engine/model/deepseek_v2/mla_model.h"
 #include "engine/model/llama/llama_model.h"
+#include "tests/common/model_checks.h"
 #include "tests/model_families/family_fixture.h"
 
 namespace di::test {
 namespace {
-
-constexpr double kTolerance = 1e-4;  // max|Δlogit| / max|logit|, per position
 
 std::unique_ptr<engine::Model> load(const Fixture& f) {
   engine::ModelOptions opts;
@@ -35,69 +34,28 @@ TEST_P(FamilyFixture, FullSequenceLogitsMatchTransformers) {
   const Fixture f = load_fixture(GetParam());
   auto model = load(f);
   ASSERT_TRUE(model);
-  const std::vector<float> got = run_chunks(*model, f.all_ids, {static_cast<int32_t>(f.all_ids.size())});
-  ASSERT_EQ(got.size(), f.logits.size());
-  double worst = 0;
-  for (size_t r = 0; r < f.all_ids.size(); ++r) {
-    const double err = row_rel_err(got.data() + r * f.vocab, f.logits.data() + r * f.vocab, f.vocab);
-    worst = std::max(worst, err);
-    EXPECT_LE(err, kTolerance) << "position " << r;
-  }
-  std::printf("%s: worst max|Δ|/max|logit| = %.3g over %zu positions\n", GetParam().name.c_str(), worst,
-              f.all_ids.size());
+  expect_full_sequence_matches(*model, f, GetParam().name);
 }
 
 TEST_P(FamilyFixture, GreedyContinuationMatchesTransformers) {
   const Fixture f = load_fixture(GetParam());
   auto model = load(f);
   ASSERT_TRUE(model);
-  engine::ContiguousSequenceCache cache(model->cache_groups(), static_cast<int64_t>(f.all_ids.size()));
-  std::vector<int32_t> ids = f.prompt;
-  std::vector<float> logits;
-  engine::ForwardBatch prefill;
-  prefill.seqs.push_back({ids.data(), static_cast<int32_t>(ids.size()), 0, &cache, false});
-  ASSERT_TRUE(model->forward(prefill, logits).is_ok());
-  std::vector<int32_t> generated;
-  while (generated.size() < f.greedy.size()) {
-    ASSERT_EQ(static_cast<int64_t>(logits.size()), f.vocab);
-    const int32_t next = argmax(logits.data(), f.vocab);
-    generated.push_back(next);
-    ids.push_back(next);
-    if (generated.size() == f.greedy.size()) break;
-    engine::ForwardBatch step;
-    step.seqs.push_back({&ids.back(), 1, static_cast<int64_t>(ids.size() - 1), &cache, false});
-    ASSERT_TRUE(model->forward(step, logits).is_ok());
-  }
-  EXPECT_EQ(generated, f.greedy);
+  EXPECT_EQ(greedy_continuation(*model, f), f.greedy);
 }
 
 TEST_P(FamilyFixture, PrefillThenDecodeEqualsFullForward) {
   const Fixture f = load_fixture(GetParam());
   auto model = load(f);
   ASSERT_TRUE(model);
-  const std::vector<float> full = run_chunks(*model, f.all_ids, {static_cast<int32_t>(f.all_ids.size())});
-  std::vector<int32_t> chunks = {static_cast<int32_t>(f.prompt.size())};
-  chunks.insert(chunks.end(), f.greedy.size(), 1);
-  const std::vector<float> stepped = run_chunks(*model, f.all_ids, chunks);
-  ASSERT_EQ(stepped.size(), full.size());
-  for (size_t r = 0; r < f.all_ids.size(); ++r) {
-    EXPECT_LE(row_rel_err(stepped.data() + r * f.vocab, full.data() + r * f.vocab, f.vocab), 1e-5) << "row " << r;
-    EXPECT_LE(row_rel_err(stepped.data() + r * f.vocab, f.logits.data() + r * f.vocab, f.vocab), kTolerance)
-        << "row " << r;
-  }
+  expect_prefill_then_decode_equals_full(*model, f);
 }
 
 TEST_P(FamilyFixture, AnyChunkingOfThePrefillEqualsOnePrefill) {
   const Fixture f = load_fixture(GetParam());
   auto model = load(f);
   ASSERT_TRUE(model);
-  const std::vector<float> full = run_chunks(*model, f.all_ids, {static_cast<int32_t>(f.all_ids.size())});
-  for (const std::vector<int32_t>& chunks :
-       std::vector<std::vector<int32_t>>{{1}, {2}, {3}, {5, 1, 7}, {13}, {32, 1}}) {
-    const std::vector<float> got = run_chunks(*model, f.all_ids, chunks);
-    ASSERT_EQ(got.size(), full.size());
-    EXPECT_LE(worst_rel_err(got, full, f.vocab), 1e-5) << "chunks starting " << chunks[0];
-  }
+  expect_any_chunking_equals_one_prefill(*model, f, 32);
 }
 
 TEST_P(FamilyFixture, BatchedSequencesEqualEachAlone) {

@@ -1,0 +1,117 @@
+// The checks every model family must pass against its transformers fixture, written once so
+// that each family (and each device) runs the same ones: full-sequence logits, greedy
+// continuation, prefill + decode, and independence from how the prefill is chunked.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "engine/llm.h"
+#include "tests/common/model_fixture.h"
+
+namespace di::test {
+
+constexpr double kFixtureTolerance = 1e-4;  // max|Δlogit| / max|logit|, per position
+constexpr double kSelfTolerance = 1e-5;     // the same model computed two ways
+
+// Every position's logits over the whole sequence in one forward; returns the worst error.
+inline double expect_full_sequence_matches(engine::Model& model, const Fixture& f, const std::string& label) {
+  const std::vector<float> got = run_chunks(model, f.all_ids, {static_cast<int32_t>(f.all_ids.size())});
+  EXPECT_EQ(got.size(), f.logits.size());
+  if (got.size() != f.logits.size()) return 1.0;
+  double worst = 0;
+  for (size_t r = 0; r < f.all_ids.size(); ++r) {
+    const double err = row_rel_err(got.data() + r * f.vocab, f.logits.data() + r * f.vocab, f.vocab);
+    worst = std::max(worst, err);
+    EXPECT_LE(err, kFixtureTolerance) << "position " << r;
+  }
+  std::printf("%s: worst max|Δ|/max|logit| = %.3g over %zu positions\n", label.c_str(), worst, f.all_ids.size());
+  return worst;
+}
+
+// Prefill the prompt, then decode greedily one token per forward; the tokens chosen.
+inline std::vector<int32_t> greedy_continuation(engine::Model& model, const Fixture& f) {
+  engine::ContiguousSequenceCache cache(model.cache_groups(), static_cast<int64_t>(f.all_ids.size()));
+  std::vector<int32_t> ids = f.prompt;
+  std::vector<float> logits;
+  engine::ForwardBatch prefill;
+  prefill.seqs.push_back({ids.data(), static_cast<int32_t>(ids.size()), 0, &cache, false});
+  Status st = model.forward(prefill, logits);
+  EXPECT_TRUE(st.is_ok()) << st.message();
+  std::vector<int32_t> generated;
+  while (st.is_ok() && generated.size() < f.greedy.size()) {
+    EXPECT_EQ(static_cast<int64_t>(logits.size()), f.vocab);
+    if (static_cast<int64_t>(logits.size()) != f.vocab) break;
+    generated.push_back(argmax(logits.data(), f.vocab));
+    ids.push_back(generated.back());
+    if (generated.size() == f.greedy.size()) break;
+    engine::ForwardBatch step;
+    step.seqs.push_back({&ids.back(), 1, static_cast<int64_t>(ids.size() - 1), &cache, false});
+    st = model.forward(step, logits);
+    EXPECT_TRUE(st.is_ok()) << st.message();
+  }
+  return generated;
+}
+
+// Prompt in one chunk then one token per forward equals one full forward (and the fixture).
+inline void expect_prefill_then_decode_equals_full(engine::Model& model, const Fixture& f) {
+  const std::vector<float> full = run_chunks(model, f.all_ids, {static_cast<int32_t>(f.all_ids.size())});
+  std::vector<int32_t> chunks = {static_cast<int32_t>(f.prompt.size())};
+  chunks.insert(chunks.end(), f.greedy.size(), 1);
+  const std::vector<float> stepped = run_chunks(model, f.all_ids, chunks);
+  ASSERT_EQ(stepped.size(), full.size());
+  for (size_t r = 0; r < f.all_ids.size(); ++r) {
+    EXPECT_LE(row_rel_err(stepped.data() + r * f.vocab, full.data() + r * f.vocab, f.vocab), kSelfTolerance)
+        << "row " << r;
+    EXPECT_LE(row_rel_err(stepped.data() + r * f.vocab, f.logits.data() + r * f.vocab, f.vocab), kFixtureTolerance)
+        << "row " << r;
+  }
+}
+
+// Chunked prefills of several shapes (`long_chunk` reaches past a window or compression block)
+// each equal one full forward.
+inline void expect_any_chunking_equals_one_prefill(engine::Model& model, const Fixture& f, int32_t long_chunk) {
+  const std::vector<float> full = run_chunks(model, f.all_ids, {static_cast<int32_t>(f.all_ids.size())});
+  for (const std::vector<int32_t>& chunks :
+       std::vector<std::vector<int32_t>>{{1}, {2}, {3}, {5, 1, 7}, {13}, {long_chunk, 1}}) {
+    const std::vector<float> got = run_chunks(model, f.all_ids, chunks);
+    ASSERT_EQ(got.size(), full.size());
+    EXPECT_LE(worst_rel_err(got, full, f.vocab), kSelfTolerance) << "chunks starting " << chunks[0];
+  }
+}
+
+// The fixture's prompt three times through the engine (paged blocks, chunked prefill, mixed
+// prefill/decode steps, batching), then once more from the prefix cache: every continuation
+// must equal transformers' greedy one.
+inline void expect_engine_greedy_matches(const Fixture& f, int64_t kv_cache_bytes, int num_threads) {
+  engine::EngineConfig config;
+  config.block_size = 16;
+  config.max_num_batched_tokens = 24;  // forces chunked prefill and mixed prefill/decode steps
+  config.max_num_seqs = 4;
+  config.kv_cache_bytes = kv_cache_bytes;
+  engine::ModelOptions options;
+  options.num_threads = num_threads;
+  auto llm = engine::LLM::load(f.dir, config, options);
+  ASSERT_TRUE(llm.is_ok()) << llm.status().message();
+  EXPECT_EQ((*llm)->engine().info().model.family, f.meta.value("family", (*llm)->engine().info().model.family));
+  engine::SamplingParams params;
+  params.temperature = 0;
+  params.max_tokens = static_cast<int64_t>(f.greedy.size());
+  params.ignore_eos = true;
+  auto out = (*llm)->generate({f.prompt, f.prompt, f.prompt}, params);
+  ASSERT_TRUE(out.is_ok()) << out.status().message();
+  for (const auto& r : *out) {
+    ASSERT_EQ(r.outputs.size(), 1u);
+    EXPECT_EQ(r.outputs[0].token_ids, f.greedy) << "request " << r.request_id << " error " << r.outputs[0].error;
+  }
+  auto again = (*llm)->generate({f.prompt}, params);
+  ASSERT_TRUE(again.is_ok()) << again.status().message();
+  EXPECT_GT((*again)[0].num_cached_tokens, 0);
+  EXPECT_EQ((*again)[0].outputs[0].token_ids, f.greedy);
+}
+
+}  // namespace di::test

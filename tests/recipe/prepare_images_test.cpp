@@ -107,7 +107,8 @@ TEST_F(PrepareImages, ImageTokensFollowTheReferenceVectorsAndCountInPromptTokens
   EXPECT_EQ(p->image_data[0].height, a.height);
   EXPECT_EQ(p->image_data[1].num_tokens, b.tokens);
   EXPECT_EQ(std::string(p->image_data[0].webp.begin() + 8, p->image_data[0].webp.begin() + 12), "WEBP");
-  const int32_t image_id = di::testing::tiny_token_id("<｜image｜>");
+  // The V4.1 prompt's image placeholder (one token each).
+  const int32_t image_id = di::testing::tiny_token_id("<｜deepseek_image｜>");
   EXPECT_EQ(std::count(p->ids.begin(), p->ids.end(), image_id), 2);
   EXPECT_EQ(p->image_tokens, static_cast<int64_t>(a.tokens - 1 + b.tokens - 1));
   EXPECT_EQ(p->prompt_tokens, static_cast<int64_t>(p->ids.size()) + p->image_tokens);

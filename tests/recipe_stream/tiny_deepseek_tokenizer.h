@@ -36,7 +36,8 @@ inline std::string byte_level_char(uint8_t b) {
 inline const std::vector<std::string>& tiny_control_tokens() {
   static const std::vector<std::string> k = {
       "<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>", "<｜User｜>", "<｜Assistant｜>",
-      "<think>", "</think>", "｜DSML｜", "<｜System｜>", "<｜latest_reminder｜>", "<｜image｜>"};
+      "<think>", "</think>", "｜DSML｜", "<｜System｜>", "<｜latest_reminder｜>", "<｜image｜>",
+      "<｜deepseek_image｜>"};
   return k;
 }
 

@@ -20,5 +20,6 @@ int cmd_logits(int argc, char** argv);
 int cmd_generate(int argc, char** argv);
 int cmd_render(int argc, char** argv);
 int cmd_parse(int argc, char** argv);
+int cmd_serve(int argc, char** argv);
 
 }  // namespace di::cli

@@ -1,0 +1,103 @@
+// di_recipe and di_prepared for Python: API request bodies in, prompts, ids and the JSON facts
+// the engine and the parser need out. Both objects are immutable, so calls run without the GIL.
+// JSON stays text here; deepinfer/recipe.py turns it into dicts.
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <vector>
+
+#include "bindings/python/src/native.h"
+#include "bindings/python/src/prepared.h"
+
+namespace di::python {
+
+namespace {
+
+class Recipe {
+ public:
+  Recipe(const std::string& tokenizer_path, const py::object& options) {
+    di_options* o = options_ptr(options);
+    di_error* err = nullptr;
+    di_status st;
+    {
+      py::gil_scoped_release nogil;
+      st = di_recipe_create(tokenizer_path.data(), tokenizer_path.size(), o, &ptr_, &err);
+    }
+    check(st, err);
+  }
+  ~Recipe() { di_recipe_destroy(ptr_); }
+  void close() {
+    py::gil_scoped_release nogil;
+    std::unique_lock lock(mu_);
+    di_recipe_destroy(ptr_);
+    ptr_ = nullptr;
+  }
+
+  std::unique_ptr<Prepared> prepare(int32_t protocol, const std::string& body) {
+    di_prepared* out = nullptr;
+    di_error* err = nullptr;
+    di_status st;
+    {
+      py::gil_scoped_release nogil;
+      std::shared_lock lock(mu_);
+      st = ptr_ ? di_recipe_prepare(ptr_, protocol, body.data(), body.size(), &out, &err)
+                : DI_E_STATE;
+    }
+    if (st == DI_E_STATE && !err) raise_closed("Recipe");
+    check(st, err);
+    return std::make_unique<Prepared>(out);
+  }
+
+ private:
+  std::shared_mutex mu_;
+  di_recipe* ptr_ = nullptr;
+};
+
+}  // namespace
+
+void bind_recipe(py::module_& m) {
+  m.attr("PROTOCOL_CHAT_COMPLETIONS") = static_cast<int>(DI_PROTOCOL_CHAT_COMPLETIONS);
+  m.attr("PROTOCOL_RESPONSES") = static_cast<int>(DI_PROTOCOL_RESPONSES);
+  m.attr("PROTOCOL_MESSAGES") = static_cast<int>(DI_PROTOCOL_MESSAGES);
+
+  py::class_<Prepared>(m, "Prepared", "One prepared API request (di_prepared); immutable.")
+      .def("close", &Prepared::close)
+      .def_property_readonly("prompt", &Prepared::text<di_prepared_prompt>)
+      .def_property_readonly("sampling_json", &Prepared::text<di_prepared_sampling_json>)
+      .def_property_readonly("stop_sequences_json",
+                             &Prepared::text<di_prepared_stop_sequences_json>)
+      .def_property_readonly("constraint_json", &Prepared::text<di_prepared_constraint_json>)
+      .def_property_readonly("parser_options_json",
+                             &Prepared::text<di_prepared_parser_options_json>)
+      .def_property_readonly("images_json", &Prepared::text<di_prepared_images_json>)
+      .def_property_readonly("info_json", &Prepared::text<di_prepared_info_json>)
+      .def_property_readonly("stream", [](Prepared& p) {
+        return p.with([](di_prepared* h) { return di_prepared_stream(h) != 0; });
+      })
+      .def_property_readonly("token_ids", [](Prepared& p) {
+        return p.with([](di_prepared* h) {
+          size_t n = 0;
+          const int32_t* ids = di_prepared_token_ids(h, &n);
+          return std::vector<int32_t>(ids, ids + n);
+        });
+      })
+      .def_property_readonly("special_ranges", [](Prepared& p) {
+        return p.with([](di_prepared* h) {
+          size_t n = 0;
+          const uint32_t* r = di_prepared_special_ranges(h, &n);
+          std::vector<std::pair<uint32_t, uint32_t>> out;
+          for (size_t i = 0; i < n; ++i) out.emplace_back(r[2 * i], r[2 * i + 1]);
+          return out;
+        });
+      });
+
+  py::class_<Recipe>(m, "Recipe", "How API requests become DeepSeek prompts (di_recipe).")
+      .def(py::init<const std::string&, const py::object&>(), py::arg("tokenizer_path"),
+           py::arg("options") = py::none())
+      .def("close", &Recipe::close)
+      .def("prepare", &Recipe::prepare, py::arg("protocol"), py::arg("body"));
+}
+
+}  // namespace di::python

@@ -1,0 +1,16 @@
+// The generation endpoints: POST /v1/chat/completions, /v1/responses and /v1/messages. One
+// handler serves all three because the recipe already speaks each protocol; this file owns the
+// HTTP side: status codes, SSE streaming, deadlines and cancelling when the client leaves.
+#pragma once
+
+#include <httplib.h>
+
+#include "recipe/protocol/api_error.h"
+#include "server/server_state.h"
+
+namespace di::server {
+
+void handle_completion(ServerState& state, recipe::Protocol protocol, const httplib::Request& req,
+                       httplib::Response& res);
+
+}  // namespace di::server

@@ -1,0 +1,35 @@
+// ServerConfig validation: every message names the flag at fault and what came.
+#include "server/server_config.h"
+
+#include <filesystem>
+
+namespace di::server {
+
+Status ServerConfig::validate() {
+  if (model_dir.empty()) return Status::invalid_argument("--model: expected a model folder");
+  if (host.empty()) return Status::invalid_argument("--host: expected an address");
+  if (port < 0 || port > 65535)
+    return Status::invalid_argument("--port: expected 0..65535, got " + std::to_string(port));
+  for (const std::string& k : api_keys)
+    if (k.empty()) return Status::invalid_argument("--api-key: expected a non-empty key");
+  if (served_model_names.empty()) {
+    std::filesystem::path p(model_dir);
+    std::string name = p.filename().string();
+    if (name.empty()) name = p.parent_path().filename().string();  // "models/tiny-v4/"
+    served_model_names.push_back(name.empty() ? "deepinfer" : name);
+  }
+  for (const std::string& n : served_model_names)
+    if (n.empty()) return Status::invalid_argument("--served-model-name: expected a non-empty name");
+  const ServerLimits& l = limits;
+  if (l.max_body_bytes < 1024)
+    return Status::invalid_argument("--max-body-bytes: expected >= 1024, got " + std::to_string(l.max_body_bytes));
+  if (l.read_timeout_s < 1 || l.write_timeout_s < 1 || l.keep_alive_timeout_s < 1)
+    return Status::invalid_argument("--read-timeout/--write-timeout: expected >= 1 second");
+  if (!(l.request_timeout_s > 0))
+    return Status::invalid_argument("--request-timeout: expected > 0 seconds, got " + std::to_string(l.request_timeout_s));
+  if (l.max_connections < 4 || l.max_connections > 4096)
+    return Status::invalid_argument("--max-connections: expected 4..4096, got " + std::to_string(l.max_connections));
+  return Status::ok();
+}
+
+}  // namespace di::server

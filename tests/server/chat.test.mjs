@@ -1,0 +1,97 @@
+// Chat Completions through the official `openai` npm client: non-streamed and streamed (with
+// stream_options.include_usage) must tell the same greedy answer; usage carries cached prompt
+// tokens; a conversation with an assistant tool call and its tool result is accepted.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import OpenAI from 'openai';
+import { startServer, API_KEY, MODEL } from './harness.mjs';
+
+let server, client;
+before(async () => {
+  server = await startServer();
+  client = new OpenAI({ apiKey: API_KEY, baseURL: `${server.base}/v1`, maxRetries: 0, timeout: 60000 });
+});
+after(async () => { await server?.stop(); });
+
+// Long enough to fill whole KV blocks, which is what the prefix cache reuses.
+const system = 'You are a careful assistant. ' + 'Answer briefly and precisely. '.repeat(12);
+const messages = [{ role: 'system', content: system }, { role: 'user', content: 'Name three primes.' }];
+
+test('non-streamed and streamed chat give the same greedy text and full usage', async () => {
+  const full = await client.chat.completions.create({ model: MODEL, messages, max_tokens: 8, temperature: 0 });
+  assert.equal(full.object, 'chat.completion');
+  assert.equal(full.model, MODEL);
+  assert.equal(full.choices.length, 1);
+  const choice = full.choices[0];
+  assert.equal(choice.message.role, 'assistant');
+  assert.ok(['stop', 'length', 'tool_calls'].includes(choice.finish_reason), choice.finish_reason);
+  assert.ok(full.usage.prompt_tokens > 20, JSON.stringify(full.usage));
+  assert.ok(full.usage.completion_tokens >= 1 && full.usage.completion_tokens <= 8, JSON.stringify(full.usage));
+  assert.equal(full.usage.total_tokens, full.usage.prompt_tokens + full.usage.completion_tokens);
+  assert.equal(typeof full.usage.prompt_tokens_details?.cached_tokens, 'number');
+
+  const stream = await client.chat.completions.create({
+    model: MODEL, messages, max_tokens: 8, temperature: 0, stream: true,
+    stream_options: { include_usage: true },
+  });
+  let text = '', reasoning = '', finish = null, usage = null, chunks = 0, ids = new Set();
+  for await (const chunk of stream) {
+    chunks++;
+    ids.add(chunk.id);
+    assert.equal(chunk.object, 'chat.completion.chunk');
+    if (chunk.usage) { usage = chunk.usage; assert.equal(chunk.choices.length, 0); continue; }
+    const d = chunk.choices[0];
+    text += d.delta.content ?? '';
+    reasoning += d.delta.reasoning_content ?? '';
+    if (d.finish_reason) finish = d.finish_reason;
+  }
+  assert.equal(ids.size, 1, 'every chunk of one completion carries one id');
+  assert.ok(chunks >= 2);
+  assert.equal(finish, choice.finish_reason);
+  assert.equal(text, choice.message.content ?? '');
+  assert.equal(reasoning, choice.message.reasoning_content ?? '');
+  assert.ok(text.length + reasoning.length > 0, 'the model said something');
+  assert.ok(usage, 'include_usage: a final chunk with usage');
+  assert.equal(usage.prompt_tokens, full.usage.prompt_tokens);
+  assert.equal(usage.completion_tokens, full.usage.completion_tokens);
+  // The same prompt again: its whole blocks come from the prefix cache and usage says so.
+  assert.ok(usage.prompt_tokens_details.cached_tokens > 0, JSON.stringify(usage));
+  assert.ok(usage.prompt_tokens_details.cached_tokens < usage.prompt_tokens);
+});
+
+test('a conversation carrying an assistant tool call and its tool result is answered', async () => {
+  const tools = [{
+    type: 'function',
+    function: {
+      name: 'get_weather', description: 'Current weather of a city',
+      parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+    },
+  }];
+  const convo = [
+    { role: 'user', content: 'What is the weather in Paris?' },
+    { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+    { role: 'tool', tool_call_id: 'call_1', content: '{"temp_c": 21, "sky": "clear"}' },
+  ];
+  const r = await client.chat.completions.create({ model: MODEL, messages: convo, tools, max_tokens: 8, temperature: 0 });
+  assert.equal(r.object, 'chat.completion');
+  assert.ok(r.usage.prompt_tokens > 0);
+  // The rendered prompt holds the tool definitions, call and result, so it is longer than the
+  // same conversation without them.
+  const plain = await client.chat.completions.create({ model: MODEL, messages: [convo[0]], max_tokens: 1, temperature: 0 });
+  assert.ok(r.usage.prompt_tokens > plain.usage.prompt_tokens + 20, `${r.usage.prompt_tokens} vs ${plain.usage.prompt_tokens}`);
+
+  const s = await client.chat.completions.create({ model: MODEL, messages: convo, tools, max_tokens: 8, temperature: 0, stream: true });
+  let finish = null;
+  for await (const c of s) if (c.choices[0]?.finish_reason) finish = c.choices[0].finish_reason;
+  assert.ok(finish, 'the streamed answer finishes');
+});
+
+test('a served alias is accepted; GET /v1/models lists every served name', async () => {
+  const r = await client.chat.completions.create({ model: 'tiny-alias', messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 });
+  assert.ok([MODEL, 'tiny-alias'].includes(r.model), r.model);
+  const models = [];
+  for await (const m of client.models.list()) models.push(m.id);
+  assert.deepEqual(models.sort(), [MODEL, 'tiny-alias'].sort());
+  const one = await client.models.retrieve(MODEL);
+  assert.equal(one.id, MODEL);
+});

@@ -1,0 +1,66 @@
+// The per-request deadline (--request-timeout): a request that runs past it is cancelled, the
+// client gets the API's error (504 non-streamed; an error event streamed) and the KV blocks return.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import OpenAI from 'openai';
+import Anthropic from '@anthropic-ai/sdk';
+import { startServer, waitFor, API_KEY, MODEL } from './harness.mjs';
+
+let server, openai, anthropic;
+before(async () => {
+  server = await startServer(['--request-timeout', '1']);
+  openai = new OpenAI({ apiKey: API_KEY, baseURL: `${server.base}/v1`, maxRetries: 0, timeout: 60000 });
+  anthropic = new Anthropic({ apiKey: API_KEY, baseURL: server.base, maxRetries: 0, timeout: 60000 });
+});
+after(async () => { await server?.stop(); });
+
+const long = [{ role: 'user', content: 'Write a long essay.' }];
+
+test('non-streamed past the deadline: 504 in the API error format', async () => {
+  await assert.rejects(openai.chat.completions.create({ model: MODEL, messages: long, max_tokens: 4000 }),
+    (e) => e instanceof OpenAI.InternalServerError && e.status === 504 && typeof e.error?.message === 'string');
+  await assert.rejects(anthropic.messages.create({ model: MODEL, messages: long, max_tokens: 4000 }),
+    (e) => e instanceof Anthropic.InternalServerError && e.status === 504 && e.error?.type === 'error');
+});
+
+test('streamed past the deadline: the stream ends with the API error event; blocks come back', async () => {
+  const r = await fetch(`${server.base}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${API_KEY}` },
+    body: JSON.stringify({ model: MODEL, messages: long, max_tokens: 4000, stream: true }),
+  });
+  assert.equal(r.status, 200);
+  const text = await r.text();
+  const events = text.split('\n\n').filter((f) => f.startsWith('data: ')).map((f) => f.slice(6));
+  assert.ok(events.length >= 1);
+  const errors = events.filter((d) => d !== '[DONE]').map((d) => JSON.parse(d)).filter((j) => j.error);
+  assert.equal(errors.length, 1, text.slice(-500));
+  const m = await waitFor(async () => {
+    const x = await server.metrics();
+    return x.deepinfer_num_requests_running === 0 && x.deepinfer_kv_blocks_free === x.deepinfer_kv_blocks_total ? x : null;
+  });
+  assert.ok(m, 'blocks came back');
+  assert.ok(m.deepinfer_http_deadline_exceeded_total >= 3);
+});
+
+test('SIGTERM mid-stream: the stream ends with the API error event and the server exits 0', async () => {
+  const r = await fetch(`${server.base}/v1/messages`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': API_KEY, 'anthropic-version': '2023-06-01' },
+    body: JSON.stringify({ model: MODEL, messages: long, max_tokens: 4000, stream: true }),
+  });
+  assert.equal(r.status, 200);
+  const reader = r.body.getReader();
+  const first = await reader.read();  // the stream is running
+  assert.ok(!first.done);
+  const exited = server.stop();
+  let text = new TextDecoder().decode(first.value);
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    text += new TextDecoder().decode(value);
+  }
+  assert.match(text, /event: error\ndata: \{[^\n]*"type":"error"/);
+  assert.match(text, /shutting down/);
+  assert.equal(await exited, 0);
+});

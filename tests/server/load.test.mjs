@@ -1,0 +1,73 @@
+// Many streams share the engine: 50 concurrent streaming clients all complete; a client that
+// disconnects mid-stream gets its engine request cancelled and its KV blocks back (/metrics).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import OpenAI from 'openai';
+import { startServer, waitFor, API_KEY, MODEL } from './harness.mjs';
+
+let server, client;
+before(async () => {
+  server = await startServer();
+  client = new OpenAI({ apiKey: API_KEY, baseURL: `${server.base}/v1`, maxRetries: 0, timeout: 120000 });
+});
+after(async () => { await server?.stop(); });
+
+test('50 concurrent streaming clients all complete', async () => {
+  const one = async (i) => {
+    const s = await client.chat.completions.create({
+      model: MODEL, max_tokens: 8, temperature: 0.7, seed: i, stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: `Client ${i}: count to ten.` }],
+    });
+    let finish = null, usage = null, n = 0;
+    for await (const c of s) {
+      n++;
+      if (c.usage) usage = c.usage;
+      if (c.choices[0]?.finish_reason) finish = c.choices[0].finish_reason;
+    }
+    return { finish, usage, n };
+  };
+  const results = await Promise.all(Array.from({ length: 50 }, (_, i) => one(i)));
+  for (const r of results) {
+    assert.ok(['stop', 'length', 'tool_calls'].includes(r.finish), JSON.stringify(r));
+    assert.ok(r.usage && r.usage.completion_tokens >= 1 && r.usage.completion_tokens <= 8);
+  }
+  const m = await server.metrics();
+  assert.equal(m['deepinfer_http_requests_total{route="/v1/chat/completions",status="200"}'], 50);
+  assert.ok(m.deepinfer_generation_tokens_total >= 50);
+});
+
+test('a client that disconnects mid-stream cancels its request and frees its KV blocks', async () => {
+  const before = await server.metrics();
+  const controller = new AbortController();
+  const s = await client.chat.completions.create({
+    model: MODEL, max_tokens: 4000, temperature: 0.7, seed: 7, stream: true,
+    messages: [{ role: 'user', content: 'Tell me a very long story. '.repeat(8) }],
+  }, { signal: controller.signal });
+  let got = 0, finished = false;
+  const during = { m: null };
+  // The SDK ends the iteration quietly on abort; leaving the loop closes the connection too.
+  for await (const c of s) {
+    if (c.choices[0]?.finish_reason) finished = true;
+    if (++got === 3) {
+      during.m = await server.metrics();
+      controller.abort();
+      break;
+    }
+  }
+  assert.equal(finished, false, 'the stream was cut before its end');
+  assert.ok(got >= 3);
+  // While it streamed it held blocks and was running.
+  assert.equal(during.m.deepinfer_num_requests_running, 1);
+  assert.ok(during.m.deepinfer_kv_blocks_free < during.m.deepinfer_kv_blocks_total);
+  // After the disconnect: cancelled, nothing running, every block back in the pool.
+  const after = await waitFor(async () => {
+    const m = await server.metrics();
+    return m.deepinfer_num_requests_running === 0 &&
+      m.deepinfer_http_client_disconnects_total === (before.deepinfer_http_client_disconnects_total ?? 0) + 1 &&
+      m.deepinfer_kv_blocks_free === m.deepinfer_kv_blocks_total ? m : null;
+  }, 15000);
+  assert.ok(after, 'blocks came back: ' + JSON.stringify(await server.metrics()));
+  // The engine stopped early: far fewer tokens than max_tokens were generated.
+  assert.ok(after.deepinfer_generation_tokens_total - before.deepinfer_generation_tokens_total < 2000);
+});

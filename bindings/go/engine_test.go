@@ -1,0 +1,283 @@
+// Engine and Request: greedy output equals transformers' on the DeepSeek-V4 fixtures, the
+// channel adapter equals Next, cancel and context end a stream promptly, Close is idempotent.
+package deepinfer
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+var bgctx = context.Background()
+
+func greedyOptions(t testing.TB, maxTokens int) *Options {
+	return mustOptions(t, map[string]any{"temperature": 0.0, "max_tokens": maxTokens, "ignore_eos": 1})
+}
+
+func TestGreedyEqualsTransformers(t *testing.T) {
+	for _, fx := range v4Fixtures(t) {
+		e, err := NewEngine(fx.Dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := e.Submit(fx.Prompt, greedyOptions(t, len(fx.Greedy)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunks := drain(t, r)
+		if got := ids(chunks); !reflect.DeepEqual(got, fx.Greedy) {
+			t.Errorf("%s: got %v, transformers %v", fx.Dir, got, fx.Greedy)
+		}
+		last := chunks[len(chunks)-1]
+		if !last.IsFinal || last.FinishName() != "length" {
+			t.Errorf("%s: last chunk %+v", fx.Dir, last)
+		}
+		r.Close()
+		r.Close()
+		e.Close()
+		e.Close()
+	}
+}
+
+func TestChannelAdapterEqualsNextAndTextIsUTF8(t *testing.T) {
+	e, tok, _ := tinyShared(t)
+	prompt, _ := tok.Encode("你好, the weather is", true, true)
+	opts := mustOptions(t, map[string]any{"temperature": 0.9, "seed": 3, "max_tokens": 32, "ignore_eos": 1})
+	r1, _ := e.Submit(prompt, opts)
+	defer r1.Close()
+	viaNext := drain(t, r1)
+	r2, _ := e.Submit(prompt, opts)
+	defer r2.Close()
+	var viaChan []Chunk
+	for c := range r2.Chan(bgctx) {
+		viaChan = append(viaChan, c)
+	}
+	if r2.Err() != nil {
+		t.Fatal(r2.Err())
+	}
+	if !reflect.DeepEqual(ids(viaNext), ids(viaChan)) || len(ids(viaNext)) != 32 {
+		t.Fatalf("next %v chan %v", ids(viaNext), ids(viaChan))
+	}
+	text := ""
+	for _, c := range viaNext {
+		if !utf8.ValidString(c.Text) {
+			t.Errorf("chunk text not UTF-8: %q", c.Text)
+		}
+		text += c.Text
+	}
+	want, err := tok.Decode(ids(viaNext), true)
+	// Bytes that never form a character become U+FFFD in both, but the streaming detokenizer
+	// may emit one per token where a one-shot decode emits one per run.
+	if err != nil || collapseReplacement(text) != collapseReplacement(want) {
+		t.Errorf("stream text %q, decode %q (%v)", text, want, err)
+	}
+}
+
+func TestLogprobsFollowTheGreedyChoice(t *testing.T) {
+	e, _, _ := tinyShared(t)
+	opts := mustOptions(t, map[string]any{"temperature": 0.0, "max_tokens": 5, "ignore_eos": 1,
+		"logprobs": 1, "top_logprobs": 2})
+	r, _ := e.Submit([]int32{10, 20, 30}, opts)
+	defer r.Close()
+	n := 0
+	for _, c := range drain(t, r) {
+		for i, id := range c.TokenIDs {
+			n++
+			if c.TopLogprobIDs[i][0] != id || c.Logprobs[i] > 0 || len(c.TopLogprobs[i]) != 2 ||
+				c.TopLogprobs[i][0] < c.TopLogprobs[i][1] {
+				t.Errorf("token %d: logprob %v top %v %v", id, c.Logprobs[i], c.TopLogprobIDs[i], c.TopLogprobs[i])
+			}
+		}
+	}
+	if n != 5 {
+		t.Errorf("%d tokens", n)
+	}
+}
+
+func collapseReplacement(s string) string {
+	var b strings.Builder
+	prev := false
+	for _, r := range s {
+		if r == utf8.RuneError && prev {
+			continue
+		}
+		prev = r == utf8.RuneError
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func longRequest(t *testing.T, e *Engine) *Request {
+	r, err := e.Submit([]int32{1, 2, 3}, greedyOptions(t, 4000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestCancelFromAnotherGoroutineEndsPromptly(t *testing.T) {
+	e, _, _ := tinyShared(t)
+	r := longRequest(t, e)
+	defer r.Close()
+	if !r.Next(bgctx) {
+		t.Fatal(r.Err())
+	}
+	start := time.Now()
+	time.AfterFunc(50*time.Millisecond, r.Cancel)
+	var last Chunk
+	n := 0
+	for r.Next(bgctx) {
+		last = r.Chunk()
+		n += len(last.TokenIDs)
+	}
+	if r.Err() != nil || last.FinishName() != "cancelled" || !last.IsFinal || n >= 4000 {
+		t.Fatalf("err %v last %+v n %d", r.Err(), last, n)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("cancel took %v", d)
+	}
+}
+
+func TestContextDeadlineCancelsTheRequest(t *testing.T) {
+	e, _, _ := tinyShared(t)
+	r := longRequest(t, e)
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(bgctx, 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	ch := r.Chan(ctx)
+	for range ch {
+	}
+	if !errors.Is(r.Err(), context.DeadlineExceeded) {
+		t.Fatalf("err %v", r.Err())
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("context end took %v", d)
+	}
+}
+
+func TestCloseWhileAnotherGoroutinePolls(t *testing.T) {
+	e, _, _ := tinyShared(t)
+	r := longRequest(t, e)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for r.Next(bgctx) {
+		}
+	}()
+	time.Sleep(50 * time.Millisecond)
+	r.Close()
+	r.Close()
+	wg.Wait()
+	if r.Err() != nil && !errors.Is(r.Err(), ErrState) {
+		t.Errorf("err %v", r.Err())
+	}
+}
+
+// A fixture model (fast to load) is enough here: the engine is closed right after the submit.
+func TestRequestOutlivesItsEngine(t *testing.T) {
+	fx := v4Fixtures(t)[0]
+	e, err := NewEngine(fx.Dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.Submit(fx.Prompt, greedyOptions(t, 200))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	e.Close()
+	e.Close()
+	chunks := drain(t, r)
+	if chunks[len(chunks)-1].FinishName() != "cancelled" || !chunks[len(chunks)-1].IsFinal {
+		t.Errorf("last %+v", chunks[len(chunks)-1])
+	}
+	if _, err := e.Submit([]int32{1}, nil); !errors.Is(err, ErrState) {
+		t.Errorf("submit after close: %v", err)
+	}
+}
+
+func TestErrorsCarryStatusAndMessage(t *testing.T) {
+	_, err := NewEngine(t.TempDir(), nil)
+	var de *Error
+	if !errors.As(err, &de) || (de.Status != StatusNotFound && de.Status != StatusIO) || de.Message == "" {
+		t.Fatalf("missing model: %v", err)
+	}
+	e, _, _ := tinyShared(t)
+	_, err = e.Submit([]int32{1, 2}, mustOptions(t, map[string]any{"top_p": 1.5}))
+	if !errors.Is(err, ErrInvalidArg) || !errors.As(err, &de) || !strings.Contains(de.Message, "top_p") {
+		t.Errorf("bad top_p: %v", err)
+	}
+	if _, err := e.Submit(nil, nil); !errors.Is(err, ErrInvalidArg) {
+		t.Errorf("empty prompt: %v", err)
+	}
+	o, _ := NewOptions()
+	if err := o.SetInt("no_such_key", 1); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "no_such_key") {
+		t.Errorf("unknown key: %v", err)
+	}
+	if err := o.SetString("temperature", "hot"); !errors.Is(err, ErrInvalidArg) {
+		t.Errorf("wrong type: %v", err)
+	}
+	info, err := e.Info()
+	if err != nil || !strings.Contains(info, "vocab_size") {
+		t.Errorf("info %q %v", info, err)
+	}
+	if m, err := e.Metrics(true); err != nil || !strings.Contains(m, "# TYPE") {
+		t.Errorf("metrics %v", err)
+	}
+	if m, err := e.Metrics(false); err != nil || m == "" || m[0] != '{' {
+		t.Errorf("metrics json %v", err)
+	}
+}
+
+func TestOptionsRoundTrip(t *testing.T) {
+	o, err := NewOptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	must := func(err error) {
+		if err != nil {
+			t.Helper()
+			t.Fatal(err)
+		}
+	}
+	must(o.SetFloat("temperature", 0.25))
+	must(o.SetInt("max_tokens", 9))
+	must(o.SetString("device", "cpu"))
+	must(o.SetJSON("stop", `["x"]`))
+	c, err := o.Clone()
+	must(err)
+	defer c.Close()
+	must(o.UpdateJSON(`{"max_tokens": 3}`))
+	if v, ok, _ := c.Int("max_tokens"); !ok || v != 9 {
+		t.Errorf("clone max_tokens %v", v)
+	}
+	if v, ok, _ := o.Float("temperature"); !ok || v != 0.25 {
+		t.Errorf("temperature %v", v)
+	}
+	if v, ok, _ := o.String("device"); !ok || v != "cpu" {
+		t.Errorf("device %v", v)
+	}
+	if v, ok, _ := o.JSON("stop"); !ok || v != `["x"]` {
+		t.Errorf("stop %v", v)
+	}
+	if _, ok, err := o.Int("seed"); ok || err != nil {
+		t.Errorf("unset seed: %v %v", ok, err)
+	}
+	js, err := o.ToJSON()
+	if err != nil || !strings.Contains(js, `"max_tokens":3`) {
+		t.Errorf("to_json %s %v", js, err)
+	}
+	o.Close()
+	o.Close()
+	if err := o.SetInt("max_tokens", 1); !errors.Is(err, ErrState) {
+		t.Errorf("closed: %v", err)
+	}
+}

@@ -1,0 +1,3 @@
+module deepinfer
+
+go 1.19

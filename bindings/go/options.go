@@ -1,0 +1,248 @@
+// Options: di_options, typed keyed settings for engines, recipes and sampling. Not safe for
+// concurrent modification (as in C); the library copies what it reads.
+package deepinfer
+
+/*
+#include <stdlib.h>
+#include "deepinfer.h"
+*/
+import "C"
+
+import (
+	"encoding/json"
+	"runtime"
+	"sync"
+	"unsafe"
+)
+
+// Options holds typed keyed settings; see OptionsSchema for the keys.
+type Options struct {
+	mu  sync.Mutex
+	ptr *C.di_options
+}
+
+// NewOptions makes an empty options object.
+func NewOptions() (*Options, error) {
+	var p *C.di_options
+	var cerr *C.di_error
+	if err := toError(C.di_options_create(&p, &cerr), cerr); err != nil {
+		return nil, err
+	}
+	return newOptions(p), nil
+}
+
+func newOptions(p *C.di_options) *Options {
+	o := &Options{ptr: p}
+	runtime.SetFinalizer(o, (*Options).Close)
+	return o
+}
+
+// OptionsFromMap makes an options object from {key: value}: integers go to int64 keys, other
+// numbers to double keys, strings to string keys, anything to JSON keys. nil or empty gives nil.
+func OptionsFromMap(settings map[string]any) (*Options, error) {
+	if len(settings) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(settings)
+	if err != nil {
+		return nil, &Error{Status: StatusInvalidArg, Message: "options: " + err.Error()}
+	}
+	o, err := NewOptions()
+	if err != nil {
+		return nil, err
+	}
+	if err := o.UpdateJSON(string(b)); err != nil {
+		o.Close()
+		return nil, err
+	}
+	return o, nil
+}
+
+// Close releases the options. Idempotent.
+func (o *Options) Close() {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	C.di_options_destroy(o.ptr)
+	o.ptr = nil
+}
+
+// handle returns the C pointer with o locked; the caller unlocks. A nil *Options is "no options".
+func (o *Options) lock() (*C.di_options, error) {
+	if o == nil {
+		return nil, nil
+	}
+	o.mu.Lock()
+	if o.ptr == nil {
+		o.mu.Unlock()
+		return nil, ErrClosed
+	}
+	return o.ptr, nil
+}
+
+func (o *Options) unlock() {
+	if o != nil {
+		o.mu.Unlock()
+	}
+}
+
+func (o *Options) with(f func(p *C.di_options, key *C.char, cerr **C.di_error) C.di_status, key string) error {
+	if o == nil {
+		return ErrClosed
+	}
+	p, err := o.lock()
+	if err != nil {
+		return err
+	}
+	defer o.unlock()
+	ckey := C.CString(key)
+	defer C.free(unsafe.Pointer(ckey))
+	var cerr *C.di_error
+	err = toError(f(p, ckey, &cerr), cerr)
+	runtime.KeepAlive(o)
+	return err
+}
+
+// Clone makes a deep copy.
+func (o *Options) Clone() (*Options, error) {
+	p, err := o.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer o.unlock()
+	if p == nil {
+		return nil, ErrClosed
+	}
+	var out *C.di_options
+	var cerr *C.di_error
+	if err := toError(C.di_options_clone(p, &out, &cerr), cerr); err != nil {
+		return nil, err
+	}
+	return newOptions(out), nil
+}
+
+// SetInt sets an int64 key.
+func (o *Options) SetInt(key string, v int64) error {
+	return o.with(func(p *C.di_options, k *C.char, e **C.di_error) C.di_status {
+		return C.di_options_set_i64(p, k, C.int64_t(v), e)
+	}, key)
+}
+
+// SetFloat sets a double key.
+func (o *Options) SetFloat(key string, v float64) error {
+	return o.with(func(p *C.di_options, k *C.char, e **C.di_error) C.di_status {
+		return C.di_options_set_f64(p, k, C.double(v), e)
+	}, key)
+}
+
+// SetString sets a string key.
+func (o *Options) SetString(key, v string) error {
+	cv, n := cBytes(v)
+	defer C.free(unsafe.Pointer(cv))
+	return o.with(func(p *C.di_options, k *C.char, e **C.di_error) C.di_status {
+		return C.di_options_set_str(p, k, cv, n, e)
+	}, key)
+}
+
+// SetJSON sets a JSON key to the document in js.
+func (o *Options) SetJSON(key, js string) error {
+	cv, n := cBytes(js)
+	defer C.free(unsafe.Pointer(cv))
+	return o.with(func(p *C.di_options, k *C.char, e **C.di_error) C.di_status {
+		return C.di_options_set_json(p, k, cv, n, e)
+	}, key)
+}
+
+// UpdateJSON sets several keys from a JSON object, all or nothing.
+func (o *Options) UpdateJSON(js string) error {
+	p, err := o.lock()
+	if err != nil {
+		return err
+	}
+	defer o.unlock()
+	if p == nil {
+		return ErrClosed
+	}
+	cv, n := cBytes(js)
+	defer C.free(unsafe.Pointer(cv))
+	var cerr *C.di_error
+	return toError(C.di_options_update_json(p, cv, n, &cerr), cerr)
+}
+
+// Int reads an int64 key; ok is false when the key is known but unset.
+func (o *Options) Int(key string) (v int64, ok bool, err error) {
+	var cv C.int64_t
+	err = o.with(func(p *C.di_options, k *C.char, e **C.di_error) C.di_status {
+		return C.di_options_get_i64(p, k, &cv, e)
+	}, key)
+	return unset(int64(cv), err)
+}
+
+// Float reads a double key; ok is false when the key is known but unset.
+func (o *Options) Float(key string) (v float64, ok bool, err error) {
+	var cv C.double
+	err = o.with(func(p *C.di_options, k *C.char, e **C.di_error) C.di_status {
+		return C.di_options_get_f64(p, k, &cv, e)
+	}, key)
+	return unset(float64(cv), err)
+}
+
+// String reads a string key; ok is false when the key is known but unset.
+func (o *Options) String(key string) (v string, ok bool, err error) {
+	err = o.with(func(p *C.di_options, k *C.char, e **C.di_error) C.di_status {
+		var s *C.char
+		var n C.size_t
+		st := C.di_options_get_str(p, k, &s, &n, e)
+		if st == C.DI_OK {
+			v = C.GoStringN(s, C.int(n))
+		}
+		return st
+	}, key)
+	return unset(v, err)
+}
+
+// JSON reads a JSON key as compact JSON; ok is false when the key is known but unset.
+func (o *Options) JSON(key string) (v string, ok bool, err error) {
+	err = o.with(func(p *C.di_options, k *C.char, e **C.di_error) C.di_status {
+		var s *C.char
+		var n C.size_t
+		st := C.di_options_get_json(p, k, &s, &n, e)
+		if st == C.DI_OK {
+			v = C.GoStringN(s, C.int(n))
+		}
+		return st
+	}, key)
+	return unset(v, err)
+}
+
+// ToJSON serializes every set key as one JSON object.
+func (o *Options) ToJSON() (string, error) {
+	p, err := o.lock()
+	if err != nil {
+		return "", err
+	}
+	defer o.unlock()
+	if p == nil {
+		return "", ErrClosed
+	}
+	var s *C.char
+	var n C.size_t
+	var cerr *C.di_error
+	if err := toError(C.di_options_to_json(p, &s, &n, &cerr), cerr); err != nil {
+		return "", err
+	}
+	return takeString(s, n), nil
+}
+
+func unset[T any](v T, err error) (T, bool, error) {
+	var zero T
+	if e, ok := err.(*Error); ok && e.Status == StatusNotFound {
+		return zero, false, nil
+	}
+	if err != nil {
+		return zero, false, err
+	}
+	return v, true, nil
+}

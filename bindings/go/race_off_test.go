@@ -1,0 +1,5 @@
+//go:build !race
+
+package deepinfer
+
+const raceEnabled = false

@@ -45,7 +45,15 @@ Result<std::unique_ptr<LLMEngine>> LLMEngine::create(std::unique_ptr<Model> mode
     const int64_t per_seq = layout.blocks_needed(config.max_model_len) * layout.block_bytes + 2 * layout.slot_bytes;
     const int64_t minimum = layout.blocks_needed(config.max_model_len) * layout.block_bytes +
                             2 * config.max_num_seqs * layout.slot_bytes;
-    config.kv_cache_bytes = std::max(minimum, std::min(kDefaultKvCap, per_seq * config.max_num_seqs));
+    CacheMemory* mem = model->cache_memory();
+    const int64_t budget = mem ? mem->budget_bytes() : 0;
+    if (budget > 0) {
+      // A device cache: what gpu_memory_utilization leaves, but no more than max_num_seqs
+      // full-length sequences can use (the rest stays free for other programs).
+      config.kv_cache_bytes = std::min(budget, std::max(minimum, per_seq * config.max_num_seqs));
+    } else {
+      config.kv_cache_bytes = std::max(minimum, std::min(kDefaultKvCap, per_seq * config.max_num_seqs));
+    }
     config.kv_cache_bytes = std::max<int64_t>(config.kv_cache_bytes, 1);
   }
   KvCacheConfig kvc;
@@ -53,6 +61,7 @@ Result<std::unique_ptr<LLMEngine>> LLMEngine::create(std::unique_ptr<Model> mode
   kvc.max_num_seqs = config.max_num_seqs;
   kvc.max_model_len = config.max_model_len;
   kvc.enable_prefix_caching = config.enable_prefix_caching;
+  kvc.memory = model->cache_memory();
   DI_ASSIGN_OR_RETURN(std::unique_ptr<KvCacheManager> kv, KvCacheManager::create(layout, kvc));
 
   auto impl = std::make_unique<Impl>();

@@ -60,6 +60,7 @@ Status bool_field(const Value& v, const char* key, bool* out) {
 Result<EngineSetup> engine_setup_from_options(const di_options* options) {
   DI_RETURN_IF_ERROR(check_scope(options, "engine", "di_engine_create"));
   EngineSetup s;
+  s.model.device = "auto";
   if (const Value* v = find(options, "async_scheduling")) DI_RETURN_IF_ERROR(bool_field(*v, "async_scheduling", &s.config.async_scheduling));
   if (const Value* v = find(options, "block_size")) DI_RETURN_IF_ERROR(int32_field(*v, "block_size", &s.config.block_size));
   if (const Value* v = find(options, "deterministic")) DI_RETURN_IF_ERROR(bool_field(*v, "deterministic", &s.config.deterministic));
@@ -69,12 +70,13 @@ Result<EngineSetup> engine_setup_from_options(const di_options* options) {
     const std::string d = std::get<std::string>(v->v);
     if (d != "auto" && d != "cpu" && d != "cuda")
       return Status::invalid_argument("device: expected \"auto\", \"cpu\" or \"cuda\", got \"" + d + "\"");
-    s.model.device = d == "auto" ? "cpu" : d;  // the models run on the CPU in this build
+    s.model.device = d;  // "auto": load_model picks cuda when a GPU and the family's CUDA path exist
   }
   if (const Value* v = find(options, "gpu_memory_utilization")) {
     const double u = as_double(*v);
     if (!(u > 0 && u <= 1)) return Status::invalid_argument("gpu_memory_utilization: expected a value in (0, 1], got " + std::to_string(u));
-    // Only sizes a CUDA cache; on the CPU kv_cache_bytes (or its default) applies.
+    // Only sizes a CUDA model's cache; on the CPU kv_cache_bytes (or its default) applies.
+    s.model.gpu_memory_utilization = u;
   }
   if (const Value* v = find(options, "kv_cache_bytes")) {
     s.config.kv_cache_bytes = as_i64(*v);

@@ -35,6 +35,48 @@ void* PagedSequenceCache::entry(int32_t group, int32_t layer, int64_t index) {
   return slot_ + layout_->slot_entry_offset(group, layer, index);
 }
 
+bool PagedSequenceCache::paged_view(int32_t group, PagedGroupView* view) {
+  if (group < 0 || group >= static_cast<int32_t>(layout_->groups.size())) return false;
+  const CacheGroupSpec& g = layout_->groups[group];
+  const GroupPlacement& p = layout_->placement[group];
+  if (!p.in_block || g.kind != CacheKind::kFull) return false;
+  view->base = blocks_ + p.offset;
+  view->layer_stride = p.entries_per_unit * g.entry_bytes;
+  view->block_stride = layout_->block_bytes;
+  view->entry_bytes = g.entry_bytes;
+  view->block_size = layout_->block_size;
+  view->block_ids = block_table_->data();
+  view->num_blocks = static_cast<int64_t>(block_table_->size());
+  view->on_device = on_device_;
+  return true;
+}
+
+Result<uint8_t*> KvCacheManager::allocate_zeroed(int64_t bytes) {
+  if (config_.memory) return config_.memory->allocate_zeroed(bytes);
+  auto* p = static_cast<uint8_t*>(std::calloc(static_cast<size_t>(bytes), 1));
+  if (!p) return Status::out_of_memory("kv cache: cannot allocate " + std::to_string(bytes) + " bytes");
+  return p;
+}
+
+void KvCacheManager::release(uint8_t* p) {
+  if (!p) return;
+  if (config_.memory) {
+    config_.memory->release(p);
+  } else {
+    std::free(p);
+  }
+}
+
+void KvCacheManager::copy_bytes(uint8_t* dst, const uint8_t* src, int64_t bytes) {
+  if (!config_.memory) {
+    std::memcpy(dst, src, static_cast<size_t>(bytes));
+    return;
+  }
+  // A failed device copy means a broken device, not bad input: a bug-class failure.
+  const Status st = config_.memory->copy(dst, src, bytes);
+  if (!st.is_ok()) throw std::runtime_error("kv cache copy: " + st.message());
+}
+
 Result<std::unique_ptr<KvCacheManager>> KvCacheManager::create(CacheLayout layout,
                                                                const KvCacheConfig& config) {
   if (config.max_num_seqs < 1) return Status::invalid_argument("max_num_seqs: expected >= 1");
@@ -68,12 +110,10 @@ Result<std::unique_ptr<KvCacheManager>> KvCacheManager::create(CacheLayout layou
                                                        static_cast<int32_t>(num_slots)));
   const size_t block_total = static_cast<size_t>(num_blocks) * m->layout_.block_bytes;
   if (block_total > 0) {
-    m->blocks_ = static_cast<uint8_t*>(std::calloc(block_total, 1));
-    if (!m->blocks_) return Status::out_of_memory("kv cache: cannot allocate " + std::to_string(block_total) + " bytes");
+    DI_ASSIGN_OR_RETURN(m->blocks_, m->allocate_zeroed(static_cast<int64_t>(block_total)));
   }
   if (slot_total > 0) {
-    m->slots_ = static_cast<uint8_t*>(std::calloc(static_cast<size_t>(slot_total), 1));
-    if (!m->slots_) return Status::out_of_memory("kv cache: cannot allocate " + std::to_string(slot_total) + " bytes");
+    DI_ASSIGN_OR_RETURN(m->slots_, m->allocate_zeroed(slot_total));
   }
   return m;
 }
@@ -83,8 +123,8 @@ KvCacheManager::KvCacheManager(CacheLayout layout, const KvCacheConfig& config,
     : layout_(std::move(layout)), config_(config), pool_(num_blocks), slots_pool_(num_slots) {}
 
 KvCacheManager::~KvCacheManager() {
-  std::free(blocks_);
-  std::free(slots_);
+  release(blocks_);
+  release(slots_);
 }
 
 KvCacheStats KvCacheManager::stats() const {
@@ -148,7 +188,7 @@ bool KvCacheManager::admit(Sequence& seq) {
   }
   if (usable > 0 && has_slot_groups()) {
     checkpoint = slots_pool_.find_checkpoint(seq.block_hashes[usable - 1]);
-    std::memcpy(slot_ptr(slot), slot_ptr(*checkpoint), static_cast<size_t>(layout_.slot_bytes));
+    copy_bytes(slot_ptr(slot), slot_ptr(*checkpoint), layout_.slot_bytes);
   }
   seq.num_computed_tokens = usable * bs;
   seq.num_registered_blocks = usable;
@@ -213,7 +253,7 @@ void KvCacheManager::commit(Sequence& seq) {
       seq.num_computed_tokens == checkpoint_position(seq)) {
     const uint64_t key = seq.block_hashes[seq.num_computed_tokens / bs - 1];
     if (std::optional<int32_t> cp = slots_pool_.add_checkpoint(key))
-      std::memcpy(slot_ptr(*cp), slot_ptr(seq.slot), static_cast<size_t>(layout_.slot_bytes));
+      copy_bytes(slot_ptr(*cp), slot_ptr(seq.slot), layout_.slot_bytes);
   }
 }
 
@@ -228,7 +268,7 @@ bool KvCacheManager::fork(const Sequence& parent, Sequence& child) {
     std::optional<int32_t> s = slots_pool_.allocate();
     if (!s) return false;
     slot = *s;
-    std::memcpy(slot_ptr(slot), slot_ptr(parent.slot), static_cast<size_t>(layout_.slot_bytes));
+    copy_bytes(slot_ptr(slot), slot_ptr(parent.slot), layout_.slot_bytes);
   }
   child.slot = slot;
   child.block_table.clear();
@@ -239,7 +279,7 @@ bool KvCacheManager::fork(const Sequence& parent, Sequence& child) {
   if (partial) {
     const int32_t b = *pool_.allocate();
     if (layout_.block_bytes > 0)
-      std::memcpy(block_ptr(b), block_ptr(parent.block_table[full]), static_cast<size_t>(layout_.block_bytes));
+      copy_bytes(block_ptr(b), block_ptr(parent.block_table[full]), layout_.block_bytes);
     child.block_table.push_back(b);
   }
   child.num_computed_tokens = computed;
@@ -251,7 +291,7 @@ bool KvCacheManager::fork(const Sequence& parent, Sequence& child) {
 
 PagedSequenceCache KvCacheManager::cache_view(Sequence& seq) {
   return PagedSequenceCache(&layout_, blocks_, seq.slot >= 0 ? slot_ptr(seq.slot) : nullptr,
-                            &seq.block_table);
+                            &seq.block_table, config_.memory && config_.memory->on_device());
 }
 
 }  // namespace di::engine

@@ -21,6 +21,7 @@ struct KvCacheConfig {
   int32_t max_num_seqs = 64;
   int64_t max_model_len = 0;
   bool enable_prefix_caching = true;
+  CacheMemory* memory = nullptr;  // the model's device memory; null: host memory
 };
 
 struct KvCacheStats {
@@ -37,15 +38,17 @@ struct KvCacheStats {
 class PagedSequenceCache final : public SequenceCache {
  public:
   PagedSequenceCache(const CacheLayout* layout, uint8_t* blocks, uint8_t* slot,
-                     const std::vector<int32_t>* block_table)
-      : layout_(layout), blocks_(blocks), slot_(slot), block_table_(block_table) {}
+                     const std::vector<int32_t>* block_table, bool on_device = false)
+      : layout_(layout), blocks_(blocks), slot_(slot), block_table_(block_table), on_device_(on_device) {}
   void* entry(int32_t group, int32_t layer, int64_t index) override;
+  bool paged_view(int32_t group, PagedGroupView* view) override;
 
  private:
   const CacheLayout* layout_;
   uint8_t* blocks_;
   uint8_t* slot_;
   const std::vector<int32_t>* block_table_;
+  bool on_device_;
 };
 
 class KvCacheManager {
@@ -91,6 +94,9 @@ class KvCacheManager {
   bool has_slot_groups() const { return layout_.slot_bytes > 0; }
   uint8_t* block_ptr(int32_t b) { return blocks_ + static_cast<size_t>(b) * layout_.block_bytes; }
   uint8_t* slot_ptr(int32_t s) { return slots_ + static_cast<size_t>(s) * layout_.slot_bytes; }
+  Result<uint8_t*> allocate_zeroed(int64_t bytes);
+  void release(uint8_t* p);
+  void copy_bytes(uint8_t* dst, const uint8_t* src, int64_t bytes);
 
   CacheLayout layout_;
   KvCacheConfig config_;

@@ -34,6 +34,20 @@ struct CacheGroupSpec {
 // Entries a sequence of `num_tokens` tokens needs in `spec` (what the engine must reserve).
 int64_t cache_entries_needed(const CacheGroupSpec& spec, int64_t num_tokens);
 
+// The page geometry of one position-indexed group of a sequence, for device kernels that
+// address entries themselves: entry i of layer l lives at
+//   base + l * layer_stride + block_ids[i / block_size] * block_stride + (i % block_size) * entry_bytes.
+struct PagedGroupView {
+  uint8_t* base = nullptr;
+  int64_t layer_stride = 0;
+  int64_t block_stride = 0;
+  int64_t entry_bytes = 0;
+  int32_t block_size = 0;
+  const int32_t* block_ids = nullptr;  // host array of num_blocks block numbers
+  int64_t num_blocks = 0;
+  bool on_device = false;  // base is device memory (the model's CacheMemory)
+};
+
 // A sequence's view of its cache. The engine's implementation maps (group, layer, index) to a
 // paged block; tests may use ContiguousSequenceCache. Entries are uninitialised until written.
 class SequenceCache {
@@ -42,6 +56,24 @@ class SequenceCache {
   // Address of entry `index` of `layer` in cache group `group`. The caller guarantees
   // index < cache_entries_needed(spec, tokens after this step).
   virtual void* entry(int32_t group, int32_t layer, int64_t index) = 0;
+  // The page geometry of a kFull group; false when this cache cannot describe it that way.
+  virtual bool paged_view(int32_t /*group*/, PagedGroupView* /*view*/) { return false; }
+};
+
+// Where the engine puts a model's cache memory: a device model gives its own allocator, host
+// models none (Model::cache_memory() returns null and the engine uses host memory).
+class CacheMemory {
+ public:
+  virtual ~CacheMemory() = default;
+  virtual bool on_device() const = 0;
+  // Zeroed memory of `bytes`; release() gives it back.
+  virtual Result<uint8_t*> allocate_zeroed(int64_t bytes) = 0;
+  virtual void release(uint8_t* p) = 0;
+  // Copies between two allocations of this memory.
+  virtual Status copy(uint8_t* dst, const uint8_t* src, int64_t bytes) = 0;
+  // The most cache bytes the model's options allow now (gpu_memory_utilization of the device
+  // minus what is already in use), or 0 when it sets no bound.
+  virtual int64_t budget_bytes() const = 0;
 };
 
 // A simple owner of all entries in one allocation per (group, layer), for tests and tools.
@@ -87,11 +119,16 @@ class Model {
   // Runs one forward. `logits` is resized to [rows, vocab_size] row-major, where rows are, in
   // batch order, num_tokens rows for a sequence with all_logits and one row otherwise.
   virtual Status forward(const ForwardBatch& batch, std::vector<float>& logits) = 0;
+  // The memory its caches must live in; null: host memory.
+  virtual CacheMemory* cache_memory() { return nullptr; }
 };
 
 struct ModelOptions {
-  std::string device = "cpu";  // "cpu" or "cuda"
+  std::string device = "cpu";  // "cpu", "cuda", or "auto" (cuda when a GPU is present and the
+                               // family has a CUDA path, else cpu)
   int32_t num_threads = 0;     // 0: all cores
+  double gpu_memory_utilization = 0.9;  // share of the GPU's memory weights + caches may take
+  bool enforce_eager = false;           // CUDA: never capture decode steps in CUDA graphs
 };
 
 // Loads the model directory (config.json, *.safetensors) with the family its config names.

@@ -7,17 +7,38 @@
 #include "engine/model/deepseek_v2/mla_model.h"
 #include "engine/model/deepseek_v4/v4_model.h"
 #include "engine/model/llama/llama_model.h"
+#ifdef DI_WITH_CUDA
+#include "kernels/cuda/device.h"
+#endif
 
 namespace di::engine {
+
+namespace {
+
+#ifdef DI_WITH_CUDA
+constexpr bool kBuiltWithCuda = true;
+#else
+constexpr bool kBuiltWithCuda = false;
+#endif
+
+bool cuda_present() {
+#ifdef DI_WITH_CUDA
+  return kernels::cuda::device_count() > 0;
+#else
+  return false;
+#endif
+}
+
+}  // namespace
 
 const std::vector<ModelFamily>& model_families() {
   static const std::vector<ModelFamily> kFamilies = {
       {"deepseek_v4", &deepseek_v4::create_model},
       {"deepseek_v3", &deepseek_v2::create_mla_model},
       {"deepseek_v2", &deepseek_v2::create_mla_model},
-      {"llama", &llama::create_llama_model},
-      {"qwen2", &llama::create_llama_model},
-      {"qwen3", &llama::create_llama_model},
+      {"llama", &llama::create_llama_model, kBuiltWithCuda},
+      {"qwen2", &llama::create_llama_model, kBuiltWithCuda},
+      {"qwen3", &llama::create_llama_model, kBuiltWithCuda},
   };
   return kFamilies;
 }
@@ -38,10 +59,17 @@ Result<std::unique_ptr<Model>> load_model(const std::string& model_dir,
   if (!config.contains("model_type") || !config["model_type"].is_string())
     return Status::invalid_argument("config.json: model_type: expected a string");
   const std::string type = config["model_type"].get<std::string>();
-  if (options.device != "cpu")
-    return Status::unsupported("device '" + options.device + "': only \"cpu\" runs models yet");
-  for (const ModelFamily& f : model_families())
-    if (type == f.model_type) return f.create(model_dir, config, options);
+  if (options.device != "cpu" && options.device != "cuda" && options.device != "auto")
+    return Status::invalid_argument("device: expected \"auto\", \"cpu\" or \"cuda\", got \"" + options.device + "\"");
+  for (const ModelFamily& f : model_families()) {
+    if (type != f.model_type) continue;
+    ModelOptions resolved = options;
+    if (options.device == "auto") resolved.device = f.cuda && cuda_present() ? "cuda" : "cpu";
+    if (resolved.device == "cuda" && !f.cuda)
+      return Status::unsupported(kBuiltWithCuda ? "device 'cuda': model_type '" + type + "' has no CUDA path yet"
+                                                : std::string("device 'cuda': this build has no CUDA support"));
+    return f.create(model_dir, config, resolved);
+  }
   std::string known;
   for (const ModelFamily& f : model_families()) known += (known.empty() ? "" : ", ") + std::string(f.model_type);
   return Status::unsupported("config.json: model_type '" + type + "' is not supported (known: " +

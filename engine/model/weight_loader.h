@@ -35,6 +35,10 @@ class WeightLoader {
   // An integer tensor (I64 or I32 on disk) of exactly `shape`, as int32.
   Result<const int32_t*> i32(const std::vector<std::string>& names,
                              const std::vector<int64_t>& shape);
+  // A tensor of exactly `shape` as stored (any dtype; no conversion), for device loaders.
+  Result<const TensorView*> tensor(const std::vector<std::string>& names, const std::vector<int64_t>& shape) {
+    return take(names, shape);
+  }
   // Takes every tensor whose name starts with one of `prefixes` as is (no conversion).
   std::vector<const TensorView*> take_prefix(const std::vector<std::string>& prefixes);
 

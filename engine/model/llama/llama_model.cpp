@@ -11,6 +11,9 @@
 #include "kernels/cpu/linear.h"
 #include "kernels/cpu/rms_norm.h"
 #include "kernels/cpu/threads.h"
+#ifdef DI_WITH_CUDA
+#include "engine/model/llama/llama_cuda_model.h"
+#endif
 
 namespace di::engine::llama {
 namespace cpu = di::kernels::cpu;
@@ -129,6 +132,10 @@ Status LlamaModel::forward(const ForwardBatch& batch, std::vector<float>& logits
 Result<std::unique_ptr<Model>> create_llama_model(const std::string& model_dir, const nlohmann::json& json,
                                                   const ModelOptions& options) {
   DI_ASSIGN_OR_RETURN(LlamaConfig config, parse_llama_config(json));
+#ifdef DI_WITH_CUDA
+  if (options.device == "cuda") return LlamaCudaModel::load(model_dir, config, options);
+#endif
+  if (options.device != "cpu") return Status::unsupported("device '" + options.device + "': not available for " + config.model_type);
   DI_ASSIGN_OR_RETURN(auto weights, load_llama_weights(model_dir, config));
   if (options.num_threads > 0) cpu::set_num_threads(options.num_threads);
   return std::unique_ptr<Model>(new LlamaModel(std::move(config), std::move(weights), model_dir));

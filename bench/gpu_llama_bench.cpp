@@ -1,0 +1,223 @@
+// bench_gpu_llama: a Llama-3-8B-shaped model (random bf16 weights built on the GPU) through the
+// CUDA model: batch-1 and batched decode step time against the read floor, and an 8k-token
+// prefill against the GEMM ceiling, with both ceilings measured in the same run (a streaming
+// read kernel over 4 GiB; a bf16 8192^3 GEMM). Prints a table and, with --append FILE COMMIT
+// DEVICE, appends rows to bench/RESULTS.md.
+#include <cuda_profiler_api.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engine/model/cuda/device_cache.h"
+#include "engine/model/llama/llama_cuda_model.h"
+#include "kernels/cuda/device_buffer.h"
+#include "kernels/cuda/elementwise.h"
+#include "kernels/cuda/ceilings.h"
+#include "kernels/cuda/gemm.h"
+
+namespace kc = di::kernels::cuda;
+using namespace di::engine;
+
+namespace {
+
+#define CHECK(x)                                                              \
+  do {                                                                        \
+    auto st_ = (x);                                                           \
+    if (!st_.is_ok()) {                                                       \
+      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, st_.message().c_str()); \
+      std::exit(1);                                                           \
+    }                                                                         \
+  } while (0)
+
+double now_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+llama::LlamaConfig llama3_8b() {
+  llama::LlamaConfig c;
+  c.model_type = "llama";
+  c.vocab_size = 128256;
+  c.hidden_size = 4096;
+  c.intermediate_size = 14336;
+  c.num_hidden_layers = 32;
+  c.num_attention_heads = 32;
+  c.num_key_value_heads = 8;
+  c.head_dim = 128;
+  c.rms_norm_eps = 1e-5;
+  c.max_position_embeddings = 131072;
+  c.rope.rope_type = "llama3";
+  c.rope.rope_theta = 500000.0;
+  c.rope.dim = 128;
+  c.rope.factor = 8.0;
+  c.rope.low_freq_factor = 1.0;
+  c.rope.high_freq_factor = 4.0;
+  c.rope.original_max_position_embeddings = 8192;
+  return c;
+}
+
+struct Row {
+  std::string what, measured, ceiling, ratio, notes;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string append_file, commit = "unknown", device = "unknown";
+  int profile_batch = 0;  // --profile B: one decode step of batch B (ctx 512) between profiler marks
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--profile" && i + 1 < argc) {
+      profile_batch = std::atoi(argv[++i]);
+    } else if (std::string(argv[i]) == "--append" && i + 3 < argc) {
+      append_file = argv[i + 1];
+      commit = argv[i + 2];
+      device = argv[i + 3];
+      i += 3;
+    }
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, 0);
+  if (device == "unknown") device = prop.name;
+
+  if (profile_batch > 0) {
+    ModelOptions po;
+    auto pm = llama::LlamaCudaModel::random(llama3_8b(), kc::DType::kBF16, 1234, po);
+    CHECK(pm.status());
+    std::vector<std::unique_ptr<SequenceCache>> caches;
+    std::vector<std::vector<int32_t>> ids(profile_batch);
+    std::vector<float> logits;
+    for (int b = 0; b < profile_batch; ++b) {
+      auto c = cuda::DeviceSequenceCache::create((*pm)->cache_groups(), 600);
+      CHECK(c.status());
+      caches.push_back(std::move(c).value());
+      ids[b].assign(512, 17 + b);
+      ForwardBatch pre;
+      pre.seqs.push_back({ids[b].data(), 512, 0, caches[b].get(), false});
+      CHECK((*pm)->forward(pre, logits));
+    }
+    for (int s = 0; s < 4; ++s) {
+      ForwardBatch step;
+      for (int b = 0; b < profile_batch; ++b) {
+        ids[b].push_back(5 + s);
+        step.seqs.push_back({&ids[b].back(), 1, static_cast<int64_t>(ids[b].size() - 1), caches[b].get(), false});
+      }
+      if (s == 3) cudaProfilerStart();
+      CHECK((*pm)->forward(step, logits));
+      if (s == 3) cudaProfilerStop();
+    }
+    return 0;
+  }
+  auto bw_r = kc::measure_read_bandwidth(int64_t{4} << 30);
+  CHECK(bw_r.status());
+  auto fl_r = kc::measure_gemm_rate(8192);
+  CHECK(fl_r.status());
+  const double bw = *bw_r, flops = *fl_r;
+  std::printf("ceilings: read %.2f TB/s, bf16 GEMM 8192^3 %.0f TFLOP/s (%s)\n", bw / 1e12, flops / 1e12, prop.name);
+
+  const llama::LlamaConfig cfg = llama3_8b();
+  ModelOptions opts;
+  opts.device = "cuda";
+  auto made = llama::LlamaCudaModel::random(cfg, kc::DType::kBF16, 1234, opts);
+  CHECK(made.status());
+  llama::LlamaCudaModel& model = **made;
+  const int64_t H = cfg.hidden_size, V = cfg.vocab_size;
+  const int64_t weight_bytes = model.weight_bytes();
+  const int64_t read_bytes = weight_bytes - V * H * 2 + /* one embedding row */ H * 2;
+  const int64_t kv_token_bytes = model.cache_groups()[0].entry_bytes * cfg.num_hidden_layers;
+  std::printf("model: %.2f GB of bf16 weights, decode reads %.2f GB + %.0f kB KV per context token\n",
+              weight_bytes / 1e9, read_bytes / 1e9, kv_token_bytes / 1e3);
+
+  std::mt19937 rng(42);
+  std::uniform_int_distribution<int32_t> tok(0, static_cast<int32_t>(V - 1));
+  std::vector<Row> rows;
+
+  // Decode at batch B after a `ctx`-token prompt each: median step over `steps` steps.
+  auto decode = [&](int B, int ctx, int steps) {
+    std::vector<std::unique_ptr<SequenceCache>> caches;
+    std::vector<std::vector<int32_t>> ids(B);
+    std::vector<float> logits;
+    for (int b = 0; b < B; ++b) {
+      auto c = cuda::DeviceSequenceCache::create(model.cache_groups(), ctx + steps + 1);
+      CHECK(c.status());
+      caches.push_back(std::move(c).value());
+      for (int i = 0; i < ctx; ++i) ids[b].push_back(tok(rng));
+      ForwardBatch pre;
+      pre.seqs.push_back({ids[b].data(), ctx, 0, caches[b].get(), false});
+      CHECK(model.forward(pre, logits));
+    }
+    std::vector<double> t;
+    for (int s = 0; s < steps; ++s) {
+      ForwardBatch step;
+      for (int b = 0; b < B; ++b) {
+        ids[b].push_back(tok(rng));
+        step.seqs.push_back({&ids[b].back(), 1, static_cast<int64_t>(ids[b].size() - 1), caches[b].get(), false});
+      }
+      const double t0 = now_ms();
+      CHECK(model.forward(step, logits));
+      t.push_back(now_ms() - t0);
+    }
+    const double ms = median(t);
+    const double floor_ms = (read_bytes + double(B) * (ctx + steps / 2) * kv_token_bytes) / bw * 1e3;
+    char m[160], c[160], r[32], n[200];
+    std::snprintf(m, sizeof m, "%.3f ms/step = %.1f tok/s", ms, B * 1e3 / ms);
+    std::snprintf(c, sizeof c, "floor %.3f ms (weights + KV at %.2f TB/s read)", floor_ms, bw / 1e12);
+    std::snprintf(r, sizeof r, "%.0f%%", 100 * floor_ms / ms);
+    std::snprintf(n, sizeof n, "median of %d steps, host wall time per forward incl. metadata upload and logits copy; decode replayed as CUDA graphs",
+                  steps);
+    rows.push_back({"llama-3-8B shape bf16 decode batch " + std::to_string(B) + ", ctx " + std::to_string(ctx), m, c, r,
+                    n});
+    std::printf("decode B=%d ctx=%d: %s | %s | %s\n", B, ctx, m, c, r);
+  };
+  decode(1, 128, 128);
+  decode(8, 1024, 32);
+  decode(64, 1024, 16);
+
+  // Prefill one S-token prompt.
+  {
+    const int S = 8192;
+    auto c = cuda::DeviceSequenceCache::create(model.cache_groups(), S);
+    CHECK(c.status());
+    std::vector<int32_t> ids(S);
+    for (int32_t& x : ids) x = tok(rng);
+    std::vector<float> logits;
+    std::vector<double> t;
+    for (int i = 0; i < 3; ++i) {
+      ForwardBatch pre;
+      pre.seqs.push_back({ids.data(), S, 0, c->get(), false});
+      const double t0 = now_ms();
+      CHECK(model.forward(pre, logits));
+      t.push_back(now_ms() - t0);
+    }
+    const double ms = median(t);
+    const double body_params = double(weight_bytes / 2 - 2 * V * H);  // layers only (embedding + head apart)
+    const double fl = 2.0 * body_params * S + 2.0 * double(S) * S * H * cfg.num_hidden_layers + 2.0 * V * H;
+    const double floor_ms = fl / flops * 1e3;
+    char m[160], cc[160], r[32];
+    std::snprintf(m, sizeof m, "%.1f ms (%.0f tok/s, %.0f TFLOP/s effective)", ms, S * 1e3 / ms, fl / (ms * 1e-3) / 1e12);
+    std::snprintf(cc, sizeof cc, "floor %.1f ms (%.1f TFLOP at %.0f TFLOP/s)", floor_ms, fl / 1e12, flops / 1e12);
+    std::snprintf(r, sizeof r, "%.0f%%", 100 * floor_ms / ms);
+    rows.push_back({"llama-3-8B shape bf16 prefill, one 8192-token prompt", m, cc, r,
+                    "median of 3; cuBLAS GEMMs + own WMMA flash attention"});
+    std::printf("prefill S=%d: %s | %s | %s\n", S, m, cc, r);
+  }
+
+  if (!append_file.empty()) {
+    std::ofstream out(append_file, std::ios::app);
+    char date[32];
+    const std::time_t tt = std::time(nullptr);
+    std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&tt));
+    for (const Row& r : rows)
+      out << "| " << date << " | " << commit << " | " << device << " | " << r.what << " | " << r.measured << " | "
+          << r.ceiling << " | " << r.ratio << " | " << r.notes << " |\n";
+  }
+  return 0;
+}

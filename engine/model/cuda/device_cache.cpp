@@ -1,0 +1,76 @@
+// DeviceCacheMemory and DeviceSequenceCache: see device_cache.h.
+#ifdef DI_WITH_CUDA
+
+#include "engine/model/cuda/device_cache.h"
+
+#include <stdexcept>
+
+namespace di::engine::cuda {
+namespace kc = di::kernels::cuda;
+
+Result<uint8_t*> DeviceCacheMemory::allocate_zeroed(int64_t bytes) {
+  kc::DeviceBuffer b;
+  DI_RETURN_IF_ERROR(b.allocate(bytes));
+  DI_RETURN_IF_ERROR(kc::fill_zero(b.get(), bytes));
+  return static_cast<uint8_t*>(b.release());  // release() below frees it
+}
+
+void DeviceCacheMemory::release(uint8_t* p) {
+  kc::DeviceBuffer::free_raw(p);
+}
+
+Status DeviceCacheMemory::copy(uint8_t* dst, const uint8_t* src, int64_t bytes) {
+  return kc::copy_device_to_device(dst, src, bytes);
+}
+
+int64_t DeviceCacheMemory::budget_bytes() const {
+  int64_t free_b = 0, total_b = 0;
+  if (!kc::device_memory(&free_b, &total_b).is_ok()) return 0;
+  const int64_t allowed = static_cast<int64_t>(static_cast<double>(total_b) * utilization_);
+  const int64_t used = total_b - free_b;
+  const int64_t budget = allowed - used - reserve_bytes_;
+  return budget > 0 ? budget : 1;  // 1: too little; the cache manager then says what it needed
+}
+
+Result<std::unique_ptr<DeviceSequenceCache>> DeviceSequenceCache::create(const std::vector<CacheGroupSpec>& specs,
+                                                                         int64_t max_tokens) {
+  std::unique_ptr<DeviceSequenceCache> c(new DeviceSequenceCache());
+  c->specs_ = specs;
+  c->max_tokens_ = max_tokens;
+  c->groups_.resize(specs.size());
+  for (size_t g = 0; g < specs.size(); ++g) {
+    if (specs[g].kind != CacheKind::kFull)
+      return Status::unsupported("DeviceSequenceCache: group '" + specs[g].name + "' is not a full-attention group");
+    const int64_t bytes = specs[g].num_layers * max_tokens * specs[g].entry_bytes;
+    DI_RETURN_IF_ERROR(c->groups_[g].allocate(bytes));
+    DI_RETURN_IF_ERROR(kc::fill_zero(c->groups_[g].get(), bytes));
+  }
+  return c;
+}
+
+void* DeviceSequenceCache::entry(int32_t group, int32_t layer, int64_t index) {
+  if (group < 0 || static_cast<size_t>(group) >= specs_.size() || layer < 0 || layer >= specs_[group].num_layers ||
+      index < 0 || index >= max_tokens_)
+    throw std::out_of_range("DeviceSequenceCache: no entry " + std::to_string(group) + "/" + std::to_string(layer) +
+                            "/" + std::to_string(index));
+  const int64_t eb = specs_[group].entry_bytes;
+  return groups_[group].as<uint8_t>() + (layer * max_tokens_ + index) * eb;
+}
+
+bool DeviceSequenceCache::paged_view(int32_t group, PagedGroupView* view) {
+  if (group < 0 || static_cast<size_t>(group) >= specs_.size()) return false;
+  const int64_t eb = specs_[group].entry_bytes;
+  view->base = groups_[group].as<uint8_t>();
+  view->layer_stride = max_tokens_ * eb;
+  view->block_stride = max_tokens_ * eb;  // one block: only block 0 is ever used
+  view->entry_bytes = eb;
+  view->block_size = static_cast<int32_t>(max_tokens_);
+  view->block_ids = &block_zero_;
+  view->num_blocks = 1;
+  view->on_device = true;
+  return true;
+}
+
+}  // namespace di::engine::cuda
+
+#endif  // DI_WITH_CUDA

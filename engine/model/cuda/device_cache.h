@@ -1,0 +1,52 @@
+// The device side of the cache seam for CUDA models: DeviceCacheMemory (the CacheMemory the
+// engine's KV cache is allocated from, bounded by gpu_memory_utilization) and
+// DeviceSequenceCache (one sequence's cache in a single device allocation, for tests and
+// benchmarks that run a model without the engine). Compiled only with CUDA.
+#pragma once
+
+#ifdef DI_WITH_CUDA
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/model/model.h"
+#include "kernels/cuda/device_buffer.h"
+
+namespace di::engine::cuda {
+
+class DeviceCacheMemory final : public CacheMemory {
+ public:
+  // `utilization`: share of the device's total memory everything may use; `reserve_bytes`:
+  // what the model still needs besides its caches (activations, workspaces).
+  DeviceCacheMemory(double utilization, int64_t reserve_bytes)
+      : utilization_(utilization), reserve_bytes_(reserve_bytes) {}
+  bool on_device() const override { return true; }
+  Result<uint8_t*> allocate_zeroed(int64_t bytes) override;
+  void release(uint8_t* p) override;
+  Status copy(uint8_t* dst, const uint8_t* src, int64_t bytes) override;
+  int64_t budget_bytes() const override;
+
+ private:
+  double utilization_;
+  int64_t reserve_bytes_;
+};
+
+// Every kFull group of `specs` for up to `max_tokens` tokens as one block per layer.
+class DeviceSequenceCache final : public SequenceCache {
+ public:
+  static Result<std::unique_ptr<DeviceSequenceCache>> create(const std::vector<CacheGroupSpec>& specs,
+                                                             int64_t max_tokens);
+  void* entry(int32_t group, int32_t layer, int64_t index) override;
+  bool paged_view(int32_t group, PagedGroupView* view) override;
+
+ private:
+  DeviceSequenceCache() = default;
+  std::vector<CacheGroupSpec> specs_;
+  int64_t max_tokens_ = 0;
+  std::vector<kernels::cuda::DeviceBuffer> groups_;
+  int32_t block_zero_ = 0;
+};
+
+}  // namespace di::engine::cuda
+
+#endif  // DI_WITH_CUDA

@@ -1,0 +1,494 @@
+// LlamaCudaModel: weight upload, the per-forward metadata and the layer loop on the GPU. See
+// llama_cuda_model.h. The op order and rounding points follow the CPU model and transformers:
+// residual stream, norms and projections stored in the model dtype, fp32 math inside each op.
+#ifdef DI_WITH_CUDA
+
+#include "engine/model/llama/llama_cuda_model.h"
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "engine/model/batch_check.h"
+#include "engine/model/weight_loader.h"
+#include "kernels/cuda/device.h"
+#include "kernels/cuda/decode_attention.h"
+#include "kernels/cuda/elementwise.h"
+#include "kernels/cuda/flash_attention.h"
+#include "kernels/cuda/paged_attention.h"
+
+namespace di::engine::llama {
+namespace kc = di::kernels::cuda;
+using kc::DType;
+
+namespace {
+
+constexpr int32_t kKvGroup = 0;
+constexpr int32_t kFlashMinTokens = 16;  // fewer new tokens: the general kernel wastes less
+constexpr int32_t kSplitMaxTokens = 4;   // up to this many new tokens: one split-KV row each
+constexpr int64_t kContextBucket = 256;  // decode graphs are keyed by the context rounded up to this
+constexpr size_t kMaxGraphs = 64;
+constexpr int64_t kActivationReserve = int64_t{3} << 30;  // workspaces besides the KV cache
+
+uint16_t f32_to_bf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);  // NaN stays NaN
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+
+// Copies a checkpoint tensor into device memory of `dtype` at `dst`.
+Status upload_tensor(const TensorView& t, DType dtype, void* dst) {
+  const int64_t n = t.numel();
+  if ((dtype == DType::kF32 && t.dtype == engine::DType::kF32) ||
+      (dtype == DType::kBF16 && t.dtype == engine::DType::kBF16))
+    return kc::copy_to_device(dst, t.data, t.nbytes);
+  DI_ASSIGN_OR_RETURN(std::vector<float> f, tensor_to_f32(t));
+  if (dtype == DType::kF32) return kc::copy_to_device(dst, f.data(), n * 4);
+  std::vector<uint16_t> h(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) h[i] = f32_to_bf16(f[i]);
+  return kc::copy_to_device(dst, h.data(), n * 2);
+}
+
+template <typename T>
+T* carve(uint8_t*& p, int64_t count) {
+  T* out = reinterpret_cast<T*>(p);
+  p += (count * static_cast<int64_t>(sizeof(T)) + 255) / 256 * 256;
+  return out;
+}
+
+}  // namespace
+
+LlamaCudaModel::LlamaCudaModel(LlamaConfig config, DType dtype, const ModelOptions& options, std::string model_dir)
+    : config_(std::move(config)),
+      dtype_(dtype),
+      rope_(config_.rope, RopeLayout::kHalf),
+      memory_(options.gpu_memory_utilization, kActivationReserve),
+      enforce_eager_(options.enforce_eager) {
+  const LlamaConfig& c = config_;
+  info_.family = c.model_type;
+  info_.model_dir = std::move(model_dir);
+  info_.vocab_size = c.vocab_size;
+  info_.max_position_embeddings = c.max_position_embeddings;
+  info_.bos_token_id = c.bos_token_id;
+  info_.eos_token_ids = c.eos_token_ids;
+  info_.device = "cuda";
+  const int64_t kv_width = int64_t{c.num_key_value_heads} * c.head_dim;
+  groups_.push_back({"kv", CacheKind::kFull, c.num_hidden_layers, 2 * kv_width * kc::dtype_bytes(dtype), 0, 1, 0});
+}
+
+LlamaCudaModel::~LlamaCudaModel() {
+  clear_graphs();
+  if (stream_) cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
+}
+
+Status LlamaCudaModel::init_device() {
+  if (kc::device_count() == 0) return Status::device("device 'cuda': no CUDA GPU is visible");
+  cudaStream_t s = nullptr;
+  DI_RETURN_IF_ERROR(kc::cuda_status(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate"));
+  stream_ = s;
+  DI_ASSIGN_OR_RETURN(gemm_, kc::Gemm::create(stream_));
+  const std::vector<float>& f = rope_.inv_freq();
+  DI_RETURN_IF_ERROR(inv_freq_.allocate(static_cast<int64_t>(f.size() * 4)));
+  return kc::copy_to_device(inv_freq_.get(), f.data(), static_cast<int64_t>(f.size() * 4));
+}
+
+Result<void*> LlamaCudaModel::alloc_weight(int64_t elements) {
+  kc::DeviceBuffer b;
+  const int64_t bytes = elements * kc::dtype_bytes(dtype_);
+  DI_RETURN_IF_ERROR(b.allocate(bytes));
+  weight_bytes_ += bytes;
+  void* p = b.get();
+  weights_.push_back(std::move(b));
+  return p;
+}
+
+Status LlamaCudaModel::load_weights(const std::string& model_dir) {
+  const LlamaConfig& c = config_;
+  WeightStore store;
+  DI_ASSIGN_OR_RETURN(store.checkpoint, Checkpoint::open(model_dir));
+  WeightLoader w(store, c.model_type);
+  const int64_t H = c.hidden_size, hd = c.head_dim, q = int64_t{c.num_attention_heads} * hd,
+                kv = int64_t{c.num_key_value_heads} * hd, I = c.intermediate_size, V = c.vocab_size;
+  const int64_t eb = kc::dtype_bytes(dtype_);
+  // One tensor into device memory at `dst` (offset into a fused buffer).
+  auto put = [&](const std::string& name, std::vector<int64_t> shape, void* dst) -> Status {
+    DI_ASSIGN_OR_RETURN(const TensorView* t, w.tensor({name}, shape));
+    return upload_tensor(*t, dtype_, dst);
+  };
+  auto single = [&](const std::string& name, std::vector<int64_t> shape) -> Result<const void*> {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    DI_ASSIGN_OR_RETURN(void* p, alloc_weight(n));
+    DI_RETURN_IF_ERROR(put(name, shape, p));
+    return static_cast<const void*>(p);
+  };
+  DI_ASSIGN_OR_RETURN(embed_, single("model.embed_tokens.weight", {V, H}));
+  DI_ASSIGN_OR_RETURN(norm_, single("model.norm.weight", {H}));
+  if (c.tie_word_embeddings) {
+    if (!w.pick({"lm_head.weight"}).empty()) DI_RETURN_IF_ERROR(w.tensor({"lm_head.weight"}, {V, H}).status());
+    lm_head_ = embed_;
+  } else {
+    DI_ASSIGN_OR_RETURN(lm_head_, single("lm_head.weight", {V, H}));
+  }
+  layers_.resize(c.num_hidden_layers);
+  for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    LlamaCudaLayer& L = layers_[l];
+    DI_ASSIGN_OR_RETURN(L.input_layernorm, single(p + "input_layernorm.weight", {H}));
+    DI_ASSIGN_OR_RETURN(L.post_attention_layernorm, single(p + "post_attention_layernorm.weight", {H}));
+    DI_ASSIGN_OR_RETURN(void* qkv, alloc_weight((q + 2 * kv) * H));
+    auto* b = static_cast<uint8_t*>(qkv);
+    DI_RETURN_IF_ERROR(put(p + "self_attn.q_proj.weight", {q, H}, b));
+    DI_RETURN_IF_ERROR(put(p + "self_attn.k_proj.weight", {kv, H}, b + q * H * eb));
+    DI_RETURN_IF_ERROR(put(p + "self_attn.v_proj.weight", {kv, H}, b + (q + kv) * H * eb));
+    L.qkv = qkv;
+    if (c.qkv_bias) {
+      DI_ASSIGN_OR_RETURN(void* qb, alloc_weight(q + 2 * kv));
+      auto* bb = static_cast<uint8_t*>(qb);
+      DI_RETURN_IF_ERROR(put(p + "self_attn.q_proj.bias", {q}, bb));
+      DI_RETURN_IF_ERROR(put(p + "self_attn.k_proj.bias", {kv}, bb + q * eb));
+      DI_RETURN_IF_ERROR(put(p + "self_attn.v_proj.bias", {kv}, bb + (q + kv) * eb));
+      L.qkv_bias = qb;
+    }
+    DI_ASSIGN_OR_RETURN(L.o_proj, single(p + "self_attn.o_proj.weight", {H, q}));
+    if (c.o_bias) {
+      DI_ASSIGN_OR_RETURN(L.o_bias, single(p + "self_attn.o_proj.bias", {H}));
+    }
+    if (c.qk_norm) {
+      DI_ASSIGN_OR_RETURN(L.q_norm, single(p + "self_attn.q_norm.weight", {hd}));
+      DI_ASSIGN_OR_RETURN(L.k_norm, single(p + "self_attn.k_norm.weight", {hd}));
+    }
+    DI_ASSIGN_OR_RETURN(void* gu, alloc_weight(2 * I * H));
+    DI_RETURN_IF_ERROR(put(p + "mlp.gate_proj.weight", {I, H}, gu));
+    DI_RETURN_IF_ERROR(put(p + "mlp.up_proj.weight", {I, H}, static_cast<uint8_t*>(gu) + I * H * eb));
+    L.gate_up = gu;
+    if (c.mlp_bias) {
+      DI_ASSIGN_OR_RETURN(void* gb, alloc_weight(2 * I));
+      DI_RETURN_IF_ERROR(put(p + "mlp.gate_proj.bias", {I}, gb));
+      DI_RETURN_IF_ERROR(put(p + "mlp.up_proj.bias", {I}, static_cast<uint8_t*>(gb) + I * eb));
+      L.gate_up_bias = gb;
+    }
+    DI_ASSIGN_OR_RETURN(L.down_proj, single(p + "mlp.down_proj.weight", {H, I}));
+    if (c.mlp_bias) {
+      DI_ASSIGN_OR_RETURN(L.down_bias, single(p + "mlp.down_proj.bias", {H}));
+    }
+  }
+  return w.check_all_taken();
+}
+
+Status LlamaCudaModel::random_weights(uint64_t seed) {
+  const LlamaConfig& c = config_;
+  const int64_t H = c.hidden_size, hd = c.head_dim, q = int64_t{c.num_attention_heads} * hd,
+                kv = int64_t{c.num_key_value_heads} * hd, I = c.intermediate_size, V = c.vocab_size;
+  uint64_t k = seed;
+  auto make = [&](int64_t n, float scale, float offset) -> Result<const void*> {
+    DI_ASSIGN_OR_RETURN(void* p, alloc_weight(n));
+    DI_RETURN_IF_ERROR(kc::fill_uniform(p, n, offset, scale, ++k, dtype_, stream_));
+    return static_cast<const void*>(p);
+  };
+  DI_ASSIGN_OR_RETURN(embed_, make(V * H, 1.f, 0.f));
+  DI_ASSIGN_OR_RETURN(norm_, make(H, 0.1f, 1.f));
+  if (c.tie_word_embeddings) {
+    lm_head_ = embed_;
+  } else {
+    DI_ASSIGN_OR_RETURN(lm_head_, make(V * H, 1.f / std::sqrt(float(H)), 0.f));
+  }
+  layers_.resize(c.num_hidden_layers);
+  for (LlamaCudaLayer& L : layers_) {
+    DI_ASSIGN_OR_RETURN(L.input_layernorm, make(H, 0.1f, 1.f));
+    DI_ASSIGN_OR_RETURN(L.post_attention_layernorm, make(H, 0.1f, 1.f));
+    DI_ASSIGN_OR_RETURN(L.qkv, make((q + 2 * kv) * H, 1.f / std::sqrt(float(H)), 0.f));
+    if (c.qkv_bias) {
+      DI_ASSIGN_OR_RETURN(L.qkv_bias, make(q + 2 * kv, 0.1f, 0.f));
+    }
+    DI_ASSIGN_OR_RETURN(L.o_proj, make(H * q, 1.f / std::sqrt(float(q)), 0.f));
+    if (c.o_bias) {
+      DI_ASSIGN_OR_RETURN(L.o_bias, make(H, 0.1f, 0.f));
+    }
+    if (c.qk_norm) {
+      DI_ASSIGN_OR_RETURN(L.q_norm, make(hd, 0.1f, 1.f));
+      DI_ASSIGN_OR_RETURN(L.k_norm, make(hd, 0.1f, 1.f));
+    }
+    DI_ASSIGN_OR_RETURN(L.gate_up, make(2 * I * H, 1.f / std::sqrt(float(H)), 0.f));
+    if (c.mlp_bias) {
+      DI_ASSIGN_OR_RETURN(L.gate_up_bias, make(2 * I, 0.1f, 0.f));
+    }
+    DI_ASSIGN_OR_RETURN(L.down_proj, make(H * I, 1.f / std::sqrt(float(I)), 0.f));
+    if (c.mlp_bias) {
+      DI_ASSIGN_OR_RETURN(L.down_bias, make(H, 0.1f, 0.f));
+    }
+  }
+  return kc::stream_synchronize(stream_);
+}
+
+Result<std::unique_ptr<Model>> LlamaCudaModel::load(const std::string& model_dir, const LlamaConfig& config,
+                                                    const ModelOptions& options) {
+  WeightStore probe;
+  DI_ASSIGN_OR_RETURN(probe.checkpoint, Checkpoint::open(model_dir));
+  const TensorView* e = probe.checkpoint->find("model.embed_tokens.weight");
+  const DType dtype = e && e->dtype == engine::DType::kF32 ? DType::kF32 : DType::kBF16;
+  probe.checkpoint.reset();
+  std::unique_ptr<LlamaCudaModel> m(new LlamaCudaModel(config, dtype, options, model_dir));
+  DI_RETURN_IF_ERROR(m->init_device());
+  DI_RETURN_IF_ERROR(m->load_weights(model_dir));
+  return std::unique_ptr<Model>(std::move(m));
+}
+
+Result<std::unique_ptr<LlamaCudaModel>> LlamaCudaModel::random(const LlamaConfig& config, DType dtype, uint64_t seed,
+                                                               const ModelOptions& options) {
+  std::unique_ptr<LlamaCudaModel> m(new LlamaCudaModel(config, dtype, options, ""));
+  DI_RETURN_IF_ERROR(m->init_device());
+  DI_RETURN_IF_ERROR(m->random_weights(seed));
+  return m;
+}
+
+Status LlamaCudaModel::forward(const ForwardBatch& batch, std::vector<float>& logits) {
+  const LlamaConfig& c = config_;
+  DI_ASSIGN_OR_RETURN(int64_t out_rows, check_batch(batch, c.vocab_size, c.max_position_embeddings));
+  const kc::AttentionShape shape{c.num_attention_heads, c.num_key_value_heads, c.head_dim,
+                                 1.0f / std::sqrt(static_cast<float>(c.head_dim))};
+  // Host metadata: ids, positions, row -> sequence, page descriptors, block tables, tiles and
+  // the rows whose logits are wanted; packed and uploaded in one copy.
+  std::vector<int32_t> ids, row_seq, tables, logit_rows;
+  std::vector<int64_t> positions;
+  std::vector<kc::PagedSeqDesc> seqs;
+  std::vector<kc::AttentionTile> tiles, flash_tiles, decode_tiles;
+  const bool flash = kc::flash_attention_supports(shape, dtype_);
+  const bool split_decode = kc::decode_attention_supports(shape);
+  int64_t max_context = 0;
+  int64_t rows = 0;
+  for (size_t s = 0; s < batch.seqs.size(); ++s) {
+    const SequenceInput& in = batch.seqs[s];
+    PagedGroupView v;
+    if (!in.cache->paged_view(kKvGroup, &v) || !v.on_device)
+      return Status::invalid_argument("seqs[" + std::to_string(s) +
+                                      "].cache: the CUDA model needs a paged cache in device memory");
+    const int64_t end = in.start_pos + in.num_tokens;
+    if (v.num_blocks * v.block_size < end)
+      return Status::invalid_argument("seqs[" + std::to_string(s) + "].cache: " + std::to_string(v.num_blocks) +
+                                      " blocks cannot hold " + std::to_string(end) + " tokens");
+    if (end > INT32_MAX) return Status::invalid_argument("seqs[" + std::to_string(s) + "]: position too large");
+    kc::PagedSeqDesc d;
+    d.base = reinterpret_cast<uint64_t>(v.base);
+    d.layer_stride = v.layer_stride;
+    d.block_stride = v.block_stride;
+    d.entry_bytes = v.entry_bytes;
+    d.block_size = v.block_size;
+    d.table_start = static_cast<int32_t>(tables.size());
+    const int64_t used_blocks = (end + v.block_size - 1) / v.block_size;
+    tables.insert(tables.end(), v.block_ids, v.block_ids + used_blocks);
+    seqs.push_back(d);
+    // Prefill chunks go to the tensor-core kernel; decode rows (few tokens) to the general one.
+    if (flash && in.num_tokens >= kFlashMinTokens) {
+      kc::append_flash_tiles(static_cast<int32_t>(s), static_cast<int32_t>(rows), static_cast<int32_t>(in.start_pos),
+                             in.num_tokens, flash_tiles);
+    } else if (split_decode && in.num_tokens <= kSplitMaxTokens) {
+      // Decode: one split-KV tile per token.
+      for (int32_t i = 0; i < in.num_tokens; ++i)
+        decode_tiles.push_back({static_cast<int32_t>(s), static_cast<int32_t>(rows + i), 1,
+                                static_cast<int32_t>(in.start_pos + i)});
+      max_context = std::max<int64_t>(max_context, end);
+    } else {
+      kc::append_attention_tiles(shape, static_cast<int32_t>(s), static_cast<int32_t>(rows),
+                                 static_cast<int32_t>(in.start_pos), in.num_tokens, tiles);
+    }
+    for (int32_t i = 0; i < in.num_tokens; ++i) {
+      ids.push_back(in.tokens[i]);
+      positions.push_back(in.start_pos + i);
+      row_seq.push_back(static_cast<int32_t>(s));
+      if (in.all_logits || i == in.num_tokens - 1) logit_rows.push_back(static_cast<int32_t>(rows + i));
+    }
+    rows += in.num_tokens;
+  }
+  if (static_cast<int64_t>(logit_rows.size()) != out_rows) return Status::internal("llama cuda: logits row count");
+
+  // Pack the metadata: each array 256-byte aligned inside one buffer.
+  auto aligned = [](int64_t b) { return (b + 255) / 256 * 256; };
+  const int64_t meta_bytes = aligned(rows * 4) + aligned(rows * 8) + aligned(rows * 4) +
+                             aligned(static_cast<int64_t>(seqs.size() * sizeof(kc::PagedSeqDesc))) +
+                             aligned(static_cast<int64_t>(tables.size()) * 4) +
+                             aligned(static_cast<int64_t>(tiles.size() * sizeof(kc::AttentionTile))) +
+                             aligned(static_cast<int64_t>(flash_tiles.size() * sizeof(kc::AttentionTile))) +
+                             aligned(static_cast<int64_t>(decode_tiles.size() * sizeof(kc::AttentionTile))) +
+                             aligned(out_rows * 4);
+  host_meta_.assign(static_cast<size_t>(meta_bytes), 0);
+  if (meta_bytes > meta_.bytes()) DI_RETURN_IF_ERROR(meta_.allocate(std::max(meta_bytes, 2 * meta_.bytes())));
+  {
+    uint8_t* h = host_meta_.data();
+    auto* dbase = meta_.as<uint8_t>();
+    auto place = [&](const void* src, int64_t bytes) {
+      const int64_t off = h - host_meta_.data();
+      if (bytes > 0) std::memcpy(h, src, static_cast<size_t>(bytes));
+      h += aligned(bytes);
+      return static_cast<const void*>(dbase + off);
+    };
+    d_ids_ = place(ids.data(), rows * 4);
+    d_positions_ = place(positions.data(), rows * 8);
+    d_row_seq_ = place(row_seq.data(), rows * 4);
+    d_seqs_ = place(seqs.data(), static_cast<int64_t>(seqs.size() * sizeof(kc::PagedSeqDesc)));
+    d_tiles_ = place(tiles.data(), static_cast<int64_t>(tiles.size() * sizeof(kc::AttentionTile)));
+    d_flash_tiles_ = place(flash_tiles.data(), static_cast<int64_t>(flash_tiles.size() * sizeof(kc::AttentionTile)));
+    d_decode_tiles_ = place(decode_tiles.data(), static_cast<int64_t>(decode_tiles.size() * sizeof(kc::AttentionTile)));
+    d_logit_rows_ = place(logit_rows.data(), out_rows * 4);
+    // Last: its length changes as contexts grow, and a captured graph needs every other
+    // array at a fixed offset.
+    d_tables_ = place(tables.data(), static_cast<int64_t>(tables.size()) * 4);
+  }
+  DI_RETURN_IF_ERROR(kc::copy_to_device_async(meta_.get(), host_meta_.data(), meta_bytes, stream_));
+  tiles_ = static_cast<int64_t>(tiles.size());
+  flash_tiles_ = static_cast<int64_t>(flash_tiles.size());
+  decode_tiles_ = static_cast<int64_t>(decode_tiles.size());
+  // Contexts rounded up so that a captured decode graph serves many steps (chunks past a row's
+  // context are empty and skipped).
+  decode_context_ = (max_context + kContextBucket - 1) / kContextBucket * kContextBucket;
+  decode_splits_ = decode_tiles.empty()
+                       ? 1
+                       : kc::decode_attention_splits(static_cast<int32_t>(decode_tiles.size()), decode_context_, shape);
+  logit_rows_ = out_rows;
+  num_seqs_ = static_cast<int64_t>(seqs.size());
+  DI_RETURN_IF_ERROR(reserve_activations(rows));
+  const bool graphable = !enforce_eager_ && tiles.empty() && flash_tiles.empty() && !decode_tiles.empty();
+  if (graphable) {
+    DI_RETURN_IF_ERROR(launch_graph(rows));
+  } else {
+    DI_RETURN_IF_ERROR(run_layers(rows));
+  }
+  logits.resize(static_cast<size_t>(out_rows * c.vocab_size));
+  DI_RETURN_IF_ERROR(kc::copy_to_host_async(logits.data(), logits_.get(), out_rows * c.vocab_size * 4, stream_));
+  return kc::stream_synchronize(stream_);
+}
+
+int64_t LlamaCudaModel::activation_bytes(int64_t T) const {
+  const LlamaConfig& c = config_;
+  const int64_t H = c.hidden_size, hd = c.head_dim, qw = int64_t{c.num_attention_heads} * hd,
+                qkvw = qw + 2 * int64_t{c.num_key_value_heads} * hd, I = c.intermediate_size;
+  const int64_t eb = kc::dtype_bytes(dtype_);
+  const kc::AttentionShape shape{c.num_attention_heads, c.num_key_value_heads, c.head_dim, 1.f};
+  const int64_t ws_bytes =
+      kc::decode_attention_workspace_bytes(static_cast<int32_t>(decode_tiles_), decode_splits_, shape);
+  auto al = [](int64_t b) { return (b + 255) / 256 * 256; };
+  // Residual x, normed h, projection out, qkv, attention out, gate_up, act, the gathered
+  // logits rows, the split-KV workspace.
+  return al(T * H * eb) * 3 + al(T * qkvw * eb) + al(T * qw * eb) + al(T * 2 * I * eb) + al(T * I * eb) +
+         al(logit_rows_ * H * eb) + al(ws_bytes);
+}
+
+Status LlamaCudaModel::reserve_activations(int64_t T) {
+  const int64_t bytes = activation_bytes(T), lbytes = logit_rows_ * config_.vocab_size * 4;
+  if (bytes > act_.bytes() || lbytes > logits_.bytes()) {
+    clear_graphs();  // they point into the buffers about to be replaced
+    if (bytes > act_.bytes()) DI_RETURN_IF_ERROR(act_.allocate(std::max(bytes, act_.bytes() * 3 / 2)));
+    if (lbytes > logits_.bytes()) DI_RETURN_IF_ERROR(logits_.allocate(std::max(lbytes, logits_.bytes() * 3 / 2)));
+  }
+  return Status::ok();
+}
+
+void LlamaCudaModel::clear_graphs() {
+  for (auto& [key, exec] : graphs_) cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(exec));
+  graphs_.clear();
+}
+
+Status LlamaCudaModel::launch_graph(int64_t T) {
+  const GraphKey key{T, logit_rows_, decode_tiles_, decode_splits_, decode_context_, num_seqs_,
+                     reinterpret_cast<uintptr_t>(meta_.get()), reinterpret_cast<uintptr_t>(act_.get())};
+  auto it = graphs_.find(key);
+  if (it == graphs_.end()) {
+    if (graphs_.size() >= kMaxGraphs) clear_graphs();
+    auto s = static_cast<cudaStream_t>(stream_);
+    DI_RETURN_IF_ERROR(kc::cuda_status(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed), "graph capture"));
+    const Status st = run_layers(T);
+    cudaGraph_t graph = nullptr;
+    const cudaError_t end = cudaStreamEndCapture(s, &graph);
+    DI_RETURN_IF_ERROR(st);
+    DI_RETURN_IF_ERROR(kc::cuda_status(end, "graph capture end"));
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t inst = cudaGraphInstantiate(&exec, graph, 0);
+    cudaGraphDestroy(graph);
+    DI_RETURN_IF_ERROR(kc::cuda_status(inst, "graph instantiate"));
+    it = graphs_.emplace(key, exec).first;
+  }
+  return kc::cuda_status(cudaGraphLaunch(static_cast<cudaGraphExec_t>(it->second), static_cast<cudaStream_t>(stream_)),
+                         "graph launch");
+}
+
+Status LlamaCudaModel::run_layers(int64_t T) {
+  const LlamaConfig& c = config_;
+  const int64_t H = c.hidden_size, hd = c.head_dim, nh = c.num_attention_heads, nkv = c.num_key_value_heads;
+  const int64_t qw = nh * hd, kvw = nkv * hd, qkvw = qw + 2 * kvw, I = c.intermediate_size, V = c.vocab_size;
+  const int64_t eb = kc::dtype_bytes(dtype_);
+  const float eps = static_cast<float>(c.rms_norm_eps);
+  const kc::AttentionShape shape{c.num_attention_heads, c.num_key_value_heads, c.head_dim,
+                                 1.0f / std::sqrt(static_cast<float>(hd))};
+  const int64_t R = logit_rows_;
+  const int64_t ws_bytes =
+      kc::decode_attention_workspace_bytes(static_cast<int32_t>(decode_tiles_), decode_splits_, shape);
+  uint8_t* p = act_.as<uint8_t>();
+  void* x = carve<uint8_t>(p, T * H * eb);
+  void* h = carve<uint8_t>(p, T * H * eb);
+  void* o = carve<uint8_t>(p, T * H * eb);
+  auto* qkv = carve<uint8_t>(p, T * qkvw * eb);
+  void* attn = carve<uint8_t>(p, T * qw * eb);
+  void* gu = carve<uint8_t>(p, T * 2 * I * eb);
+  void* act = carve<uint8_t>(p, T * I * eb);
+  void* sel = carve<uint8_t>(p, R * H * eb);
+  void* ws = carve<uint8_t>(p, ws_bytes);
+  const auto* ids = static_cast<const int32_t*>(d_ids_);
+  const auto* pos = static_cast<const int64_t*>(d_positions_);
+  const auto* inv_freq = inv_freq_.as<const float>();
+  void* s = stream_;
+
+  DI_RETURN_IF_ERROR(kc::embedding(ids, T, embed_, H, x, dtype_, s));
+  for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
+    const LlamaCudaLayer& w = layers_[l];
+    if (l == 0) {
+      DI_RETURN_IF_ERROR(kc::rms_norm(x, w.input_layernorm, h, T, 1, H, H, eps, dtype_, s));
+    } else {
+      DI_RETURN_IF_ERROR(kc::add_rms_norm(x, o, w.input_layernorm, h, T, H, eps, dtype_, s));
+    }
+    DI_RETURN_IF_ERROR(gemm_.linear(h, T, H, H, w.qkv, qkvw, dtype_, qkv, qkvw, dtype_));
+    DI_RETURN_IF_ERROR(kc::add_bias(qkv, w.qkv_bias, T, qkvw, qkvw, dtype_, s));
+    uint8_t* k = qkv + qw * eb;
+    uint8_t* v = qkv + (qw + kvw) * eb;
+    if (c.qk_norm) {
+      DI_RETURN_IF_ERROR(kc::rms_norm(qkv, w.q_norm, qkv, T, nh, hd, qkvw, eps, dtype_, s));
+      DI_RETURN_IF_ERROR(kc::rms_norm(k, w.k_norm, k, T, nkv, hd, qkvw, eps, dtype_, s));
+    }
+    DI_RETURN_IF_ERROR(kc::rope_half(qkv, T, nh, hd, qkvw, pos, inv_freq, rope_.dim(), rope_.attention_scaling(),
+                                     dtype_, s));
+    DI_RETURN_IF_ERROR(kc::rope_half(k, T, nkv, hd, qkvw, pos, inv_freq, rope_.dim(), rope_.attention_scaling(),
+                                     dtype_, s));
+    DI_RETURN_IF_ERROR(kc::write_paged_kv(k, v, qkvw, T, static_cast<const int32_t*>(d_row_seq_), pos,
+                                          static_cast<const kc::PagedSeqDesc*>(d_seqs_),
+                                          static_cast<const int32_t*>(d_tables_), l, shape, dtype_, s));
+    DI_RETURN_IF_ERROR(kc::paged_attention(qkv, qkvw, attn, static_cast<const kc::AttentionTile*>(d_tiles_),
+                                           static_cast<int32_t>(tiles_), static_cast<const kc::PagedSeqDesc*>(d_seqs_),
+                                           static_cast<const int32_t*>(d_tables_), l, shape, dtype_, s));
+    DI_RETURN_IF_ERROR(kc::flash_attention(qkv, qkvw, attn, static_cast<const kc::AttentionTile*>(d_flash_tiles_),
+                                           static_cast<int32_t>(flash_tiles_),
+                                           static_cast<const kc::PagedSeqDesc*>(d_seqs_),
+                                           static_cast<const int32_t*>(d_tables_), l, shape, s));
+    DI_RETURN_IF_ERROR(kc::decode_attention(qkv, qkvw, attn, static_cast<const kc::AttentionTile*>(d_decode_tiles_),
+                                            static_cast<int32_t>(decode_tiles_), decode_splits_, decode_context_,
+                                            static_cast<const kc::PagedSeqDesc*>(d_seqs_),
+                                            static_cast<const int32_t*>(d_tables_), l, shape, ws, dtype_, s));
+    DI_RETURN_IF_ERROR(gemm_.linear(attn, T, qw, qw, w.o_proj, H, dtype_, o, H, dtype_));
+    DI_RETURN_IF_ERROR(kc::add_bias(o, w.o_bias, T, H, H, dtype_, s));
+    DI_RETURN_IF_ERROR(kc::add_rms_norm(x, o, w.post_attention_layernorm, h, T, H, eps, dtype_, s));
+    DI_RETURN_IF_ERROR(gemm_.linear(h, T, H, H, w.gate_up, 2 * I, dtype_, gu, 2 * I, dtype_));
+    DI_RETURN_IF_ERROR(kc::add_bias(gu, w.gate_up_bias, T, 2 * I, 2 * I, dtype_, s));
+    DI_RETURN_IF_ERROR(kc::silu_and_mul(gu, T, I, act, dtype_, s));
+    DI_RETURN_IF_ERROR(gemm_.linear(act, T, I, I, w.down_proj, H, dtype_, o, H, dtype_));
+    DI_RETURN_IF_ERROR(kc::add_bias(o, w.down_bias, T, H, H, dtype_, s));
+  }
+  DI_RETURN_IF_ERROR(kc::add_rms_norm(x, o, norm_, h, T, H, eps, dtype_, s));
+  // Only the rows whose logits are wanted go through the head (the gather reuses embedding).
+  DI_RETURN_IF_ERROR(kc::embedding(static_cast<const int32_t*>(d_logit_rows_), R, h, H, sel, dtype_, s));
+  return gemm_.linear(sel, R, H, H, lm_head_, V, dtype_, logits_.get(), V, DType::kF32);
+}
+
+}  // namespace di::engine::llama
+
+#endif  // DI_WITH_CUDA

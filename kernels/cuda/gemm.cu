@@ -1,0 +1,67 @@
+// Gemm over cuBLAS (cublasGemmEx). Row-major y = x W^T is the column-major product
+// y^T[N, M] = W[K, N]^T x^T[K, M], so W is passed transposed and x as is.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <utility>
+
+#include "kernels/cuda/gemm.h"
+
+namespace di::kernels::cuda {
+namespace {
+
+Status cublas_status(cublasStatus_t s, const char* what) {
+  if (s == CUBLAS_STATUS_SUCCESS) return Status::ok();
+  return Status::device(std::string(what) + ": " + cublasGetStatusName(s) + ": " + cublasGetStatusString(s));
+}
+
+cudaDataType_t cuda_type(DType t) { return t == DType::kF32 ? CUDA_R_32F : CUDA_R_16BF; }
+
+}  // namespace
+
+Result<Gemm> Gemm::create(void* stream) {
+  Gemm g;
+  cublasHandle_t h = nullptr;
+  DI_RETURN_IF_ERROR(cublas_status(cublasCreate(&h), "cublasCreate"));
+  g.handle_ = h;
+  DI_RETURN_IF_ERROR(cublas_status(cublasSetStream(h, static_cast<cudaStream_t>(stream)), "cublasSetStream"));
+  // A fixed workspace: cuBLAS must not allocate while a graph is being captured.
+  constexpr int64_t kWorkspace = int64_t{32} << 20;
+  DI_RETURN_IF_ERROR(g.workspace_.allocate(kWorkspace));
+  DI_RETURN_IF_ERROR(cublas_status(cublasSetWorkspace(h, g.workspace_.get(), kWorkspace), "cublasSetWorkspace"));
+  return Result<Gemm>(std::move(g));
+}
+
+Gemm::~Gemm() {
+  if (handle_) cublasDestroy(static_cast<cublasHandle_t>(handle_));
+}
+Gemm::Gemm(Gemm&& o) noexcept : handle_(std::exchange(o.handle_, nullptr)), workspace_(std::move(o.workspace_)) {}
+Gemm& Gemm::operator=(Gemm&& o) noexcept {
+  if (this != &o) {
+    if (handle_) cublasDestroy(static_cast<cublasHandle_t>(handle_));
+    handle_ = std::exchange(o.handle_, nullptr);
+    workspace_ = std::move(o.workspace_);
+  }
+  return *this;
+}
+
+Status Gemm::linear(const void* x, int64_t M, int64_t K, int64_t lda, const void* w, int64_t N, DType in_type,
+                    void* y, int64_t ldc, DType out_type, float beta) const {
+  if (!handle_) return Status::state("Gemm: no cuBLAS handle");
+  if (M < 0 || N <= 0 || K <= 0 || lda < K || ldc < N)
+    return Status::invalid_argument("Gemm::linear: bad shape M=" + std::to_string(M) + " N=" + std::to_string(N) +
+                                    " K=" + std::to_string(K));
+  if (M == 0) return Status::ok();
+  const float alpha = 1.f;
+  // bf16 operands go through the tensor cores; fp32 ones stay on exact fp32 FMA.
+  const cublasComputeType_t compute =
+      in_type == DType::kF32 ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F;
+  return cublas_status(
+      cublasGemmEx(static_cast<cublasHandle_t>(handle_), CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(N),
+                   static_cast<int>(M), static_cast<int>(K), &alpha, w, cuda_type(in_type), static_cast<int>(K), x,
+                   cuda_type(in_type), static_cast<int>(lda), &beta, y, cuda_type(out_type), static_cast<int>(ldc),
+                   compute, CUBLAS_GEMM_DEFAULT),
+      "cublasGemmEx");
+}
+
+}  // namespace di::kernels::cuda

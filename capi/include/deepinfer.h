@@ -618,10 +618,21 @@ DI_API void di_engine_destroy(di_engine* engine);
  * temperature 1, no limit but max_model_len) and returns at once with *out. With `on_chunk`
  * set, every chunk goes to the callback (with `user_data`) and di_poll_chunk is not used;
  * otherwise chunks queue for di_poll_chunk.
+ * Structured output: at most one of the sampling keys constraint_json_schema (JSON: a JSON
+ * Schema, draft 2020-12 subset), constraint_json_object (1: any JSON object), constraint_regex
+ * (string: the whole output matches this ECMAScript-subset regex) or constraint_ebnf (string: a
+ * GBNF/Lark-like grammar whose start rule is `root`) masks every sampled token so that the
+ * output, when it ends with an end-of-sequence token, is a complete match; constraint_json_whitespace
+ * ("flexible" default, or "compact") sets the whitespace allowed between JSON tokens. Each
+ * distinct grammar is compiled once per engine and cached. A constrained request survives
+ * preemption. Needs the model directory's tokenizer.json.
  * Errors: DI_E_INVALID_ARG (NULL engine/ids/out, empty prompt, an id outside the vocabulary,
- *         a sampling value out of range or a key of another scope — the message names it),
- *         DI_E_LIMIT (prompt + max_tokens over max_model_len, n over max_num_seqs),
- *         DI_E_STATE (engine shutting down), DI_E_OOM.
+ *         a sampling value out of range or a key of another scope — the message names it; two
+ *         constraint keys; a constraint without a tokenizer.json; a malformed grammar),
+ *         DI_E_UNSUPPORTED (a JSON Schema keyword or regex feature the compilers refuse, named),
+ *         DI_E_PARSE (a schema that is not JSON), DI_E_LIMIT (prompt + max_tokens over
+ *         max_model_len, n over max_num_seqs, a grammar too large), DI_E_STATE (engine shutting
+ *         down), DI_E_OOM.
  * Thread-safety: any thread. */
 DI_API di_status di_submit(di_engine* engine, const int32_t* ids, size_t num_ids,
                            const di_options* sampling, di_chunk_callback on_chunk,
@@ -632,8 +643,15 @@ DI_API di_status di_submit(di_engine* engine, const int32_t* ids, size_t num_ids
  * during the call and may be destroyed right after. The engine does not apply the request's
  * stop strings: feed the chunks to a parser made from di_prepared_parser_options_json, which
  * applies them, and di_cancel the request when it reports a stop sequence.
- * Errors: as di_submit, plus DI_E_INVALID_ARG (NULL prepared, or one without token ids) and
- * DI_E_UNSUPPORTED (an output constraint, not enforced by the engine yet, or images).
+ * Structured output is enforced while decoding: response_format json_object / json_schema
+ * (the answer is a JSON object / JSON valid against the schema; `strict` closes objects without
+ * additionalProperties) and tools with "strict": true (a DSML tool-call block whose invokes
+ * name declared tools and whose parameters follow the strict tool's schema, string="true" raw
+ * text where the property admits a plain string, else JSON). When the prompt opened thinking,
+ * the reasoning before </think> stays free. Requests with neither are not constrained.
+ * Errors: as di_submit, plus DI_E_INVALID_ARG (NULL prepared, one without token ids, a strict
+ * tool whose parameters are not an object schema), DI_E_UNSUPPORTED (images; a schema keyword
+ * the compiler refuses, named in the message).
  * Thread-safety: any thread. */
 DI_API di_status di_submit_prepared(di_engine* engine, const di_prepared* prepared,
                                     di_chunk_callback on_chunk, void* user_data, di_request** out,

@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "api_guard.h"
+#include "capi/src/engine_constraint.h"
+#include "capi/src/engine_handle.h"
 #include "capi/src/engine_options.h"
 #include "capi/src/engine_token_text.h"
 #include "engine/engine.h"
@@ -20,17 +22,6 @@ namespace {
 using di::engine::CompletionChunk;
 using di::engine::LLMEngine;
 using di::engine::RequestStream;
-
-// Lets requests cancel through their engine without ever owning it: di_engine_destroy nulls
-// the pointer (under the mutex) before the engine goes away.
-struct CancelChannel {
-  std::mutex mu;
-  LLMEngine* engine = nullptr;
-  void cancel(uint64_t id) {
-    std::lock_guard<std::mutex> l(mu);
-    if (engine) engine->cancel(id);
-  }
-};
 
 // The storage a di_chunk's pointers borrow.
 struct ChunkBuffers {
@@ -87,17 +78,39 @@ di_status copy_out(const std::string& text, char** out, size_t* len, di_error** 
 
 }  // namespace
 
-struct di_engine {
-  std::unique_ptr<LLMEngine> engine;
-  std::shared_ptr<CancelChannel> channel;
-};
-
 struct di_request {
   std::shared_ptr<RequestStream> stream;
-  std::shared_ptr<CancelChannel> channel;
+  std::shared_ptr<di::capi::CancelChannel> channel;
   ChunkBuffers current;
   bool ended = false;
 };
+
+namespace di::capi {
+
+di_status submit_request(di_engine* engine, std::vector<int32_t> prompt, engine::SamplingParams params,
+                         di_chunk_callback on_chunk, void* user_data,
+                         std::unique_ptr<engine::TokenConstraint> constraint, di_request** out, di_error** err) {
+  RequestStream::Callback callback;
+  if (on_chunk) {
+    callback = [on_chunk, user_data](const CompletionChunk& chunk) {
+      ChunkBuffers b;
+      b.chunk = chunk;
+      di_chunk c;
+      c.struct_size = sizeof(di_chunk);
+      b.fill(&c);
+      on_chunk(&c, user_data);
+    };
+  }
+  auto stream = engine->engine->submit(std::move(prompt), std::move(params), std::move(callback), std::move(constraint));
+  if (!stream.is_ok()) return fail(err, stream.status());
+  auto req = std::make_unique<di_request>();
+  req->stream = std::move(stream).value();
+  req->channel = engine->channel;
+  *out = req.release();
+  return DI_OK;
+}
+
+}  // namespace di::capi
 
 extern "C" {
 
@@ -111,13 +124,17 @@ DI_API di_status di_engine_create(const char* model_dir, size_t model_dir_len,
   if (!setup.is_ok()) return di::capi::fail(err, setup.status());
   auto model = di::engine::load_model(dir, setup->model);
   if (!model.is_ok()) return di::capi::fail(err, model.status());
-  auto text = di::capi::load_engine_token_text(dir);
-  if (!text.is_ok()) return di::capi::fail(err, text.status());
-  auto engine = LLMEngine::create(std::move(model).value(), setup->config, std::move(text).value());
+  auto tokenizer = di::capi::load_engine_tokenizer(dir);
+  if (!tokenizer.is_ok()) return di::capi::fail(err, tokenizer.status());
+  std::shared_ptr<const di::engine::TokenText> text;
+  if (*tokenizer) text = di::capi::make_token_text(*tokenizer);
+  auto engine = LLMEngine::create(std::move(model).value(), setup->config, std::move(text));
   if (!engine.is_ok()) return di::capi::fail(err, engine.status());
   auto handle = std::make_unique<di_engine>();
   handle->engine = std::move(engine).value();
-  handle->channel = std::make_shared<CancelChannel>();
+  const di::engine::ModelInfo& mi = handle->engine->info().model;
+  handle->grammars = std::make_unique<di::capi::EngineGrammars>(std::move(tokenizer).value(), mi.vocab_size, mi.eos_token_ids);
+  handle->channel = std::make_shared<di::capi::CancelChannel>();
   handle->channel->engine = handle->engine.get();
   *out = handle.release();
   return DI_OK;
@@ -146,25 +163,16 @@ DI_API di_status di_submit(di_engine* engine, const int32_t* ids, size_t num_ids
   if (ids == nullptr && num_ids > 0) return di::capi::fail(err, DI_E_INVALID_ARG, "ids: must not be NULL");
   auto params = di::capi::sampling_from_options(sampling);
   if (!params.is_ok()) return di::capi::fail(err, params.status());
-  RequestStream::Callback callback;
-  if (on_chunk) {
-    callback = [on_chunk, user_data](const CompletionChunk& chunk) {
-      ChunkBuffers b;
-      b.chunk = chunk;
-      di_chunk c;
-      c.struct_size = sizeof(di_chunk);
-      b.fill(&c);
-      on_chunk(&c, user_data);
-    };
+  auto spec = di::capi::constraint_from_options(sampling);
+  if (!spec.is_ok()) return di::capi::fail(err, spec.status());
+  std::unique_ptr<di::engine::TokenConstraint> constraint;
+  if (*spec) {
+    auto c = engine->grammars->make(**spec);
+    if (!c.is_ok()) return di::capi::fail(err, c.status());
+    constraint = std::move(c).value();
   }
-  std::vector<int32_t> prompt(ids, ids + num_ids);
-  auto stream = engine->engine->submit(std::move(prompt), std::move(params).value(), std::move(callback));
-  if (!stream.is_ok()) return di::capi::fail(err, stream.status());
-  auto req = std::make_unique<di_request>();
-  req->stream = std::move(stream).value();
-  req->channel = engine->channel;
-  *out = req.release();
-  return DI_OK;
+  return di::capi::submit_request(engine, std::vector<int32_t>(ids, ids + num_ids), std::move(params).value(),
+                                  on_chunk, user_data, std::move(constraint), out, err);
   DI_API_END(err)
 }
 

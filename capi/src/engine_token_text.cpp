@@ -28,13 +28,19 @@ std::shared_ptr<const engine::TokenText> make_token_text(std::shared_ptr<const r
   return std::make_shared<RecipeTokenText>(std::move(tokenizer));
 }
 
-Result<std::shared_ptr<const engine::TokenText>> load_engine_token_text(const std::string& model_dir) {
+Result<std::shared_ptr<const recipe::Tokenizer>> load_engine_tokenizer(const std::string& model_dir) {
   std::error_code ec;
   if (!std::filesystem::exists(std::filesystem::path(model_dir) / "tokenizer.json", ec))
-    return std::shared_ptr<const engine::TokenText>();
+    return std::shared_ptr<const recipe::Tokenizer>();
   auto tok = recipe::Tokenizer::load(model_dir);
   if (!tok.is_ok()) return Status(tok.status()).with_context("tokenizer.json");
-  return make_token_text(std::move(tok).value());
+  return std::move(tok).value();
+}
+
+Result<std::shared_ptr<const engine::TokenText>> load_engine_token_text(const std::string& model_dir) {
+  DI_ASSIGN_OR_RETURN(std::shared_ptr<const recipe::Tokenizer> tok, load_engine_tokenizer(model_dir));
+  if (!tok) return std::shared_ptr<const engine::TokenText>();
+  return make_token_text(std::move(tok));
 }
 
 }  // namespace di::capi

@@ -18,6 +18,7 @@ namespace di::capi {
 std::shared_ptr<const engine::TokenText> make_token_text(std::shared_ptr<const recipe::Tokenizer> tokenizer);
 
 // Loads `model_dir`/tokenizer.json when it exists; nullptr (not an error) when there is none.
+Result<std::shared_ptr<const recipe::Tokenizer>> load_engine_tokenizer(const std::string& model_dir);
 Result<std::shared_ptr<const engine::TokenText>> load_engine_token_text(const std::string& model_dir);
 
 }  // namespace di::capi

@@ -45,6 +45,11 @@ constexpr OptionKey kKeys[] = {
     {"recipe_model_aliases", T::kJson, "recipe", "request model names served: {\"alias\": \"model\"} or [\"alias\", ...]"},
 
     // sampling: read by di_submit
+    {"constraint_ebnf", T::kString, "sampling", "the output must match this EBNF grammar (GBNF/Lark-like, start rule `root`); needs tokenizer.json"},
+    {"constraint_json_object", T::kInt64, "sampling", "1: the output must be one JSON object; needs tokenizer.json"},
+    {"constraint_json_schema", T::kJson, "sampling", "the output must be JSON valid against this JSON Schema (draft 2020-12 subset); needs tokenizer.json"},
+    {"constraint_json_whitespace", T::kString, "sampling", "whitespace between JSON tokens: \"flexible\" (default, short runs) or \"compact\" (none)"},
+    {"constraint_regex", T::kString, "sampling", "the whole output must match this regex (ECMAScript subset); needs tokenizer.json"},
     {"frequency_penalty", T::kDouble, "sampling", "penalty proportional to a token's count in the output, [-2, 2]"},
     {"ignore_eos", T::kInt64, "sampling", "1: keep generating past end-of-sequence tokens"},
     {"logit_bias", T::kJson, "sampling", "object {\"token id\": bias in [-100, 100]}"},

@@ -2,6 +2,7 @@
 // matter), FNV-1a hashing with the full key kept to rule out collisions, and LRU eviction.
 #include "engine/constrain/grammar_compiler.h"
 
+#include "engine/constrain/chat_output_grammar.h"
 #include "engine/constrain/ebnf_compiler.h"
 #include "engine/constrain/regex_compiler.h"
 
@@ -24,6 +25,11 @@ Result<std::string> cache_key(const ConstraintSpec& spec) {
       return key + spec.json.cache_key() + "\n" + j.dump();
     }
     case ConstraintKind::kJsonObject: return key + spec.json.cache_key();
+    case ConstraintKind::kChatOutput: {
+      auto j = nlohmann::ordered_json::parse(spec.source, nullptr, false);
+      if (j.is_discarded()) return Status::parse("chat_output: the spec is not valid JSON");
+      return key + spec.json.cache_key() + "\n" + j.dump();
+    }
     case ConstraintKind::kRegex:
     case ConstraintKind::kEbnf: return key + spec.source;
   }
@@ -38,6 +44,7 @@ Result<std::shared_ptr<const Grammar>> compile_constraint(const ConstraintSpec& 
     case ConstraintKind::kJsonObject: return compile_any_json(spec.json, /*object_only=*/true);
     case ConstraintKind::kRegex: return compile_regex(spec.source);
     case ConstraintKind::kEbnf: return compile_ebnf(spec.source);
+    case ConstraintKind::kChatOutput: return compile_chat_output_text(spec.source, spec.json);
   }
   return Status::invalid_argument("constraint: unknown kind");
 }

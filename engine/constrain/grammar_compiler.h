@@ -22,6 +22,7 @@ enum class ConstraintKind : uint8_t {
   kJsonObject,  // any JSON object (response_format json_object); source unused
   kRegex,       // source: the pattern; the whole output must match
   kEbnf,        // source: the grammar text (see ebnf_compiler.h)
+  kChatOutput,  // source: a chat reply spec as JSON (see chat_output_grammar.h)
 };
 
 struct ConstraintSpec {

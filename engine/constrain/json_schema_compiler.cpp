@@ -50,9 +50,11 @@ std::vector<std::string> key_units(const std::string& key) {
   return units;
 }
 
-class Compiler {
+}  // namespace
+
+class JsonSchemaRules::Compiler {
  public:
-  Compiler(const ojson& root, const JsonSchemaOptions& o) : root_(root), opts_(o) {
+  Compiler(GrammarBuilder& b, const ojson& root, const JsonSchemaOptions& o) : root_(root), opts_(o), b_(b) {
     string_ = b_.declare("string");
     b_.define(string_, seq({literal("\""), star(json_string_char()), literal("\"")}));
     number_ = b_.declare("number");
@@ -78,16 +80,8 @@ class Compiler {
     return b_.build(object_only ? object_ : value_);
   }
 
- private:
-  // Whitespace is inlined rather than called: as a rule of its own every token starting with a
-  // space would leave the rule after one byte, and the mask would have to check each of them
-  // against the full stack.
-  ExprPtr W() const {
-    if (opts_.whitespace != JsonWhitespace::kFlexible) return empty();
-    return repeat(bytes({{' ', ' '}, {'\t', '\t'}, {'\n', '\n'}, {'\r', '\r'}}), 0,
-                  opts_.max_whitespace == 0 ? Expr::kUnbounded : opts_.max_whitespace);
-  }
-  ExprPtr sep() const { return seq({W(), literal(","), W()}); }
+  uint32_t any_value() const { return value_; }
+  uint32_t any_object() const { return object_; }
 
   Result<uint32_t> rule_for(const ojson& s, const std::string& path, int depth) {
     if (s.is_boolean() && s.get<bool>()) return value_;
@@ -114,6 +108,17 @@ class Compiler {
     }
     return cur;
   }
+
+ private:
+  // Whitespace is inlined rather than called: as a rule of its own every token starting with a
+  // space would leave the rule after one byte, and the mask would have to check each of them
+  // against the full stack.
+  ExprPtr W() const {
+    if (opts_.whitespace != JsonWhitespace::kFlexible) return empty();
+    return repeat(bytes({{' ', ' '}, {'\t', '\t'}, {'\n', '\n'}, {'\r', '\r'}}), 0,
+                  opts_.max_whitespace == 0 ? Expr::kUnbounded : opts_.max_whitespace);
+  }
+  ExprPtr sep() const { return seq({W(), literal(","), W()}); }
 
   Status check_keywords(const ojson& s, const std::string& path) {
     static const std::set<std::string> kNever = {"not", "if", "dependentRequired", "dependentSchemas", "dependencies",
@@ -640,15 +645,23 @@ class Compiler {
 
   const ojson& root_;
   JsonSchemaOptions opts_;
-  GrammarBuilder b_;
+  GrammarBuilder& b_;
   std::unordered_map<std::string, uint32_t> memo_;
   uint32_t string_ = 0, number_ = 0, integer_ = 0, value_ = 0, object_ = 0, array_ = 0;
 };
 
-}  // namespace
+JsonSchemaRules::JsonSchemaRules(GrammarBuilder& builder, const ojson& root, const JsonSchemaOptions& options)
+    : c_(std::make_unique<Compiler>(builder, root, options)) {}
+JsonSchemaRules::~JsonSchemaRules() = default;
+
+Result<uint32_t> JsonSchemaRules::rule(const ojson& schema, const std::string& path) { return c_->rule_for(schema, path, 0); }
+Result<ojson> JsonSchemaRules::resolve(const ojson& schema, const std::string& path) { return c_->deref(schema, path); }
+uint32_t JsonSchemaRules::any_value() const { return c_->any_value(); }
+uint32_t JsonSchemaRules::any_object() const { return c_->any_object(); }
 
 Result<std::shared_ptr<const Grammar>> compile_json_schema(const ojson& schema, const JsonSchemaOptions& options) {
-  Compiler c(schema, options);
+  GrammarBuilder b;
+  JsonSchemaRules::Compiler c(b, schema, options);
   return c.compile();
 }
 
@@ -660,7 +673,8 @@ Result<std::shared_ptr<const Grammar>> compile_json_schema_text(std::string_view
 
 Result<std::shared_ptr<const Grammar>> compile_any_json(const JsonSchemaOptions& options, bool object_only) {
   static const ojson kEmpty = ojson::object();
-  Compiler c(kEmpty, options);
+  GrammarBuilder b;
+  JsonSchemaRules::Compiler c(b, kEmpty, options);
   return c.compile_any(object_only);
 }
 

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -42,6 +43,25 @@ Result<std::shared_ptr<const Grammar>> compile_json_schema(const nlohmann::order
                                                            const JsonSchemaOptions& options = {});
 Result<std::shared_ptr<const Grammar>> compile_json_schema_text(std::string_view schema_text,
                                                            const JsonSchemaOptions& options = {});
+
+// JSON Schema rules added to a grammar under construction, for grammars that embed JSON values
+// (tool-call arguments inside markup). `root` anchors local $refs and must outlive this object.
+class JsonSchemaRules {
+ public:
+  JsonSchemaRules(GrammarBuilder& builder, const nlohmann::ordered_json& root, const JsonSchemaOptions& options);
+  ~JsonSchemaRules();
+  // A rule matching the JSON text of any instance valid against `schema` (a part of root).
+  Result<uint32_t> rule(const nlohmann::ordered_json& schema, const std::string& path);
+  // `schema` with a top-level $ref replaced by its target (merged with the siblings).
+  Result<nlohmann::ordered_json> resolve(const nlohmann::ordered_json& schema, const std::string& path);
+  uint32_t any_value() const;
+  uint32_t any_object() const;
+
+  class Compiler;
+
+ private:
+  std::unique_ptr<Compiler> c_;
+};
 
 // Any JSON value (the json_object response format), with the same whitespace policy.
 Result<std::shared_ptr<const Grammar>> compile_any_json(const JsonSchemaOptions& options = {}, bool object_only = false);

@@ -19,10 +19,25 @@ __device__ __forceinline__ const uint8_t* entry_at(const PagedSeqDesc& d, const 
          (pos % d.block_size) * d.entry_bytes;
 }
 
+template <int Bytes>
+struct alignas(Bytes) RawVec {
+  uint8_t b[Bytes];
+};
+
+// E consecutive elements as one load when E * sizeof(T) is 4, 8 or 16 bytes (the lane's slice
+// of a row is then aligned to its size), else element by element.
 template <typename T, int E>
 __device__ __forceinline__ void load_elems(const T* p, float (&out)[E]) {
+  constexpr int kBytes = E * static_cast<int>(sizeof(T));
+  if constexpr (kBytes == 4 || kBytes == 8 || kBytes == 16) {
+    const RawVec<kBytes> raw = *reinterpret_cast<const RawVec<kBytes>*>(p);
+    const T* t = reinterpret_cast<const T*>(raw.b);
 #pragma unroll
-  for (int i = 0; i < E; ++i) out[i] = to_f32(p[i]);
+    for (int i = 0; i < E; ++i) out[i] = to_f32(t[i]);
+  } else {
+#pragma unroll
+    for (int i = 0; i < E; ++i) out[i] = to_f32(p[i]);
+  }
 }
 
 template <typename T, int E>
@@ -54,25 +69,36 @@ __global__ void __launch_bounds__(kWarps * 32) decode_split_kernel(const T* q, i
       for (int i = 0; i < E; ++i) qr[g][i] *= shape.scale;
     }
   }
-  for (int64_t k = begin + warp; k < end; k += kWarps) {
-    const T* ent = reinterpret_cast<const T*>(entry_at(d, tables, layer, k));
-    float kv[E], vv[E];
-    load_elems<T, E>(ent + int64_t{kvh} * hd + lane * E, kv);
-    load_elems<T, E>(ent + width + int64_t{kvh} * hd + lane * E, vv);
+  // Two keys per warp per iteration, both loaded before the math, so their loads overlap.
+  for (int64_t k0 = begin + warp; k0 < end; k0 += 2 * kWarps) {
+    float kv[2][E], vv[2][E];
 #pragma unroll
-    for (int g = 0; g < kMaxGroup; ++g) {
-      if (g >= group) break;
-      float s = 0.f;
+    for (int u = 0; u < 2; ++u) {
+      const int64_t k = k0 + u * kWarps;
+      if (k < end) {
+        const T* ent = reinterpret_cast<const T*>(entry_at(d, tables, layer, k));
+        load_elems<T, E>(ent + int64_t{kvh} * hd + lane * E, kv[u]);
+        load_elems<T, E>(ent + width + int64_t{kvh} * hd + lane * E, vv[u]);
+      }
+    }
 #pragma unroll
-      for (int i = 0; i < E; ++i) s = fmaf(qr[g][i], kv[i], s);
-      s = warp_sum(s);
-      const float m_new = fmaxf(m[g], s);
-      const float alpha = __expf(m[g] - m_new);  // m = -inf at first: exp(-inf) = 0
-      const float p = __expf(s - m_new);
-      l[g] = l[g] * alpha + p;
+    for (int u = 0; u < 2; ++u) {
+      if (k0 + u * kWarps >= end) break;
 #pragma unroll
-      for (int i = 0; i < E; ++i) acc[g][i] = fmaf(acc[g][i], alpha, p * vv[i]);
-      m[g] = m_new;
+      for (int g = 0; g < kMaxGroup; ++g) {
+        if (g >= group) break;
+        float s = 0.f;
+#pragma unroll
+        for (int i = 0; i < E; ++i) s = fmaf(qr[g][i], kv[u][i], s);
+        s = warp_sum(s);
+        const float m_new = fmaxf(m[g], s);
+        const float alpha = __expf(m[g] - m_new);  // m = -inf at first: exp(-inf) = 0
+        const float p = __expf(s - m_new);
+        l[g] = l[g] * alpha + p;
+#pragma unroll
+        for (int i = 0; i < E; ++i) acc[g][i] = fmaf(acc[g][i], alpha, p * vv[u][i]);
+        m[g] = m_new;
+      }
     }
   }
   // Merge the warps: shared [warp][g] stats and [warp][g][hd] outputs.

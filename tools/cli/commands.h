@@ -20,6 +20,7 @@ int cmd_logits(int argc, char** argv);
 int cmd_generate(int argc, char** argv);
 int cmd_render(int argc, char** argv);
 int cmd_parse(int argc, char** argv);
+int cmd_grammar(int argc, char** argv);
 int cmd_serve(int argc, char** argv);
 
 }  // namespace di::cli

@@ -19,6 +19,7 @@ constexpr Command kCommands[] = {
     {"make-tiny-model", "write the bundled tiny DeepSeek-V4 (random weights) and its tokenizer", cmd_make_tiny_model},
     {"render", "render a DeepSeek prompt from messages or an API request (JSON)", cmd_render},
     {"parse", "model output on stdin -> an API's events (SSE) or final response", cmd_parse},
+    {"grammar", "check texts against a JSON Schema / regex / EBNF grammar, or benchmark masks", cmd_grammar},
     {"serve", "OpenAI- and Anthropic-compatible HTTP server (chat, responses, messages)", cmd_serve},
 };
 

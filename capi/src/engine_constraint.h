@@ -1,0 +1,52 @@
+// Structured output for the C ABI's engine: the engine's grammar compiler (built on first use from
+// the tokenizer.json the engine loaded) and the translation of constraint options (di_submit) and
+// of a prepared request's response_format / strict tools (di_submit_prepared) into ConstraintSpecs.
+// Grammars themselves live in engine/constrain; the DSML tag names come from recipe/encoding.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "base/status.h"
+#include "deepinfer.h"
+#include "engine/constrain/grammar_compiler.h"
+#include "engine/sample/token_constraint.h"
+
+namespace di::recipe {
+class Tokenizer;
+}
+
+namespace di::capi {
+
+class EngineGrammars {
+ public:
+  // `tokenizer` may be null (the model directory had no tokenizer.json): every constrained
+  // request then fails with a message saying so. `logits_width` is the model's vocab_size.
+  EngineGrammars(std::shared_ptr<const recipe::Tokenizer> tokenizer, int64_t logits_width,
+                 std::vector<int32_t> eos_ids);
+
+  // A fresh constraint at the start of `spec`'s grammar (compiled once per distinct spec).
+  Result<std::unique_ptr<engine::TokenConstraint>> make(const engine::constrain::ConstraintSpec& spec);
+
+  // The compiler, created on first call (tests and tools).
+  Result<std::shared_ptr<engine::constrain::GrammarCompiler>> compiler();
+
+ private:
+  std::shared_ptr<const recipe::Tokenizer> tokenizer_;
+  int64_t logits_width_;
+  std::vector<int32_t> eos_ids_;
+  std::mutex mu_;
+  std::shared_ptr<engine::constrain::GrammarCompiler> compiler_;
+};
+
+// The constraint_* sampling keys of `options` (at most one of them), or nullopt when none is set.
+Result<std::optional<engine::constrain::ConstraintSpec>> constraint_from_options(const di_options* options);
+
+// The grammar a prepared request's output must follow: its response_format and, when a tool is
+// strict, the DSML tool-call block with schema-checked arguments; reasoning stays free when the
+// prompt opened thinking. nullopt when nothing is to be enforced.
+Result<std::optional<engine::constrain::ConstraintSpec>> constraint_from_prepared(const di_prepared* prepared);
+
+}  // namespace di::capi

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Bounded libFuzzer runs of the structured-output compilers (tests/fuzz/constrain_*.cpp: JSON
+# Schema + the chat reply grammar, regex, EBNF) under AddressSanitizer + UBSan with leak
+# detection. Each target runs DI_FUZZ_SECONDS (default 4) from its seeds; a crash, a broken matcher
+# invariant (abort), a hang (>10 s per input), a leak or out-of-memory fails it.
+# Prints "N passed, M failed" (one per target).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+root=$(pwd)
+out=${DI_BUILD_DIR:-$root/build}/fuzz/constrain
+case "$out" in /*) ;; *) out="$root/$out" ;; esac
+secs=${DI_FUZZ_SECONDS:-4}
+cxx=${DI_FUZZ_CXX:-clang++-14}
+if ! command -v "$cxx" >/dev/null; then
+  echo "fuzz_constrain: $cxx not found (bootstrap installs clang-14)"; echo "0 passed, 1 failed"; exit 1
+fi
+launcher=$(command -v ccache || true)
+mkdir -p "$out/obj"
+cflags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -I"$root")
+san=(-fsanitize=address,undefined -fno-sanitize-recover=undefined)
+
+# engine/constrain and the base library once, instrumented (two at a time); then one binary per target.
+objs=()
+pids=()
+for src in engine/constrain/*.cpp base/*.cpp; do
+  obj="$out/obj/$(echo "$src" | tr / _ | sed 's/\.cpp$/.o/')"
+  objs+=("$obj")
+  $launcher "$cxx" "${cflags[@]}" "${san[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj" &
+  pids+=($!)
+  if [ ${#pids[@]} -ge "${DI_JOBS:-2}" ]; then
+    wait "${pids[0]}" || { echo "0 passed, 1 failed (compile $src)"; exit 1; }
+    pids=("${pids[@]:1}")
+  fi
+done
+for p in "${pids[@]}"; do wait "$p" || { echo "0 passed, 1 failed (compile)"; exit 1; }; done
+
+passed=0; failed=0
+for target in tests/fuzz/constrain_*.cpp; do
+  name=$(basename "$target" .cpp)
+  bin="$out/$name"
+  if ! $launcher "$cxx" "${cflags[@]}" "${san[@]}" -fsanitize=fuzzer "$target" "${objs[@]}" -lpthread -o "$bin"; then
+    echo "== $name: build failed"; failed=$((failed + 1)); continue
+  fi
+  corpus="$out/corpus/$name"
+  mkdir -p "$corpus"
+  seeds=()
+  [ -d "tests/fuzz/seeds/$name" ] && seeds+=("tests/fuzz/seeds/$name")
+  log="$out/$name.log"
+  ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
+    -print_final_stats=1 -artifact_prefix="$out/" "$corpus" "${seeds[@]}" >"$log" 2>&1
+  rc=$?
+  runs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' || echo '?')
+  if [ "$rc" = 0 ]; then
+    echo "== $name: ok ($runs inputs in ${secs}s)"; passed=$((passed + 1))
+  else
+    echo "== $name: FAILED (rc $rc)"; tail -40 "$log"; failed=$((failed + 1))
+  fi
+done
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

@@ -1,0 +1,175 @@
+// The chat reply grammar (engine/constrain/chat_output_grammar) against the recipe's DSML renderer,
+// which reproduces DeepSeek's reference encoders: tool calls the renderer writes for valid
+// arguments must be accepted, in every tag spelling (V3.2, V4, V4.1); arguments that break a
+// strict tool's schema, unknown tools, and control tokens typed as plain text must be rejected.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/constrain/chat_output_grammar.h"
+#include "engine/constrain/control_tokens.h"
+#include "recipe/encoding/dsml.h"
+#include "recipe/encoding/tokens.h"
+#include "tests/constrain/test_util.h"
+
+namespace di::engine::constrain {
+namespace {
+
+using testing::full_match;
+using ojson = nlohmann::ordered_json;
+
+const char* kWeather = R"({"type": "object",
+  "properties": {"location": {"type": "string"}, "days": {"type": "integer", "minimum": 1, "maximum": 7},
+                 "unit": {"enum": ["celsius", "fahrenheit"]},
+                 "filters": {"type": "object", "properties": {"rain": {"type": "boolean"}}, "required": ["rain"],
+                             "additionalProperties": false}},
+  "required": ["location"], "additionalProperties": false})";
+
+// Replaces the control tokens' text by the bytes grammars spell them with (what the engine's
+// vocabulary gives the real control-token ids).
+std::string as_control_tokens(std::string s) {
+  auto replace = [&](std::string_view from, const std::string& to) {
+    for (size_t p = 0; (p = s.find(from, p)) != std::string::npos; p += to.size()) s.replace(p, from.size(), to);
+  };
+  replace(recipe::tokens::kDsml, control_token_bytes(ControlToken::kDsml));
+  replace(recipe::tokens::kThinkEnd, control_token_bytes(ControlToken::kThinkEnd));
+  return s;
+}
+
+std::string rendered_calls(const recipe::DsmlTags& tags, const ojson& calls) {
+  recipe::RenderedPrompt p;
+  Status st = recipe::append_tool_calls(p, tags, calls);
+  EXPECT_TRUE(st.is_ok()) << st.message();
+  return p.str();
+}
+
+ojson call(const std::string& name, const ojson& args) {
+  return {{"type", "function"}, {"function", {{"name", name}, {"arguments", args.dump()}}}};
+}
+
+ojson spec_for(const recipe::DsmlTags& tags, bool reasoning, const std::string& mode, bool strict,
+               const ojson& content = {{"type", "text"}}) {
+  return {{"reasoning", reasoning},
+          {"content", content},
+          {"tool_calls", mode},
+          {"tools", ojson::array({{{"name", "get_weather"}, {"parameters", ojson::parse(kWeather)}, {"strict", strict}},
+                                  {{"name", "ping"}, {"parameters", ojson::object()}, {"strict", strict}}})},
+          {"markup", {{"block", tags.block}, {"invoke", tags.invoke}, {"parameter", tags.parameter}}}};
+}
+
+std::shared_ptr<const Grammar> compile(const ojson& spec) {
+  auto g = compile_chat_output(spec);
+  EXPECT_TRUE(g.is_ok()) << g.status().message();
+  return g.is_ok() ? *g : nullptr;
+}
+
+TEST(ChatOutputGrammar, StrictToolCallsRenderedByTheRecipeAreAcceptedInEveryTagSpelling) {
+  for (const recipe::DsmlTags& tags : {recipe::dsml_tags_v4(true), recipe::dsml_tags_v4(false), recipe::dsml_tags_v32()}) {
+    auto g = compile(spec_for(tags, /*reasoning=*/true, "auto", /*strict=*/true));
+    ASSERT_TRUE(g);
+    const ojson calls = ojson::array({call("get_weather", {{"location", "Beijing 北京"}, {"days", 2}}),
+                                      call("get_weather", {{"location", "a\nb"}, {"unit", "celsius"},
+                                                           {"filters", {{"rain", true}}}}),
+                                      call("ping", ojson::object())});
+    const std::string block = rendered_calls(tags, calls);
+    EXPECT_TRUE(full_match(g, as_control_tokens("Let me look that up.</think>" + block))) << block;
+    EXPECT_TRUE(full_match(g, as_control_tokens("</think>Some text first.\n\n" + block)));
+    EXPECT_TRUE(full_match(g, as_control_tokens("thinking</think>Just an answer, no tools.")));
+  }
+}
+
+TEST(ChatOutputGrammar, ArgumentsThatBreakAStrictSchemaAreRejected) {
+  const recipe::DsmlTags tags = recipe::dsml_tags_v4(true);
+  auto g = compile(spec_for(tags, false, "auto", true));
+  ASSERT_TRUE(g);
+  const ojson bad[] = {
+      ojson{{"days", 2}},                                      // required location missing
+      ojson{{"location", "x"}, {"days", 9}},                   // above maximum
+      ojson{{"location", "x"}, {"unit", "kelvin"}},            // not in the enum
+      ojson{{"location", "x"}, {"city", "y"}},                 // not a declared property
+      ojson{{"location", "x"}, {"filters", {{"rain", 1}}}},    // nested type
+      ojson{{"location", "x"}, {"filters", ojson::object()}},  // nested required
+  };
+  for (const ojson& args : bad) {
+    const std::string text = as_control_tokens(rendered_calls(tags, ojson::array({call("get_weather", args)})));
+    EXPECT_FALSE(full_match(g, text)) << args.dump();
+  }
+  EXPECT_FALSE(full_match(g, as_control_tokens(rendered_calls(tags, ojson::array({call("get_time", ojson::object())})))));
+  // The same arguments are fine for a tool that is not strict (the parser still gets valid JSON values).
+  auto loose = compile(spec_for(tags, false, "auto", false));
+  ASSERT_TRUE(loose);
+  EXPECT_TRUE(full_match(loose, as_control_tokens(rendered_calls(tags, ojson::array({call("get_weather", bad[3])})))));
+  EXPECT_FALSE(full_match(loose, as_control_tokens(rendered_calls(tags, ojson::array({call("get_time", ojson::object())})))));
+}
+
+TEST(ChatOutputGrammar, ControlTokensTypedAsTextDoNotCount) {
+  const recipe::DsmlTags tags = recipe::dsml_tags_v4(true);
+  auto g = compile(spec_for(tags, true, "auto", true));
+  ASSERT_TRUE(g);
+  const std::string block = rendered_calls(tags, ojson::array({call("ping", ojson::object())}));
+  // </think> typed as ordinary text leaves the reasoning open, so the reply cannot end.
+  EXPECT_FALSE(full_match(g, "thoughts</think>answer"));
+  EXPECT_TRUE(full_match(g, "thoughts</think>more" + control_token_bytes(ControlToken::kThinkEnd) + "answer"));
+  // A block spelled with plain-text ｜DSML｜ is answer text, not a tool call: fine as text, but it
+  // calls no tool; with the real token it must be well formed.
+  EXPECT_TRUE(full_match(g, control_token_bytes(ControlToken::kThinkEnd) + block));
+  std::string broken = as_control_tokens("</think>" + block);
+  broken.replace(broken.find("ping"), 4, "pong");
+  EXPECT_FALSE(full_match(g, broken));
+}
+
+TEST(ChatOutputGrammar, RequiredToolChoiceStartsInsideTheBlock) {
+  const recipe::DsmlTags tags = recipe::dsml_tags_v4(false);
+  auto g = compile(spec_for(tags, false, "required", true));
+  ASSERT_TRUE(g);
+  std::string block = rendered_calls(tags, ojson::array({call("get_weather", {{"location", "Paris"}})}));
+  // The prompt already ends with the opener and its newline.
+  const std::string opener = "<" + std::string(recipe::tokens::kDsml) + tags.block + ">\n";
+  ASSERT_EQ(block.rfind(opener, 0), 0u) << block;
+  EXPECT_TRUE(full_match(g, as_control_tokens(block.substr(opener.size()))));
+  EXPECT_FALSE(full_match(g, as_control_tokens(block)));
+  EXPECT_FALSE(full_match(g, "plain answer"));
+}
+
+TEST(ChatOutputGrammar, JsonAnswerFollowsTheSchemaAfterFreeReasoning) {
+  const recipe::DsmlTags tags = recipe::dsml_tags_v4(true);
+  ojson spec = spec_for(tags, true, "none", false,
+                        {{"type", "json_schema"}, {"schema", ojson::parse(kWeather)}, {"strict", true}});
+  auto g = compile(spec);
+  ASSERT_TRUE(g);
+  const std::string end = control_token_bytes(ControlToken::kThinkEnd);
+  EXPECT_TRUE(full_match(g, "any {reasoning} at all" + end + "\n\n{\"location\": \"Oslo\", \"days\": 3}"));
+  EXPECT_FALSE(full_match(g, "r" + end + "{\"days\": 3}"));
+  EXPECT_FALSE(full_match(g, "r" + end + "Sure! {\"location\": \"Oslo\"}"));
+  EXPECT_FALSE(full_match(g, "{\"location\": \"Oslo\"}"));  // thinking was opened: it must be closed first
+  spec["content"] = {{"type", "json_object"}};
+  auto obj = compile(spec);
+  ASSERT_TRUE(obj);
+  EXPECT_TRUE(full_match(obj, end + "{\"anything\": [1, {\"goes\": null}]}"));
+  EXPECT_FALSE(full_match(obj, end + "[1, 2]"));
+}
+
+TEST(ChatOutputGrammar, UnsupportedStrictToolSchemasAreRefusedWithTheirPlace) {
+  const recipe::DsmlTags tags = recipe::dsml_tags_v4(true);
+  ojson spec = spec_for(tags, false, "auto", true);
+  spec["tools"][0]["parameters"] = {{"anyOf", ojson::array({ojson::object(), ojson::object()})}};
+  auto g = compile_chat_output(spec);
+  ASSERT_FALSE(g.is_ok());
+  EXPECT_EQ(g.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(g.status().message().find("tools[0].parameters"), std::string::npos) << g.status().message();
+  EXPECT_NE(g.status().message().find("anyOf"), std::string::npos) << g.status().message();
+  spec["tools"][0]["parameters"] = {{"type", "object"}, {"properties", {{"a", {{"type", "string"}}}}},
+                                    {"required", ojson::array({"b"})}};
+  g = compile_chat_output(spec);
+  ASSERT_FALSE(g.is_ok());
+  EXPECT_NE(g.status().message().find("\"b\""), std::string::npos) << g.status().message();
+  spec["tools"][0]["parameters"] = {{"type", "object"}, {"properties", {{"a", {{"not", {{"type", "string"}}}}}}}};
+  g = compile_chat_output(spec);
+  ASSERT_FALSE(g.is_ok());
+  EXPECT_NE(g.status().message().find("'not'"), std::string::npos) << g.status().message();
+}
+
+}  // namespace
+}  // namespace di::engine::constrain

@@ -628,7 +628,8 @@ DI_API void di_engine_destroy(di_engine* engine);
  * preemption. Needs the model directory's tokenizer.json.
  * Errors: DI_E_INVALID_ARG (NULL engine/ids/out, empty prompt, an id outside the vocabulary,
  *         a sampling value out of range or a key of another scope — the message names it; two
- *         constraint keys; a constraint without a tokenizer.json; a malformed grammar),
+ *         constraint keys; a constraint with ignore_eos or without a tokenizer.json; a
+ *         malformed grammar),
  *         DI_E_UNSUPPORTED (a JSON Schema keyword or regex feature the compilers refuse, named),
  *         DI_E_PARSE (a schema that is not JSON), DI_E_LIMIT (prompt + max_tokens over
  *         max_model_len, n over max_num_seqs, a grammar too large), DI_E_STATE (engine shutting

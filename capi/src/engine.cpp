@@ -90,6 +90,9 @@ namespace di::capi {
 di_status submit_request(di_engine* engine, std::vector<int32_t> prompt, engine::SamplingParams params,
                          di_chunk_callback on_chunk, void* user_data,
                          std::unique_ptr<engine::TokenConstraint> constraint, di_request** out, di_error** err) {
+  // A finished grammar allows only end-of-sequence; generating past it has no allowed token.
+  if (constraint && params.ignore_eos)
+    return fail(err, DI_E_INVALID_ARG, "ignore_eos: cannot be combined with an output constraint");
   RequestStream::Callback callback;
   if (on_chunk) {
     callback = [on_chunk, user_data](const CompletionChunk& chunk) {

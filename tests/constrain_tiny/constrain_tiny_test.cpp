@@ -212,6 +212,9 @@ TEST_F(ConstrainedTiny, BadConstraintsAreRefusedAtSubmitWithTheirName) {
   EXPECT_NE(msg.find("regex"), std::string::npos) << msg;
   EXPECT_FALSE(submit(engine_, kPrompt, R"({"constraint_ebnf": "root ::= undefined_rule"})", &msg, &st));
   EXPECT_NE(msg.find("undefined_rule"), std::string::npos) << msg;
+  EXPECT_FALSE(submit(engine_, kPrompt, R"({"constraint_regex": "a+", "ignore_eos": 1})", &msg, &st));
+  EXPECT_EQ(st, DI_E_INVALID_ARG);
+  EXPECT_NE(msg.find("ignore_eos"), std::string::npos) << msg;
   EXPECT_FALSE(submit(engine_, kPrompt, R"({"constraint_json_schema": 7})", &msg, &st));
   EXPECT_EQ(st, DI_E_INVALID_ARG);
   EXPECT_FALSE(submit(engine_, kPrompt, R"({"constraint_regex": "a", "constraint_json_whitespace": "wide"})", &msg, &st));

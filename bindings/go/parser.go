@@ -83,6 +83,29 @@ func NewParser(optionsJSON string) (*Parser, error) {
 	return ps, nil
 }
 
+// NewParserFromPrepared makes a parser for a prepared request's output (di_parser_create): its
+// protocol, tools, stop strings and control tokens, with token ids decoded by the recipe's
+// tokenizer. overridesJSON ("" for none) replaces parser options, e.g. {"request_id": "abc"}.
+func NewParserFromPrepared(prepared *Prepared, overridesJSON string) (*Parser, error) {
+	prepared.mu.RLock()
+	defer prepared.mu.RUnlock()
+	if prepared.ptr == nil {
+		return nil, ErrClosed
+	}
+	cj, n := cBytes(overridesJSON)
+	defer C.free(unsafe.Pointer(cj))
+	var p *C.di_parser
+	var cerr *C.di_error
+	err := toError(C.di_parser_create(prepared.ptr, cj, n, &p, &cerr), cerr)
+	runtime.KeepAlive(prepared)
+	if err != nil {
+		return nil, err
+	}
+	ps := &Parser{ptr: p}
+	runtime.SetFinalizer(ps, (*Parser).Close)
+	return ps, nil
+}
+
 // Close releases the parser. Idempotent.
 func (p *Parser) Close() {
 	p.mu.Lock()

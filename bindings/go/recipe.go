@@ -146,6 +146,23 @@ func (p *Prepared) InfoJSON() string {
 	return p.text(func(h *C.di_prepared, n *C.size_t) *C.char { return C.di_prepared_info_json(h, n) })
 }
 
+// ImageData is image index as the model takes it (WebP bytes), or nil past the last image.
+func (p *Prepared) ImageData(index int) []byte {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.ptr == nil || index < 0 {
+		return nil
+	}
+	var n C.size_t
+	data := C.di_prepared_image_data(p.ptr, C.size_t(index), &n)
+	if data == nil {
+		return nil
+	}
+	out := C.GoBytes(unsafe.Pointer(data), C.int(n))
+	runtime.KeepAlive(p)
+	return out
+}
+
 // Stream reports whether the client asked for a streamed response.
 func (p *Prepared) Stream() bool {
 	p.mu.RLock()

@@ -170,6 +170,45 @@ func TestChatStreamsThroughRecipeEngineAndParser(t *testing.T) {
 	}
 }
 
+func TestParserFromPreparedUsesTheRequestAndOverrides(t *testing.T) {
+	_, _, r := tinyShared(t)
+	p, err := r.Prepare(ProtocolChatCompletions, []byte(`{"model":"deepseek-v4","stop":["X"],
+		"thinking":{"type":"disabled"},"messages":[{"role":"user","content":"Hi"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if p.ImageData(0) != nil {
+		t.Errorf("image data without images")
+	}
+	parser, err := NewParserFromPrepared(p, `{"request_id":"go1"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer parser.Close()
+	parser.Push(Output{Text: "Hello X and more", FinishReason: 1, PromptTokens: -1,
+		CachedPromptTokens: -1, CompletionTokens: -1}, nil)
+	body, err := parser.Response()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp struct {
+		ID      string `json:"id"`
+		Choices []struct {
+			Message struct {
+				Content string `json:"content"`
+			} `json:"message"`
+		} `json:"choices"`
+	}
+	if err := json.Unmarshal([]byte(body), &resp); err != nil || resp.ID != "chatcmpl-go1" ||
+		len(resp.Choices) != 1 || resp.Choices[0].Message.Content != "Hello " {
+		t.Errorf("response %s (%v)", body, err)
+	}
+	if _, err := NewParserFromPrepared(p, `{"bogus":1}`); err == nil || !strings.Contains(err.Error(), "bogus") {
+		t.Errorf("bad override: %v", err)
+	}
+}
+
 func TestParserSplitCharactersAndBadOptions(t *testing.T) {
 	p, err := NewParser(`{"protocol":"chat"}`)
 	if err != nil {

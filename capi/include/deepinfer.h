@@ -323,7 +323,13 @@ typedef struct di_prepared di_prepared;
  * served model name), recipe_model_aliases (JSON: {"alias": "model"} or ["alias", ...]; default:
  * DeepSeek's public model names), recipe_context_length, recipe_clamp_max_tokens,
  * recipe_image_policy ("unsupported" default, "reject", "vision"), recipe_default_thinking,
- * recipe_ignore_server_tools. Other keys are ignored here.
+ * recipe_ignore_server_tools, and for "vision" the image fetch policy: recipe_image_allow_remote
+ * (0 refuses http(s) image URLs), recipe_image_allow_destinations / recipe_image_deny_destinations
+ * (JSON arrays of "10.0.0.0/8", "127.0.0.1:8080", "[::1]:443" rules; by default loopback, private,
+ * link-local, multicast and cloud-metadata addresses are refused after DNS resolution and on
+ * every redirect), recipe_image_max_images, recipe_image_max_bytes, recipe_image_max_total_bytes,
+ * recipe_image_max_concurrent_fetches, recipe_image_connect_timeout_ms, recipe_image_timeout_ms.
+ * Other keys are ignored here.
  * Errors: DI_E_INVALID_ARG (out NULL, a recipe key with a bad value, named), DI_E_NOT_FOUND /
  * DI_E_IO / DI_E_PARSE (the tokenizer files), DI_E_OOM.
  * Thread-safety: any thread; `options` must not be modified during the call. */
@@ -335,13 +341,17 @@ DI_API void di_recipe_destroy(di_recipe* recipe);
 
 /* Validates an API request body (`len` bytes of JSON) for `protocol` (a DI_PROTOCOL_* value),
  * resolves its model name, renders the DeepSeek prompt, tokenizes it and checks the context
- * budget. On DI_OK *out receives a new di_prepared the caller releases with
- * di_prepared_destroy.
+ * budget. With the "vision" image policy it also fetches (http(s) URLs, under the recipe's fetch
+ * policy, so the call may block up to recipe_image_timeout_ms), decodes and fits every image,
+ * and counts each image's tokens in the budget. On DI_OK *out receives a new di_prepared the
+ * caller releases with di_prepared_destroy.
  * A rejected request returns DI_E_INVALID_ARG (400), DI_E_NOT_FOUND (404 model_not_found) or
  * DI_E_LIMIT (context_length_exceeded); *err's detail (di_error_detail) is then
  * {"status": <HTTP status>, "body": <the protocol's error body>} — OpenAI
  * {"error": {"message", "type", "param", "code"}} or Anthropic {"type": "error", "error":
- * {"type", "message"}} — ready to send to the client. DI_E_INVALID_ARG also for NULL
+ * {"type", "message"}} — ready to send to the client. An image that could not be fetched for a
+ * reason on the network or remote side (retryable) is DI_E_INTERNAL with status 500; other image
+ * problems (refused destination, limits, undecodable data) are 400s. DI_E_INVALID_ARG also for NULL
  * recipe/out, an unknown protocol, or json NULL with len > 0.
  * Thread-safety: any thread, concurrently on the same recipe. */
 DI_API di_status di_recipe_prepare(const di_recipe* recipe, int32_t protocol, const char* json,
@@ -388,12 +398,22 @@ DI_API const char* di_prepared_constraint_json(const di_prepared* prepared, size
 DI_API const char* di_prepared_parser_options_json(const di_prepared* prepared, size_t* len);
 
 /* The images the prompt's placeholders stand for, in order, as a JSON array of
- * {"kind": "url" | "data_url" | "base64", "url"?, "data"?, "media_type"?, "detail"?}.
+ * {"kind": "url" | "data_url" | "base64", "url"?, "data"?, "media_type"?, "detail"?,
+ *  "width", "height", "num_tokens", "bytes"}: the last four describe the image as the model
+ * takes it (fitted size, prompt tokens it occupies, size of di_prepared_image_data).
  * Empty unless the recipe's image policy is "vision". */
 DI_API const char* di_prepared_images_json(const di_prepared* prepared, size_t* len);
 
+/* Image `index` (0-based, placeholder order) as the model takes it: WebP bytes at the fitted
+ * size of di_prepared_images_json. *len (may be NULL) receives their count. Returns NULL with
+ * *len 0 for a NULL prepared or an index past the last image. The bytes are owned by
+ * `prepared`, valid until di_prepared_destroy. Thread-safety: any thread. Never fails. */
+DI_API const uint8_t* di_prepared_image_data(const di_prepared* prepared, size_t index,
+                                             size_t* len);
+
 /* Facts about the request as JSON: {"model": served name, "requested_model": as sent,
- * "encoding": "dsv4"|..., "protocol": "chat"|"responses"|"messages", "prompt_tokens": N or -1,
+ * "encoding": "dsv4"|..., "protocol": "chat"|"responses"|"messages", "prompt_tokens": N or -1
+ * (images included), "image_tokens": what the images add beyond one placeholder token each,
  * "thinking": bool}. */
 DI_API const char* di_prepared_info_json(const di_prepared* prepared, size_t* len);
 
@@ -449,6 +469,22 @@ typedef struct di_parse_chunk {
  * on the thread calling di_parse_push / di_parse_finish; it must not call into the same parser. */
 typedef void (*di_parse_event_fn)(void* user_data, const char* event, size_t event_len,
                                   const char* data, size_t data_len);
+
+/* Creates a parser for the output of `prepared` (a request from di_recipe_prepare): its
+ * protocol, prompt format, thinking mode, tools (function and custom), JSON-object mode, stop
+ * strings, stream / include_usage flags, model name and the control-token ids of its recipe's
+ * tokenizer. When that recipe has a tokenizer, token ids pushed to the parser are decoded with
+ * it (their text is then ignored), so a control token is placed exactly however many ids a
+ * chunk holds. `overrides_json` (`len` bytes; NULL / 0 for none) is a JSON object of keys of
+ * di_parser_create_from_json that replace the prepared values, typically
+ * {"request_id": "...", "created": 1700000000, "system_fingerprint": "..."}.
+ * `prepared` is only read during the call and may be destroyed afterwards. On success *out
+ * owns a new parser (release with di_parser_destroy).
+ * Errors: DI_E_INVALID_ARG (NULL prepared or out, overrides not an object, an override key
+ *         unknown or of the wrong type, named in the message), DI_E_PARSE (overrides not JSON),
+ *         DI_E_OOM. Thread-safety: any thread; concurrent calls on one prepared are fine. */
+DI_API di_status di_parser_create(const di_prepared* prepared, const char* overrides_json,
+                                  size_t len, di_parser** out, di_error** err);
 
 /* Creates a parser from parsing options given as a JSON object (for output that did not come
  * through di_recipe_prepare):

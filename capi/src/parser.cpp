@@ -8,10 +8,12 @@
 #include <nlohmann/json.hpp>
 
 #include "api_guard.h"
+#include "capi/src/prepared_handle.h"
 #include "recipe/protocol/output_parser.h"
 
 struct di_parser {
-  explicit di_parser(di::recipe::ParserOptions o) : parser(std::move(o)) {}
+  explicit di_parser(di::recipe::ParserOptions o, di::recipe::TokenDecoder d = {})
+      : parser(std::move(o), std::move(d)) {}
   di::recipe::OutputParser parser;
   std::vector<di::recipe::SseEvent> events;  // reused between calls
 };
@@ -46,21 +48,54 @@ di::recipe::OutputFinish to_finish(int32_t f) {
   }
 }
 
+di::Result<nlohmann::json> parse_json_arg(const char* text, size_t len, const char* name) {
+  if (text == nullptr && len != 0)
+    return di::Status::invalid_argument(std::string(name) + ": NULL with a non-zero length");
+  if (len == 0) return nlohmann::json::object();
+  nlohmann::json j = nlohmann::json::parse(text, text + len, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return di::Status::parse(std::string(name) + ": not valid JSON");
+  return j;
+}
+
 }  // namespace
 
 extern "C" {
+
+DI_API di_status di_parser_create(const di_prepared* prepared, const char* overrides_json,
+                                  size_t len, di_parser** out, di_error** err) {
+  DI_API_BEGIN
+  DI_REQUIRE_ARG(prepared, err);
+  DI_REQUIRE_ARG(out, err);
+  auto overrides = parse_json_arg(overrides_json, len, "overrides_json");
+  if (!overrides.is_ok()) return fail(err, overrides.status());
+  if (!overrides->is_object())
+    return fail(err, DI_E_INVALID_ARG,
+                "overrides_json: expected a JSON object, got " + std::string(overrides->type_name()));
+  // The overrides go through the same validation as di_parser_create_from_json.
+  nlohmann::json merged = di::recipe::parser_options_to_json(prepared->p.parser);
+  for (const auto& [key, value] : overrides->items()) merged[key] = value;
+  auto options = di::recipe::parser_options_from_json(merged);
+  if (!options.is_ok()) return fail(err, options.status());
+  di::recipe::TokenDecoder decoder;
+  if (prepared->vocab) {
+    decoder = [vocab = prepared->vocab](int32_t id) -> std::optional<std::string> {
+      auto bytes = vocab->token_bytes(id);
+      if (!bytes.is_ok()) return std::nullopt;
+      return std::move(bytes).value();
+    };
+  }
+  *out = new di_parser(std::move(options).value(), std::move(decoder));
+  return DI_OK;
+  DI_API_END(err)
+}
 
 DI_API di_status di_parser_create_from_json(const char* options_json, size_t len,
                                             di_parser** out, di_error** err) {
   DI_API_BEGIN
   DI_REQUIRE_ARG(out, err);
-  if (options_json == nullptr && len != 0)
-    return fail(err, DI_E_INVALID_ARG, "options_json: NULL with a non-zero length");
-  nlohmann::json j = len == 0 ? nlohmann::json::object()
-                              : nlohmann::json::parse(options_json, options_json + len, nullptr,
-                                                      /*allow_exceptions=*/false);
-  if (j.is_discarded()) return fail(err, DI_E_PARSE, "options_json: not valid JSON");
-  auto options = di::recipe::parser_options_from_json(j);
+  auto j = parse_json_arg(options_json, len, "options_json");
+  if (!j.is_ok()) return fail(err, j.status());
+  auto options = di::recipe::parser_options_from_json(*j);
   if (!options.is_ok()) return fail(err, options.status());
   *out = new di_parser(std::move(options).value());
   return DI_OK;

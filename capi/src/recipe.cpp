@@ -8,71 +8,13 @@
 
 #include "api_guard.h"
 #include "capi/src/options.h"
-#include "recipe/prepare/prepare.h"
-// The tokenizer component lands separately; until it is in the tree a recipe is prompt-only.
-#if __has_include("recipe/tokenizer/tokenizer.h")
-#include "recipe/tokenizer/tokenizer.h"
-#define DI_RECIPE_HAS_TOKENIZER 1
-#endif
-
-struct di_recipe {
-  di::recipe::RecipeConfig config;
-  di::recipe::PromptTokenizer tokenizer;  // empty: prompts only
-};
-
-struct di_prepared {
-  di::recipe::Prepared p;
-  std::string sampling, stop, constraint, parser, images, info;
-  std::vector<uint32_t> ranges;  // begin, end pairs
-};
+#include "capi/src/prepared_handle.h"
+#include "capi/src/recipe_options.h"
 
 namespace di::capi {
 namespace {
 
 using json = nlohmann::json;
-
-Status read_config(const di_options* options, recipe::RecipeConfig& c) {
-  if (options == nullptr) return Status::ok();
-  auto find = [&](const char* k) -> const di_options::Value* {
-    auto it = options->values.find(k);
-    return it == options->values.end() ? nullptr : &it->second;
-  };
-  auto i64 = [&](const char* k) -> std::optional<int64_t> {
-    const auto* v = find(k);
-    if (v == nullptr) return std::nullopt;
-    return std::get<int64_t>(v->v);
-  };
-  auto str = [&](const char* k) -> std::optional<std::string> {
-    const auto* v = find(k);
-    if (v == nullptr) return std::nullopt;
-    return std::get<std::string>(v->v);
-  };
-  if (auto e = str("recipe_encoding")) {
-    auto enc = recipe::parse_encoding(*e);
-    if (!enc.is_ok()) return Status::invalid_argument("recipe_encoding: " + enc.status().message());
-    c.encoding = *enc;
-  }
-  std::string model = str("recipe_model").value_or("deepseek-v4");
-  json aliases;
-  if (const auto* v = find("recipe_model_aliases")) aliases = std::get<json>(v->v);
-  DI_ASSIGN_OR_RETURN(c.models, recipe::ModelAliases::from_json(model, aliases));
-  if (auto n = i64("recipe_context_length")) {
-    if (*n < 1) return Status::invalid_argument("recipe_context_length: expected >= 1, got " + std::to_string(*n));
-    c.context_length = *n;
-  }
-  if (auto n = i64("recipe_clamp_max_tokens")) c.clamp_max_tokens = *n != 0;
-  if (auto n = i64("recipe_default_thinking")) c.conversion.default_thinking = *n != 0;
-  if (auto n = i64("recipe_ignore_server_tools")) c.conversion.ignore_server_tools = *n != 0;
-  if (auto p = str("recipe_image_policy")) {
-    if (*p == "unsupported") c.image_policy = recipe::ImagePolicy::kUnsupported;
-    else if (*p == "reject") c.image_policy = recipe::ImagePolicy::kReject;
-    else if (*p == "vision") c.image_policy = recipe::ImagePolicy::kVision;
-    else return Status::invalid_argument("recipe_image_policy: expected \"unsupported\", \"reject\" or \"vision\", got \"" + *p + "\"");
-    if (c.image_policy == recipe::ImagePolicy::kVision && c.encoding != recipe::Encoding::kDsv41)
-      return Status::invalid_argument("recipe_image_policy: \"vision\" needs recipe_encoding \"dsv41\"");
-  }
-  return Status::ok();
-}
 
 const char* out_str(const di_prepared* p, const std::string di_prepared::*field, size_t* len) {
   if (p == nullptr) {
@@ -112,13 +54,24 @@ void fill_views(di_prepared& d) {
   d.constraint = c.dump();
   d.parser = recipe::parser_options_to_json(p.parser).dump();
   json imgs = json::array();
-  for (const auto& r : p.images) imgs.push_back(image_json(r));
+  for (size_t i = 0; i < p.images.size(); ++i) {
+    json j = image_json(p.images[i]);
+    if (i < p.image_data.size()) {
+      const auto& img = p.image_data[i];
+      j["width"] = img.width;
+      j["height"] = img.height;
+      j["num_tokens"] = img.num_tokens;
+      j["bytes"] = img.webp.size();
+    }
+    imgs.push_back(std::move(j));
+  }
   d.images = imgs.dump();
   d.info = json{{"model", p.model},
                 {"requested_model", p.requested_model},
                 {"encoding", p.encoding},
                 {"protocol", std::string(recipe::protocol_name(p.protocol))},
                 {"prompt_tokens", p.prompt_tokens},
+                {"image_tokens", p.image_tokens},
                 {"thinking", p.conversation.thinking}}
                .dump();
   for (const auto& r : p.special_ranges) {
@@ -139,13 +92,13 @@ DI_API di_status di_recipe_create(const char* tokenizer_path, size_t path_len,
   if (tokenizer_path == nullptr && path_len > 0)
     return di::capi::fail(err, DI_E_INVALID_ARG, "tokenizer_path: NULL with a non-zero length");
   auto r = std::make_unique<di_recipe>();
-  if (auto st = di::capi::read_config(options, r->config); !st.is_ok())
+  if (auto st = di::capi::read_recipe_config(options, r->config); !st.is_ok())
     return di::capi::fail(err, st);
   if (path_len > 0) {
-#ifdef DI_RECIPE_HAS_TOKENIZER
     auto tok = di::recipe::Tokenizer::load(std::string(tokenizer_path, path_len));
     if (!tok.is_ok()) return di::capi::fail(err, tok.status());
     std::shared_ptr<const di::recipe::Tokenizer> t = std::move(tok).value();
+    r->vocab = t;
     auto id = [&](std::string_view s) { return t->token_to_id(s).value_or(-1); };
     r->config.control_tokens.think_start = id("<think>");
     r->config.control_tokens.think_end = id("</think>");
@@ -162,11 +115,6 @@ DI_API di_status di_recipe_create(const char* tokenizer_path, size_t path_len,
       for (const auto& r : enc.special_ranges) out.special_ranges.push_back({r.begin, r.end});
       return out;
     };
-#else
-    return di::capi::fail(err, DI_E_UNSUPPORTED,
-                          "tokenizer_path: this build has no tokenizer; pass an empty path for "
-                          "prompt-only preparation");
-#endif
   }
   *out = r.release();
   return DI_OK;
@@ -197,6 +145,7 @@ DI_API di_status di_recipe_prepare(const di_recipe* recipe, int32_t protocol, co
   if (!prepared.is_ok()) return di::capi::fail(err, prepared.status());
   auto d = std::make_unique<di_prepared>();
   d->p = std::move(prepared).value();
+  d->vocab = recipe->vocab;
   di::capi::fill_views(*d);
   *out = d.release();
   return DI_OK;
@@ -249,6 +198,16 @@ DI_API const char* di_prepared_parser_options_json(const di_prepared* prepared, 
 }
 DI_API const char* di_prepared_images_json(const di_prepared* prepared, size_t* len) {
   return di::capi::out_str(prepared, &di_prepared::images, len);
+}
+DI_API const uint8_t* di_prepared_image_data(const di_prepared* prepared, size_t index,
+                                             size_t* len) {
+  if (prepared == nullptr || index >= prepared->p.image_data.size()) {
+    if (len) *len = 0;
+    return nullptr;
+  }
+  const auto& webp = prepared->p.image_data[index].webp;
+  if (len) *len = webp.size();
+  return webp.data();
 }
 DI_API const char* di_prepared_info_json(const di_prepared* prepared, size_t* len) {
   return di::capi::out_str(prepared, &di_prepared::info, len);

@@ -15,6 +15,23 @@ std::string dsml_close(const std::string& tag) {
   return "</" + std::string(tokens::kDsml) + tag + ">";
 }
 
+// The tool prompts' example block: two invokes named `$<NAME>` and `$<NAME>2`, from the block
+// opener to its close (no newline after). Byte-exact prompt text.
+std::string example_block(const DsmlTags& t, const std::string& name) {
+  const std::string B = dsml_open(t.block) + ">";
+  const std::string I = dsml_open(t.invoke);
+  const std::string P = dsml_open(t.parameter);
+  return B + "\n" +
+         I + " name=\"$" + name + "\">\n" +
+         P + " name=\"$PARAMETER_NAME\" string=\"true|false\">$PARAMETER_VALUE" + dsml_close(t.parameter) + "\n"
+         "...\n" +
+         dsml_close(t.invoke) + "\n" +
+         I + " name=\"$" + name + "2\">\n"
+         "...\n" +
+         dsml_close(t.invoke) + "\n" +
+         dsml_close(t.block);
+}
+
 }  // namespace
 
 DsmlTags dsml_tags_v32() { return {"function_calls", "invoke", "parameter"}; }
@@ -25,20 +42,10 @@ DsmlTags dsml_tags_v4(bool v41) {
 
 void append_tool_prompt_v4(RenderedPrompt& out, const DsmlTags& t, const ordered_json& functions) {
   const std::string B = dsml_open(t.block) + ">";
-  const std::string I = dsml_open(t.invoke);
-  const std::string P = dsml_open(t.parameter);
   out.tmpl(
       "## Tools\n\nYou have access to a set of tools to help answer the user's question. You can "
       "invoke tools by writing a \"" + B + "\" block like the following:\n\n" +
-      B + "\n" +
-      I + " name=\"$TOOL_NAME\">\n" +
-      P + " name=\"$PARAMETER_NAME\" string=\"true|false\">$PARAMETER_VALUE" + dsml_close(t.parameter) + "\n"
-      "...\n" +
-      dsml_close(t.invoke) + "\n" +
-      I + " name=\"$TOOL_NAME2\">\n"
-      "...\n" +
-      dsml_close(t.invoke) + "\n" +
-      dsml_close(t.block) + "\n\n"
+      example_block(t, "TOOL_NAME") + "\n\n"
       "String parameters should be specified as is and set `string=\"true\"`. For all other types "
       "(numbers, booleans, arrays, objects), pass the value in JSON format and set "
       "`string=\"false\"`.\n\n"
@@ -60,21 +67,11 @@ void append_tool_prompt_v4(RenderedPrompt& out, const DsmlTags& t, const ordered
 void append_tool_prompt_v32(RenderedPrompt& out, const ordered_json& functions) {
   const DsmlTags t = dsml_tags_v32();
   const std::string B = dsml_open(t.block) + ">";
-  const std::string I = dsml_open(t.invoke);
-  const std::string P = dsml_open(t.parameter);
   out.tmpl(
       "## Tools\nYou have access to a set of tools you can use to answer the user's question.\n"
       "You can invoke functions by writing a \"" + B + "\" block like the following as part of "
       "your reply to the user:\n" +
-      B + "\n" +
-      I + " name=\"$FUNCTION_NAME\">\n" +
-      P + " name=\"$PARAMETER_NAME\" string=\"true|false\">$PARAMETER_VALUE" + dsml_close(t.parameter) + "\n"
-      "...\n" +
-      dsml_close(t.invoke) + "\n" +
-      I + " name=\"$FUNCTION_NAME2\">\n"
-      "...\n" +
-      dsml_close(t.invoke) + "\n" +
-      dsml_close(t.block) + "\n"
+      example_block(t, "FUNCTION_NAME") + "\n"
       "String and scalar parameters should be specified as is without any escaping or quotes, "
       "while lists and objects should use JSON format. The \"string\" attribute should be set to "
       "\"true\" for string type parameters and \"false\" for other types (numbers, booleans, "

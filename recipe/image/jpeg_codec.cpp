@@ -14,36 +14,33 @@ struct HandleDeleter {
 };
 using Handle = std::unique_ptr<void, HandleDeleter>;
 
-}  // namespace
-
-bool info(const uint8_t* data, size_t size, int* width, int* height, std::string* error) {
+// A decompressor that has read the header of `data`: the size in *width / *height. Null with
+// *error set when the decoder cannot be made or the header does not parse.
+Handle read_header(const uint8_t* data, size_t size, int* width, int* height, std::string* error) {
   Handle h(tjInitDecompress());
   if (!h) {
     *error = "cannot create a JPEG decoder";
-    return false;
+    return nullptr;
   }
   int subsamp = 0, colorspace = 0;
   if (tjDecompressHeader3(h.get(), data, static_cast<unsigned long>(size), width, height,
                           &subsamp, &colorspace) != 0) {
     *error = tjGetErrorStr2(h.get());
-    return false;
+    return nullptr;
   }
-  return true;
+  return h;
+}
+
+}  // namespace
+
+bool info(const uint8_t* data, size_t size, int* width, int* height, std::string* error) {
+  return read_header(data, size, width, height, error) != nullptr;
 }
 
 bool decode_rgba(const uint8_t* data, size_t size, Bytes* out, int* width, int* height,
                  std::string* error) {
-  Handle h(tjInitDecompress());
-  if (!h) {
-    *error = "cannot create a JPEG decoder";
-    return false;
-  }
-  int subsamp = 0, colorspace = 0;
-  if (tjDecompressHeader3(h.get(), data, static_cast<unsigned long>(size), width, height,
-                          &subsamp, &colorspace) != 0) {
-    *error = tjGetErrorStr2(h.get());
-    return false;
-  }
+  Handle h = read_header(data, size, width, height, error);
+  if (!h) return false;
   if (*width <= 0 || *height <= 0) {
     *error = "empty JPEG frame";
     return false;

@@ -95,6 +95,12 @@ Result<Prepared> prepare(const RecipeConfig& config, const PromptTokenizer& toke
   ConversationPrompt& cp = *rendered;
   out.prompt = cp.prompt.str();
   out.images = cp.images;
+  if (vision && !out.images.empty()) {
+    DI_ASSIGN_OR_RETURN(image::ResolvedImages resolved,
+                        resolve_request_images(config.image_options, protocol, out.images));
+    out.image_data = std::move(resolved.images);
+    out.image_tokens = static_cast<int64_t>(resolved.token_adjustment);
+  }
 
   SamplingOptions& s = req.options.sampling;
   if (tokenizer) {
@@ -102,9 +108,8 @@ Result<Prepared> prepare(const RecipeConfig& config, const PromptTokenizer& toke
     if (!tok.is_ok()) return as_api_error(protocol, tok.status());
     out.ids = std::move(tok->ids);
     out.special_ranges = std::move(tok->special_ranges);
-    // Image tokens beyond their one placeholder id are the image component's to count; until a
-    // resolver reports them each image counts as its placeholder.
-    out.prompt_tokens = static_cast<int64_t>(out.ids.size());
+    // Each image's placeholder is one id; the rest of its token grid comes on top.
+    out.prompt_tokens = static_cast<int64_t>(out.ids.size()) + out.image_tokens;
     const int64_t room = config.context_length - out.prompt_tokens;
     if (room <= 0) return budget_error(protocol, out.prompt_tokens, s.max_tokens.value_or(0),
                                        config.context_length);

@@ -8,6 +8,7 @@
 
 #include "recipe/encoding/encoder.h"
 #include "recipe/encoding/prompt.h"
+#include "recipe/prepare/prepare_images.h"
 #include "recipe/prepare/prepared.h"
 #include "recipe/protocol/conversion_options.h"
 #include "recipe/protocol/model_aliases.h"
@@ -17,7 +18,7 @@ namespace di::recipe {
 enum class ImagePolicy {
   kUnsupported,  // the model sees "[Unsupported Image]" (a model without vision)
   kReject,       // 400
-  kVision,       // V4.1 image placeholders; Prepared.images carries the references
+  kVision,       // V4.1 image placeholders; images are fetched, decoded and counted
 };
 
 struct RecipeConfig {
@@ -27,6 +28,7 @@ struct RecipeConfig {
   // Over budget: false = 400 context_length_exceeded; true = lower max_tokens to what fits.
   bool clamp_max_tokens = false;
   ImagePolicy image_policy = ImagePolicy::kUnsupported;
+  ImageOptions image_options;  // kVision only
   ConversionOptions conversion;
   // The tokenizer's ids for the parser's markers (filled where a tokenizer is loaded).
   ControlTokenIds control_tokens;

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "recipe/image/image_preprocess.h"
 #include "recipe/protocol/api_error.h"
 #include "recipe/protocol/conversation.h"
 #include "recipe/stream/parser_options.h"
@@ -42,7 +43,12 @@ struct Prepared {
   std::vector<int32_t> ids;                  // empty when the recipe has no tokenizer
   std::vector<SpecialRange> special_ranges;
   std::vector<ImageRef> images;              // in placeholder order
-  // ids.size() + image token adjustment; -1 when there is no tokenizer to count with.
+  // The images as the model takes them (vision recipes): image_data[i] is images[i] fetched,
+  // decoded and fitted, with its size and token count.
+  std::vector<image::PreparedImage> image_data;
+  // Prompt tokens the images add beyond their one placeholder id each: Σ (num_tokens − 1).
+  int64_t image_tokens = 0;
+  // ids.size() + image_tokens; -1 when there is no tokenizer to count with.
   int64_t prompt_tokens = -1;
 
   // Keys are the engine's sampling option names (temperature, top_p, top_k, min_p, max_tokens,

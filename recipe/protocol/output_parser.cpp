@@ -2,6 +2,7 @@
 // come, exactly one terminal (finish or error), nothing after it.
 #include "recipe/protocol/output_parser.h"
 
+#include <algorithm>
 #include <ctime>
 #include <random>
 
@@ -42,6 +43,11 @@ void OutputParser::push(const OutputChunk& chunk, std::vector<SseEvent>* out) {
   if (chunk.prompt_tokens >= 0) usage_.prompt_tokens = chunk.prompt_tokens;
   if (chunk.cached_prompt_tokens >= 0) usage_.cached_prompt_tokens = chunk.cached_prompt_tokens;
   if (chunk.completion_tokens >= 0) {
+    // Text without ids: the chunk's tokens are reasoning when the output was in reasoning
+    // before it (exact for one token per chunk, as engines stream).
+    const int64_t grown = chunk.completion_tokens - usage_.completion_tokens;
+    if (chunk.token_ids.empty() && grown > 0 && !stream_.stopped() && stream_.in_reasoning())
+      text_reasoning_tokens_ += grown;
     usage_.completion_tokens = chunk.completion_tokens;
     completion_known_ = true;
   }
@@ -80,6 +86,8 @@ void OutputParser::end(EngineFinish engine, std::vector<SseEvent>* out) {
   FinishInfo info = stream_.finish(engine, &parsed_);
   forward(out);
   if (!completion_known_) usage_.completion_tokens = ids_seen_;
+  usage_.reasoning_tokens = std::min(usage_.completion_tokens,
+                                     stream_.reasoning_tokens() + text_reasoning_tokens_);
   info.usage = usage_;
   generator_->finish(info, out);
   done_ = true;

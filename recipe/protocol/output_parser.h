@@ -60,6 +60,8 @@ class OutputParser {
   Usage usage_;
   bool completion_known_ = false;
   int64_t ids_seen_ = 0;
+  // Text-only chunks: the growth of completion_tokens while the output was in reasoning.
+  int64_t text_reasoning_tokens_ = 0;
   bool started_ = false, done_ = false, failed_ = false;
   nlohmann::json error_body_;
 };

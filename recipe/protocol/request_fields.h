@@ -34,6 +34,8 @@ class Fields {
 
   Protocol protocol() const { return protocol_; }
   const ordered_json& json() const { return obj_; }
+  // This object's own param name ("" at the top level).
+  const std::string& path() const { return path_; }
   // The param name of `key` under this object.
   std::string param(std::string_view key) const;
   // The param name of element `i` of array field `key`.

@@ -33,11 +33,14 @@ struct ParsedEvent {
   std::string text;
 };
 
-// Token counts for the usage objects. prompt_tokens includes cached_prompt_tokens.
+// Token counts for the usage objects. prompt_tokens includes cached_prompt_tokens;
+// completion_tokens includes reasoning_tokens (the tokens generated inside the reasoning,
+// its closing `</think>` included).
 struct Usage {
   int64_t prompt_tokens = 0;
   int64_t cached_prompt_tokens = 0;
   int64_t completion_tokens = 0;
+  int64_t reasoning_tokens = 0;
 };
 
 struct FinishInfo {

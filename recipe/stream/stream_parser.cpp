@@ -113,6 +113,12 @@ void StreamParser::ensure_machine(bool token_mode) {
   machine_.emplace(std::move(c));
 }
 
+bool StreamParser::in_reasoning() const {
+  if (machine_) return machine_->stage() == Stage::kReasoning;
+  return options_.prompt_opened_thinking &&
+         !(options_.parse_tool_calls && options_.prompt_opened_tool_calls);
+}
+
 void StreamParser::run(std::string_view bytes, std::vector<ParsedEvent>* out) {
   if (bytes.empty() || stopped_) return;
   Sink sink(this, out);
@@ -154,12 +160,14 @@ void StreamParser::push_tokens(std::span<const int32_t> ids, std::string_view te
   if (ids.empty() && text.empty()) return;
   ensure_machine(!ids.empty());
   if (!token_mode_) {  // a text-mode parser: the ids carry no extra meaning
+    if (in_reasoning()) reasoning_tokens_ += static_cast<int64_t>(ids.size());
     feed_plain(text, out);
     return;
   }
   const ControlTokenIds& ct = options_.control_tokens;
   if (decoder_) {
     for (int32_t id : ids) {
+      if (in_reasoning()) ++reasoning_tokens_;
       if (id == ct.eos && id >= 0) continue;
       if (id >= 0 && id == ct.think_start) feed_control(kCtlThinkStart, out);
       else if (id >= 0 && id == ct.think_end) feed_control(kCtlThinkEnd, out);
@@ -174,6 +182,7 @@ void StreamParser::push_tokens(std::span<const int32_t> ids, std::string_view te
   for (int32_t id : ids) {
     unsigned char control = 0;
     std::string_view spelled;
+    if (in_reasoning()) ++reasoning_tokens_;
     if (id < 0) continue;
     if (id == ct.think_start) control = kCtlThinkStart, spelled = kText.think_start;
     else if (id == ct.think_end) control = kCtlThinkEnd, spelled = kText.think_end;

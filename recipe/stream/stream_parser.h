@@ -47,6 +47,13 @@ class StreamParser {
   // are still a JSON object, and decides the finish reason (recipe-spec §4.5).
   FinishInfo finish(EngineFinish engine, std::vector<ParsedEvent>* out);
 
+  // The output is in the reasoning stage now (what the next token belongs to).
+  bool in_reasoning() const;
+  // Token ids pushed while the output was in reasoning (the closing `</think>` included).
+  // Exact with a decoder or one id per push; otherwise an id's stage is the one before the
+  // text of its push is parsed, up to the push's next control token.
+  int64_t reasoning_tokens() const { return reasoning_tokens_; }
+
   // A stop sequence matched: the output is over, later input is ignored.
   bool stopped() const { return stopped_; }
   bool finished() const { return finished_; }
@@ -94,6 +101,7 @@ class StreamParser {
   ValueKind value_kind_ = ValueKind::kString;
   std::string value_;            // kJson / kAuto values are checked once complete
   int32_t num_tool_calls_ = 0;
+  int64_t reasoning_tokens_ = 0;
 };
 
 // Control-token bytes back to the text they stand for ("<think>", ...), for output text.

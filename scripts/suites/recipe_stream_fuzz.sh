@@ -16,7 +16,8 @@ fi
 # The parser's sources only: it needs nothing else of the recipe.
 sources=(base/utf8.cpp recipe/protocol/api_error.cpp recipe/protocol/event_generator.cpp
          recipe/protocol/output_parser.cpp recipe/protocol/chat_completions/events.cpp
-         recipe/protocol/responses/events.cpp recipe/protocol/messages/events.cpp
+         recipe/protocol/responses/events.cpp recipe/protocol/responses/custom_tool_input.cpp
+         recipe/protocol/messages/events.cpp
          tests/fuzz/recipe_stream_parser_fuzz.cpp)
 for f in recipe/stream/*.cpp; do sources+=("$f"); done
 flags="-std=c++20 -O1 -gline-tables-only -I. -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"

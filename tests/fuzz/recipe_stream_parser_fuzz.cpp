@@ -72,7 +72,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ParserOptions o;
   o.prompt_opened_thinking = o.thinking = flags & 1;
   o.parse_tool_calls = flags & 2;
-  if (o.parse_tool_calls) o.tools.push_back({"get_weather", json::object(), false, "function"});
+  if (o.parse_tool_calls) {
+    o.tools.push_back({"get_weather", json::object(), false, "function"});
+    o.tools.push_back({"apply_patch", json::object(), false, "custom"});  // Responses custom tool
+  }
   o.prompt_opened_tool_calls = flags & 4;
   o.json_object = flags & 8;
   if (flags & 16) o.stop_sequences = {"END", "猫猫", "\n\n"};

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "recipe/prepare/prepare.h"
+#include "tests/recipe/test_images.h"
 
 namespace di::recipe {
 namespace {
@@ -86,8 +87,11 @@ TEST(CrossProtocol, RequiredToolChoicePrefillsTheDsmlBlockAndOpensParserInToolCa
 }
 
 TEST(CrossProtocol, ImagesFollowTheImagePolicy) {
-  const char* body = R"({"model":"deepseek-v4","thinking":{"type":"disabled"},"messages":[{"role":"user","content":[
-      {"type":"text","text":"What is this?"},{"type":"image_url","image_url":{"url":"https://example.com/a.png"}}]}]})";
+  // A data URL: the vision policy resolves (decodes and fits) every image while preparing.
+  const std::string url = "data:image/png;base64," + di::testing::base64(di::testing::read_binary(
+                                                         std::string(DI_FIXTURES_DIR) + "/recipe_image/rgb.png"));
+  const std::string body = R"({"model":"deepseek-v4","thinking":{"type":"disabled"},"messages":[{"role":"user","content":[
+      {"type":"text","text":"What is this?"},{"type":"image_url","image_url":{"url":")" + url + R"("}}]}]})";
   RecipeConfig cfg;
   cfg.encoding = Encoding::kDsv41;
   auto plain = prepare(cfg, {}, Protocol::kChatCompletions, body);
@@ -96,10 +100,11 @@ TEST(CrossProtocol, ImagesFollowTheImagePolicy) {
   EXPECT_TRUE(plain->images.empty());
   cfg.image_policy = ImagePolicy::kVision;
   auto vision = prepare(cfg, {}, Protocol::kChatCompletions, body);
-  ASSERT_TRUE(vision.is_ok());
+  ASSERT_TRUE(vision.is_ok()) << vision.status().message();
   EXPECT_EQ(vision->prompt, "<｜begin▁of▁sentence｜><｜User｜>What is this?\n\n<｜deepseek_image｜><｜Assistant｜></think>");
   ASSERT_EQ(vision->images.size(), 1u);
-  EXPECT_EQ(vision->images[0].url, "https://example.com/a.png");
+  EXPECT_EQ(vision->images[0].url, url);
+  ASSERT_EQ(vision->image_data.size(), 1u);
   cfg.image_policy = ImagePolicy::kReject;
   auto rejected = prepare(cfg, {}, Protocol::kChatCompletions, body);
   EXPECT_FALSE(rejected.is_ok());

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "deepinfer.h"
+#include "tests/recipe/test_images.h"
 
 namespace {
 
@@ -198,6 +199,75 @@ TEST(RecipeCapi, TokenizedPromptRespectsTheContextBudget) {
   EXPECT_EQ(json::parse(di_prepared_sampling_json(p, nullptr))["max_tokens"], 4096 - static_cast<int64_t>(m));
   di_prepared_destroy(p);
   di_recipe_destroy(r);
+}
+
+
+TEST(RecipeCapi, ImageOptionKeysAreValidatedByName) {
+  const std::pair<const char*, const char*> bad[] = {
+      {R"({"recipe_image_max_images":0})", "recipe_image_max_images"},
+      {R"({"recipe_image_timeout_ms":-5})", "recipe_image_timeout_ms"},
+      {R"({"recipe_image_allow_destinations":["nonsense"]})", "recipe_image_allow_destinations[0]"},
+      {R"({"recipe_image_deny_destinations":"10.0.0.0/8"})", "recipe_image_deny_destinations"}};
+  for (const auto& [opts, key] : bad) {
+    di_options* o = nullptr;
+    ASSERT_EQ(di_options_create(&o, nullptr), DI_OK);
+    ASSERT_EQ(di_options_update_json(o, opts, std::string(opts).size(), nullptr), DI_OK) << opts;
+    di_recipe* r = nullptr;
+    di_error* err = nullptr;
+    EXPECT_EQ(di_recipe_create(nullptr, 0, o, &r, &err), DI_E_INVALID_ARG) << opts;
+    EXPECT_EQ(std::string(di_error_message(err)).rfind(key, 0), 0u) << di_error_message(err);
+    di_error_destroy(err);
+    di_options_destroy(o);
+  }
+}
+
+TEST(RecipeCapi, VisionImagesComeWithTheirModelInputAndTokenCount) {
+  Recipe rc{make_recipe(R"({"recipe_encoding":"dsv41","recipe_image_policy":"vision",
+                            "recipe_image_allow_remote":0})")};
+  const std::string png =
+      di::testing::read_binary(std::string(DI_FIXTURES_DIR) + "/recipe_image/rgb.png");
+  ASSERT_FALSE(png.empty());
+  const json body = {{"model", "deepseek-v4"},
+                     {"messages", {{{"role", "user"},
+                                    {"content", {{{"type", "text"}, {"text", "What is it?"}},
+                                                 {{"type", "image_url"},
+                                                  {"image_url", {{"url", "data:image/png;base64," +
+                                                                         di::testing::base64(png)}}}}}}}}}};
+  const std::string text = body.dump();
+  di_prepared* p = nullptr;
+  di_error* err = nullptr;
+  ASSERT_EQ(di_recipe_prepare(rc.r, DI_PROTOCOL_CHAT_COMPLETIONS, text.data(), text.size(), &p, &err),
+            DI_OK)
+      << di_error_message(err);
+  const json images = json::parse(di_prepared_images_json(p, nullptr));
+  ASSERT_EQ(images.size(), 1u);
+  size_t len = 0;
+  const uint8_t* webp = di_prepared_image_data(p, 0, &len);
+  ASSERT_NE(webp, nullptr);
+  EXPECT_EQ(len, images[0]["bytes"].get<size_t>());
+  ASSERT_GE(len, 12u);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(webp), 4), "RIFF");
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(webp) + 8, 4), "WEBP");
+  // Sides are multiples of the 14 px patch; the info counts the tokens beyond the placeholder.
+  EXPECT_EQ(images[0]["width"].get<int>() % 14, 0);
+  EXPECT_EQ(images[0]["height"].get<int>() % 14, 0);
+  const json info = json::parse(di_prepared_info_json(p, nullptr));
+  EXPECT_EQ(info["image_tokens"], images[0]["num_tokens"].get<int64_t>() - 1);
+  EXPECT_EQ(di_prepared_image_data(p, 1, &len), nullptr);
+  EXPECT_EQ(len, 0u);
+  EXPECT_EQ(di_prepared_image_data(nullptr, 0, nullptr), nullptr);
+  di_prepared_destroy(p);
+
+  // Remote fetch is off: an image URL is a 400 naming the image, before any network access.
+  const std::string remote = R"({"model":"deepseek-v4","messages":[{"role":"user","content":[
+      {"type":"image_url","image_url":{"url":"http://203.0.113.7/cat.png"}}]}]})";
+  err = nullptr;
+  EXPECT_EQ(di_recipe_prepare(rc.r, DI_PROTOCOL_CHAT_COMPLETIONS, remote.data(), remote.size(), &p, &err),
+            DI_E_INVALID_ARG);
+  const json d = json::parse(di_error_detail(err));
+  EXPECT_EQ(d["status"], 400);
+  EXPECT_NE(d["body"]["error"]["message"].get<std::string>().find("images[0]"), std::string::npos);
+  di_error_destroy(err);
 }
 
 }  // namespace

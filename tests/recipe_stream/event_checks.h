@@ -119,6 +119,10 @@ inline std::string check_responses(const std::vector<SseEvent>& ev, ClientView* 
         std::string name = d["item"]["name"];
         if (d["item"].contains("namespace")) name = d["item"]["namespace"].get<std::string>() + "::" + name;
         view->calls.push_back({name, ""});
+      } else if (open_type == "custom_tool_call") {
+        if (d["item"]["input"] != "" || !d["item"]["call_id"].is_string())
+          return check_fail("custom_tool_call added shape", i);
+        view->calls.push_back({d["item"]["name"], ""});
       }
       continue;
     }
@@ -141,6 +145,14 @@ inline std::string check_responses(const std::vector<SseEvent>& ev, ClientView* 
       view->calls.back().second += d["delta"].get<std::string>();
     } else if (t == "response.function_call_arguments.done") {
       if (d["arguments"] != view->calls.back().second) return check_fail("arguments.done text", i);
+    } else if (t == "response.custom_tool_call_input.delta") {
+      if (open_type != "custom_tool_call") return check_fail("input delta in " + open_type, i);
+      view->calls.back().second += d["delta"].get<std::string>();
+    } else if (t == "response.custom_tool_call_input.done") {
+      if (d["input"] != view->calls.back().second) return check_fail("input.done text", i);
+    } else if (t != "response.content_part.added" && t != "response.content_part.done" &&
+               t != "response.output_text.done" && t != "response.reasoning_text.done") {
+      return check_fail("unknown event " + t, i);
     }
   }
   return "stream does not end with a terminal event";
@@ -228,6 +240,7 @@ inline ClientView view_of_response(Protocol p, const json& r) {
         if (item.contains("namespace")) name = item["namespace"].get<std::string>() + "::" + name;
         v.calls.push_back({name, item["arguments"]});
       }
+      if (item["type"] == "custom_tool_call") v.calls.push_back({item["name"], item["input"]});
     }
     v.finish = r["status"];
   } else {
@@ -261,7 +274,8 @@ inline std::vector<json> normalized(const std::vector<SseEvent>& ev) {
       json* pa = nullptr;
       json* pb = nullptr;
       if (t == "response.output_text.delta" || t == "response.reasoning_text.delta" ||
-          t == "response.function_call_arguments.delta") {
+          t == "response.function_call_arguments.delta" ||
+          t == "response.custom_tool_call_input.delta") {
         pa = merge_key(prev, "delta");
         pb = merge_key(d, "delta");
       } else if (t == "content_block_delta") {

@@ -1,6 +1,6 @@
 // `deepinfer parse`: raw model output on stdin → an API's streaming events (SSE) or its final
 // response, through the same OutputParser the library uses. Parser options come from the API
-// request (--request) and flags; parsing itself is the recipe's.
+// request (--request, through the recipe's prepare step) and flags; parsing is the recipe's.
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "recipe/prepare/prepare.h"
 #include "recipe/protocol/output_parser.h"
 #include "tools/cli/commands.h"
 
@@ -22,8 +23,9 @@ constexpr const char* kUsage =
     "         [--tokenizer PATH] [--request FILE] [--options FILE] [--stream]\n"
     "  Reads raw model output text on stdin (what follows the prompt) and prints the API's\n"
     "  events as SSE lines (--stream) or its final response JSON.\n"
-    "  --request FILE   the API request; thinking, tools, tool_choice, stop, response_format,\n"
-    "                   stream_options.include_usage and model are taken from it\n"
+    "  --request FILE   the API request, validated and prepared as the library does; thinking,\n"
+    "                   tools, tool_choice, stop, response_format, stream, include_usage and\n"
+    "                   model are taken from it (a rejected request prints its error body)\n"
     "  --options FILE   parser options as JSON (the keys di_parser_create_from_json takes),\n"
     "                   applied over what --request gave\n"
     "  --tokenizer PATH tokenizer.json: control token ids for <think>, </think>, the DSML token\n"
@@ -43,74 +45,24 @@ bool read_file(const std::string& path, std::string* out) {
   return true;
 }
 
-bool truthy_thinking(const json& t, bool fallback) {
-  if (!t.is_object() || !t.contains("type") || !t["type"].is_string()) return fallback;
-  return t["type"] != "disabled";
-}
-
-// The parser-relevant parts of an API request (thinking defaults to on, as in the recipe).
-void apply_request(recipe::Protocol protocol, const json& req, recipe::ParserOptions* o) {
-  using recipe::Protocol;
-  auto str = [&](const char* k) {
-    return req.contains(k) && req[k].is_string() ? req[k].get<std::string>() : std::string();
-  };
-  o->model = str("model");
-  o->stream = req.value("stream", false);
-  bool thinking = true;
-  json tool_choice = req.contains("tool_choice") ? req["tool_choice"] : json();
-  bool required = false, tools_off = false;
-  if (protocol == Protocol::kChatCompletions) {
-    if (req.contains("reasoning_effort")) thinking = req["reasoning_effort"] != "none";
-    thinking = truthy_thinking(req.value("thinking", json()), thinking);
-    if (req.contains("tools") && req["tools"].is_array())
-      for (const json& t : req["tools"])
-        if (t.contains("function") && t["function"].contains("name"))
-          o->tools.push_back({t["function"]["name"].get<std::string>(),
-                              t["function"].value("parameters", json::object()),
-                              t["function"].value("strict", false), "function"});
-    const json stop = req.value("stop", json());
-    if (stop.is_string()) o->stop_sequences.push_back(stop);
-    else if (stop.is_array())
-      for (const json& s : stop) if (s.is_string()) o->stop_sequences.push_back(s);
-    if (req.contains("response_format") && req["response_format"].value("type", "") == "json_object")
-      o->json_object = true;
-    if (req.contains("stream_options") && req["stream_options"].is_object())
-      o->include_usage = req["stream_options"].value("include_usage", false);
-    required = tool_choice == "required" || tool_choice.is_object();
-    tools_off = tool_choice == "none";
-  } else if (protocol == Protocol::kResponses) {
-    if (req.contains("reasoning") && req["reasoning"].is_object() && req["reasoning"].contains("effort"))
-      thinking = req["reasoning"]["effort"] != "none";
-    if (req.contains("tools") && req["tools"].is_array())
-      for (const json& t : req["tools"]) {
-        const std::string type = t.value("type", "");
-        if (type == "function") o->tools.push_back({t.value("name", ""), t.value("parameters", json::object()), t.value("strict", false), "function"});
-        if (type == "custom") o->tools.push_back({t.value("name", ""), json::object(), false, "custom"});
-        if (type == "namespace" && t.contains("tools"))
-          for (const json& f : t["tools"])
-            o->tools.push_back({t.value("name", "") + "::" + f.value("name", ""),
-                                f.value("parameters", json::object()), false, "function"});
-      }
-    if (req.contains("text") && req["text"].contains("format") &&
-        req["text"]["format"].value("type", "") == "json_object")
-      o->json_object = true;
-    required = tool_choice == "required" || (tool_choice.is_object() && tool_choice.value("type", "") != "web_search");
-    tools_off = tool_choice == "none";
-  } else {
-    if (req.contains("output_config") && req["output_config"].contains("effort")) thinking = true;
-    thinking = truthy_thinking(req.value("thinking", json()), thinking);
-    if (req.contains("tools") && req["tools"].is_array())
-      for (const json& t : req["tools"])
-        o->tools.push_back({t.value("name", ""), t.value("input_schema", json::object()), false, "function"});
-    if (req.contains("stop_sequences") && req["stop_sequences"].is_array())
-      for (const json& s : req["stop_sequences"]) if (s.is_string()) o->stop_sequences.push_back(s);
-    required = tool_choice.is_object() && tool_choice.value("type", "") == "tool";
-    tools_off = tool_choice.is_object() && tool_choice.value("type", "") == "none";
+// The parser options of an API request, from the recipe's own prepare step (validation,
+// thinking, tools and tool_choice, stops, response_format, include_usage) exactly as the library
+// derives them; the request's model name is served as it is. A rejected request prints the
+// API's error body.
+bool options_from_request(recipe::Protocol protocol, recipe::Encoding encoding,
+                          const std::string& body, recipe::ParserOptions* o, std::string* error) {
+  const json req = json::parse(body, nullptr, false);
+  recipe::RecipeConfig config;
+  config.encoding = encoding;
+  if (req.is_object() && req.contains("model") && req["model"].is_string())
+    config.models = recipe::ModelAliases(req["model"].get<std::string>(), {});
+  auto prepared = recipe::prepare(config, {}, protocol, body);
+  if (!prepared.is_ok()) {
+    *error = recipe::api_error_from_status(protocol, prepared.status()).body().dump();
+    return false;
   }
-  if (tools_off) o->tools.clear();
-  o->thinking = o->prompt_opened_thinking = thinking;
-  o->parse_tool_calls = !o->tools.empty();
-  o->prompt_opened_tool_calls = o->parse_tool_calls && required && !thinking;
+  *o = prepared->parser;
+  return true;
 }
 
 // Control token ids from tokenizer.json's added_tokens.
@@ -175,10 +127,12 @@ int cmd_parse(int argc, char** argv) {
     if (!request_path.empty()) {
       std::string text;
       if (!read_file(request_path, &text)) return usage_error(request_path + ": cannot read");
-      json req = json::parse(text, nullptr, false);
-      if (req.is_discarded() || !req.is_object())
-        return usage_error(request_path + ": expected a JSON object");
-      apply_request(*protocol, req, &o);
+      std::string error;
+      const auto enc = encoding == "dsv4" ? recipe::Encoding::kDsv4 : recipe::Encoding::kDsv41;
+      if (!options_from_request(*protocol, enc, text, &o, &error)) {
+        std::printf("%s\n", error.c_str());
+        return 2;
+      }
       base = recipe::parser_options_to_json(o);
     }
     if (!options_path.empty()) {

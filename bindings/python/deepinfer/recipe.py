@@ -41,9 +41,15 @@ class Prepared:
     images = property(lambda self: json.loads(self._native.images_json))
     info = property(lambda self: json.loads(self._native.info_json))
 
-    def parser(self) -> "Parser":
-        """A parser for this request's output (its protocol, tools, stop strings, ...)."""
-        return Parser(self._native.parser_options_json)
+    def parser(self, **overrides) -> "Parser":
+        """A parser for this request's output (its protocol, tools, stop strings, control tokens;
+        token ids are decoded with the recipe's tokenizer). Keyword arguments replace parser
+        options, e.g. ``request_id="abc"``."""
+        return Parser._wrap(_native.Parser(self._native, json.dumps(overrides) if overrides else ""))
+
+    def image_data(self, index: int) -> Optional[bytes]:
+        """Image ``index`` as the model takes it (WebP bytes), or None past the last image."""
+        return self._native.image_data(index)
 
     def close(self) -> None:
         self._native.close()
@@ -100,6 +106,12 @@ class Parser:
             options = {}
         self._native = _native.Parser(json.dumps(options) if isinstance(options, dict)
                                       else options)
+
+    @classmethod
+    def _wrap(cls, native: "_native.Parser") -> "Parser":
+        parser = cls.__new__(cls)
+        parser._native = native
+        return parser
 
     def push(self, chunk: Union[str, bytes, "_native.Chunk"] = "", *,
              token_ids: Sequence[int] = (), finish_reason: Optional[str] = None,

@@ -10,6 +10,7 @@
 
 #include "bindings/python/src/chunk.h"
 #include "bindings/python/src/native.h"
+#include "bindings/python/src/prepared.h"
 
 namespace di::python {
 namespace {
@@ -27,6 +28,14 @@ class Parser {
   explicit Parser(const std::string& options_json) {
     di_error* err = nullptr;
     check(di_parser_create_from_json(options_json.data(), options_json.size(), &ptr_, &err), err);
+  }
+  // di_parser_create: configured from a prepared request; `overrides_json` may be "".
+  Parser(Prepared& prepared, const std::string& overrides_json) {
+    di_error* err = nullptr;
+    const di_status st = prepared.with([&](di_prepared* p) {
+      return di_parser_create(p, overrides_json.data(), overrides_json.size(), &ptr_, &err);
+    });
+    check(st, err);
   }
   ~Parser() { di_parser_destroy(ptr_); }
   void close() {
@@ -119,6 +128,8 @@ class Parser {
 void bind_parser(py::module_& m) {
   py::class_<Parser>(m, "Parser", "Model output -> API events (di_parser); one stream each.")
       .def(py::init<const std::string&>(), py::arg("options_json"))
+      .def(py::init<Prepared&, const std::string&>(), py::arg("prepared"),
+           py::arg("overrides_json") = "")
       .def("close", &Parser::close)
       .def("push", &Parser::push, py::arg("text"), py::arg("token_ids"), py::arg("finish_reason"),
            py::arg("prompt_tokens"), py::arg("cached_prompt_tokens"),

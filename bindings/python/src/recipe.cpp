@@ -73,6 +73,14 @@ void bind_recipe(py::module_& m) {
                              &Prepared::text<di_prepared_parser_options_json>)
       .def_property_readonly("images_json", &Prepared::text<di_prepared_images_json>)
       .def_property_readonly("info_json", &Prepared::text<di_prepared_info_json>)
+      .def("image_data", [](Prepared& p, size_t index) -> py::object {
+        return p.with([&](di_prepared* h) -> py::object {
+          size_t len = 0;
+          const uint8_t* data = di_prepared_image_data(h, index, &len);
+          if (data == nullptr) return py::none();
+          return py::bytes(reinterpret_cast<const char*>(data), len);
+        });
+      }, py::arg("index"))
       .def_property_readonly("stream", [](Prepared& p) {
         return p.with([](di_prepared* h) { return di_prepared_stream(h) != 0; });
       })

@@ -29,7 +29,16 @@ def test_prepare_renders_and_tokenizes(tiny_recipe, tiny_tokenizer):
     assert p.parser_options["protocol"] == "chat"
     assert p.special_ranges and all(b < e for b, e in p.special_ranges)
     assert tiny_tokenizer.decode(p.token_ids) == p.prompt
+    assert p.image_data(0) is None
     p.close()
+    # A parser made from a prepared request, with an override of its id.
+    q = tiny_recipe.prepare("chat", chat("Hi", stop=["X"], thinking={"type": "disabled"}))
+    with q.parser(request_id="py1") as parser:
+        parser.push("Hello X and more", finish_reason="stop")
+        body = parser.response()
+    assert body["id"] == "chatcmpl-py1"
+    assert body["choices"][0]["message"]["content"] == "Hello "  # the request's stop string
+    q.close()
     with pytest.raises(deepinfer.StateError):
         p.prompt
 

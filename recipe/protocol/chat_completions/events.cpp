@@ -20,6 +20,7 @@ json chat_usage(const Usage& u) {
           {"completion_tokens", u.completion_tokens},
           {"total_tokens", u.prompt_tokens + u.completion_tokens},
           {"prompt_tokens_details", {{"cached_tokens", u.cached_prompt_tokens}}},
+          {"completion_tokens_details", {{"reasoning_tokens", u.reasoning_tokens}}},
           {"prompt_cache_hit_tokens", u.cached_prompt_tokens},
           {"prompt_cache_miss_tokens", u.prompt_tokens - u.cached_prompt_tokens}};
 }

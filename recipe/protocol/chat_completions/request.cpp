@@ -6,8 +6,8 @@
 
 #include <set>
 
+#include "recipe/protocol/request_steps.h"
 #include "recipe/protocol/sampling_fields.h"
-#include "recipe/protocol/thinking.h"
 #include "recipe/protocol/tool_fields.h"
 
 namespace di::recipe {
@@ -15,9 +15,7 @@ namespace {
 
 constexpr Protocol kP = Protocol::kChatCompletions;
 
-Status bad(const std::string& param, const std::string& msg) {
-  return ApiError::bad_request(kP, param, param.empty() ? msg : param + ": " + msg).to_status();
-}
+Status bad(const std::string& param, const std::string& msg) { return bad_param(kP, param, msg); }
 
 ImageRef image_ref_from_url(const std::string& url, const std::string& detail) {
   ImageRef r;
@@ -185,17 +183,9 @@ Status check_tool_pairing(const std::vector<Message>& msgs, const std::vector<si
   return Status::ok();
 }
 
-}  // namespace
-
-Result<ConversationRequest> parse_chat_completions_request(const ordered_json& body,
-                                                           const ConversionOptions& options) {
-  Fields f(kP, body, "");
-  ConversationRequest req;
-  Conversation& conv = req.conversation;
-  InferenceOptions& io = req.options;
+Status read_chat_fields(const Fields& f, const ConversionOptions& options, Conversation& conv,
+                        InferenceOptions& io) {
   SamplingOptions& s = io.sampling;
-
-  DI_ASSIGN_OR_RETURN(req.model, f.required_str("model"));
   DI_ASSIGN_OR_RETURN(const ordered_json* msgs, f.array("messages"));
   if (msgs == nullptr) return f.error("messages", "required, expected an array of messages");
   if (msgs->empty()) return bad("messages", "Empty input messages");
@@ -236,72 +226,39 @@ Result<ConversationRequest> parse_chat_completions_request(const ordered_json& b
   io.user = user.value_or("");
 
   // Tools.
-  DI_ASSIGN_OR_RETURN(const ordered_json* tools, f.array("tools"));
-  if (tools != nullptr) {
-    for (size_t i = 0; i < tools->size(); ++i) {
-      std::string tp = "tools[" + std::to_string(i) + "]";
-      const ordered_json& t = (*tools)[i];
-      if (!t.is_object()) return bad(tp, "expected an object, got " + describe_json(t));
-      Fields tf(kP, t, tp);
-      DI_ASSIGN_OR_RETURN(auto type, tf.one_of("type", {"function"}));
-      if (!type) return tf.error("type", "required, expected \"function\"");
-      DI_ASSIGN_OR_RETURN(const ordered_json* fn, tf.object("function"));
-      if (fn == nullptr) return tf.error("function", "required, expected an object");
-      DI_ASSIGN_OR_RETURN(ToolDefinition def,
-                          read_function_tool(Fields(kP, *fn, tp + ".function"), "parameters", false));
-      conv.tools.push_back(std::move(def));
-    }
-    DI_RETURN_IF_ERROR(check_unique_tool_names(f, "tools", conv.tools));
-  }
-  bool forced_tool = false;
-  if (const ordered_json* tc = f.get("tool_choice")) {
-    if (tc->is_string()) {
-      DI_ASSIGN_OR_RETURN(auto mode, f.one_of("tool_choice", {"none", "auto", "required"}));
-      conv.tool_choice = *mode == "none" ? ToolChoiceMode::kNone
-                         : *mode == "required" ? ToolChoiceMode::kRequired : ToolChoiceMode::kAuto;
-    } else if (tc->is_object()) {
-      Fields cf(kP, *tc, "tool_choice");
-      DI_ASSIGN_OR_RETURN(auto type, cf.one_of("type", {"function"}));
-      DI_ASSIGN_OR_RETURN(const ordered_json* fn, cf.object("function"));
-      if (fn == nullptr) return cf.error("function", "required, expected {\"name\": ...}");
-      DI_ASSIGN_OR_RETURN(std::string name, Fields(kP, *fn, "tool_choice.function").required_str("name"));
-      std::vector<ToolDefinition> keep;
-      for (auto& t : conv.tools)
-        if (t.name == name) keep.push_back(t);
-      if (keep.empty())
-        return bad("tool_choice.function.name", "no tool named \"" + name + "\" in tools");
-      conv.tools = std::move(keep);
-      conv.tool_choice = ToolChoiceMode::kRequired;
-    } else {
-      return bad("tool_choice", "expected \"none\", \"auto\", \"required\" or "
-                                "{\"type\": \"function\", \"function\": {\"name\": ...}}, got " +
-                                    describe_json(*tc));
-    }
-    if (conv.tool_choice == ToolChoiceMode::kRequired && conv.tools.empty())
-      return bad("tool_choice", "\"required\" needs at least one tool in tools");
-    forced_tool = conv.tool_choice == ToolChoiceMode::kRequired;
-  }
+  auto tool_path = [](size_t i) { return "tools[" + std::to_string(i) + "]"; };
+  DI_RETURN_IF_ERROR(read_tools(f, tool_path, [&](const Fields& tf) -> Result<std::optional<ToolDefinition>> {
+    DI_ASSIGN_OR_RETURN(auto type, tf.one_of("type", {"function"}));
+    if (!type) return tf.error("type", "required, expected \"function\"");
+    DI_ASSIGN_OR_RETURN(const ordered_json* fn, tf.object("function"));
+    if (fn == nullptr) return tf.error("function", "required, expected an object");
+    DI_ASSIGN_OR_RETURN(ToolDefinition def,
+                        read_function_tool(Fields(kP, *fn, tf.path() + ".function"), "parameters", false));
+    return std::optional<ToolDefinition>(std::move(def));
+  }, conv.tools));
+  const std::string expected =
+      "\"none\", \"auto\", \"required\" or {\"type\": \"function\", \"function\": {\"name\": ...}}";
+  DI_ASSIGN_OR_RETURN(const bool forced_tool, read_openai_tool_choice(f, expected, [&](const Fields& cf) -> Status {
+    DI_ASSIGN_OR_RETURN(auto type, cf.one_of("type", {"function"}));
+    DI_ASSIGN_OR_RETURN(const ordered_json* fn, cf.object("function"));
+    if (fn == nullptr) return cf.error("function", "required, expected {\"name\": ...}");
+    DI_ASSIGN_OR_RETURN(std::string name, Fields(kP, *fn, "tool_choice.function").required_str("name"));
+    if (!narrow_to_tool(conv, [&](const ToolDefinition& t) { return t.name == name; }))
+      return bad("tool_choice.function.name", "no tool named \"" + name + "\" in tools");
+    return Status::ok();
+  }, conv));
 
   // Thinking and effort.
   ThinkingChoice tc;
   DI_ASSIGN_OR_RETURN(tc.effort, f.one_of("reasoning_effort", {"none", "minimal", "low", "medium",
                                                                "high", "xhigh", "max"}));
-  DI_ASSIGN_OR_RETURN(const ordered_json* th, f.object("thinking"));
-  if (th != nullptr) {
-    Fields tf(kP, *th, "thinking");
-    DI_ASSIGN_OR_RETURN(auto type, tf.one_of("type", {"enabled", "adaptive", "disabled"}));
-    if (!type) return tf.error("type", "required, expected \"enabled\", \"adaptive\" or \"disabled\"");
-    tc.explicit_switch = *type != "disabled";
-    DI_ASSIGN_OR_RETURN(io.thinking_budget_tokens, tf.integer("budget_tokens", 1, INT32_MAX));
-  }
-  bool explicit_on = resolve_thinking(tc, options.default_thinking, conv);
-  if (forced_tool && conv.thinking) {
-    if (explicit_on)
-      return bad("tool_choice", "thinking mode does not support a required or named tool_choice; "
-                                "disable thinking or use \"auto\"");
-    conv.thinking = false;  // the default gives way to an explicit tool choice
-    conv.reasoning_effort.reset();
-  }
+  DI_RETURN_IF_ERROR(read_thinking_object(
+      f, "required, expected \"enabled\", \"adaptive\" or \"disabled\"", tc, io));
+  DI_RETURN_IF_ERROR(resolve_thinking_with_tool_choice(
+      kP, tc, options.default_thinking, forced_tool,
+      "thinking mode does not support a required or named tool_choice; disable thinking or use "
+      "\"auto\"",
+      conv));
 
   // Output format.
   DI_ASSIGN_OR_RETURN(const ordered_json* rf, f.object("response_format"));
@@ -323,16 +280,7 @@ Result<ConversationRequest> parse_chat_completions_request(const ordered_json& b
       DI_ASSIGN_OR_RETURN(const ordered_json* js, rff.object("json_schema"));
       if (js == nullptr) return rff.error("json_schema", "required, expected an object");
       Fields jf(kP, *js, "response_format.json_schema");
-      ResponseFormat& out = conv.response_format;
-      out.type = ResponseFormat::Type::kJsonSchema;
-      DI_ASSIGN_OR_RETURN(out.name, jf.required_str("name"));
-      if (!valid_tool_name(out.name) || out.name.size() > 64)
-        return jf.error("name", "expected 1 to 64 characters of a-z, A-Z, 0-9, '_' or '-', got \"" +
-                                    out.name + "\"");
-      DI_ASSIGN_OR_RETURN(const ordered_json* schema, jf.object("schema"));
-      out.schema = schema != nullptr ? *schema : ordered_json::object();
-      DI_ASSIGN_OR_RETURN(auto strict, jf.boolean("strict"));
-      out.strict = strict.value_or(false);
+      DI_RETURN_IF_ERROR(read_json_schema_format(jf, /*schema_required=*/false, conv.response_format));
       DI_ASSIGN_OR_RETURN(auto desc, jf.str("description"));
       (void)desc;
     } else {
@@ -340,7 +288,16 @@ Result<ConversationRequest> parse_chat_completions_request(const ordered_json& b
                                "got \"" + *type + "\"");
     }
   }
-  return req;
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<ConversationRequest> parse_chat_completions_request(const ordered_json& body,
+                                                           const ConversionOptions& options) {
+  return parse_request_fields(kP, body, [&](const Fields& f, Conversation& conv, InferenceOptions& io) {
+    return read_chat_fields(f, options, conv, io);
+  });
 }
 
 }  // namespace di::recipe

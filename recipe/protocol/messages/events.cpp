@@ -90,24 +90,24 @@ void MessagesEvents::close_block(std::vector<SseEvent>* out) {
   active_ = Block::kNone;
 }
 
+void MessagesEvents::append_delta(Block kind, const json& start, const char* delta_type,
+                                  const char* key, const std::string& text,
+                                  std::vector<SseEvent>* out) {
+  if (active_ != kind) open_block(kind, start, out);
+  text_ += text;
+  emit("content_block_delta",
+       {{"index", message_["content"].size()}, {"delta", {{"type", delta_type}, {key, text}}}},
+       out);
+}
+
 void MessagesEvents::on_event(const ParsedEvent& e, std::vector<SseEvent>* out) {
   switch (e.kind) {
     case ParsedEvent::Kind::kReasoning:
-      if (active_ != Block::kThinking)
-        open_block(Block::kThinking, {{"type", "thinking"}, {"thinking", ""}, {"signature", ""}}, out);
-      text_ += e.text;
-      emit("content_block_delta",
-           {{"index", message_["content"].size()},
-            {"delta", {{"type", "thinking_delta"}, {"thinking", e.text}}}},
-           out);
+      append_delta(Block::kThinking, {{"type", "thinking"}, {"thinking", ""}, {"signature", ""}},
+                   "thinking_delta", "thinking", e.text, out);
       break;
     case ParsedEvent::Kind::kContent:
-      if (active_ != Block::kText) open_block(Block::kText, {{"type", "text"}, {"text", ""}}, out);
-      text_ += e.text;
-      emit("content_block_delta",
-           {{"index", message_["content"].size()},
-            {"delta", {{"type", "text_delta"}, {"text", e.text}}}},
-           out);
+      append_delta(Block::kText, {{"type", "text"}, {"text", ""}}, "text_delta", "text", e.text, out);
       break;
     case ParsedEvent::Kind::kToolCallStart:
       open_block(Block::kToolUse,
@@ -119,11 +119,7 @@ void MessagesEvents::on_event(const ParsedEvent& e, std::vector<SseEvent>* out) 
       break;
     case ParsedEvent::Kind::kToolArguments:
       if (active_ != Block::kToolUse) break;
-      text_ += e.text;
-      emit("content_block_delta",
-           {{"index", message_["content"].size()},
-            {"delta", {{"type", "input_json_delta"}, {"partial_json", e.text}}}},
-           out);
+      append_delta(Block::kToolUse, {}, "input_json_delta", "partial_json", e.text, out);
       break;
     case ParsedEvent::Kind::kToolCallEnd:
       close_block(out);

@@ -24,6 +24,10 @@ class MessagesEvents : public EventGenerator {
   void emit(const char* type, nlohmann::json data, std::vector<SseEvent>* out);
   void open_block(Block kind, nlohmann::json start, std::vector<SseEvent>* out);
   void close_block(std::vector<SseEvent>* out);
+  // Appends `text` to the active block (opening `kind` with `start` first when another is
+  // active) and emits it as a content_block_delta {type: delta_type, key: text}.
+  void append_delta(Block kind, const nlohmann::json& start, const char* delta_type,
+                    const char* key, const std::string& text, std::vector<SseEvent>* out);
 
   ParserOptions options_;
   nlohmann::json message_;

@@ -7,8 +7,8 @@
 #include <set>
 
 #include "recipe/encoding/py_json.h"
+#include "recipe/protocol/request_steps.h"
 #include "recipe/protocol/sampling_fields.h"
-#include "recipe/protocol/thinking.h"
 #include "recipe/protocol/tool_fields.h"
 
 namespace di::recipe {
@@ -16,13 +16,37 @@ namespace {
 
 constexpr Protocol kP = Protocol::kMessages;
 
-Status bad(const std::string& param, const std::string& msg) {
-  return ApiError::bad_request(kP, param, param.empty() ? msg : param + ": " + msg).to_status();
+Status bad(const std::string& param, const std::string& msg) { return bad_param(kP, param, msg); }
+
+// Anthropic params name array elements with dots: "messages.2.content.0".
+std::function<std::string(size_t)> dotted(const std::string& prefix) {
+  return [prefix](size_t i) { return prefix + "." + std::to_string(i); };
 }
 
-std::string type_of(const ordered_json& b) {
-  auto it = b.find("type");
-  return it != b.end() && it->is_string() ? it->get<std::string>() : "";
+// A message's content: a string goes to on_string; each block of a non-empty array, with its
+// type, to on_block; anything else is a 400.
+using BlockFn = std::function<Status(const Fields& block, const std::string& type)>;
+Status read_message_content(const ordered_json& content, const std::string& path,
+                            const std::function<void(std::string)>& on_string,
+                            const BlockFn& on_block) {
+  if (content.is_string()) {
+    on_string(content.get<std::string>());
+    return Status::ok();
+  }
+  if (!content.is_array())
+    return bad(path + ".content", "expected a string or an array of content blocks, got " +
+                                      describe_json(content));
+  if (content.empty()) return bad(path + ".content", "messages must have non-empty content");
+  return for_each_object(kP, content, dotted(path + ".content"),
+                         [&](const Fields& f, size_t) { return on_block(f, block_type(f.json())); });
+}
+
+// tool_use ids of messages[message] that no tool_result answered.
+Status unanswered_tool_uses(size_t message, const std::string& ids) {
+  return bad("messages." + std::to_string(message),
+             "`tool_use` ids were found without `tool_result` blocks immediately after: " + ids +
+                 ". Each `tool_use` block must have a corresponding `tool_result` block in the "
+                 "next message.");
 }
 
 Result<ImageRef> read_image(const ordered_json& block, const std::string& path) {
@@ -67,24 +91,22 @@ Status read_tool_result_content(const ordered_json& block, const std::string& pa
   if (!it->is_array())
     return bad(path + ".content", "expected a string or an array of content blocks, got " +
                                       describe_json(*it));
-  for (size_t i = 0; i < it->size(); ++i) {
-    const ordered_json& b = (*it)[i];
-    std::string bp = path + ".content." + std::to_string(i);
-    if (!b.is_object()) return bad(bp, "expected an object, got " + describe_json(b));
-    std::string type = type_of(b);
+  return for_each_object(kP, *it, dotted(path + ".content"), [&](const Fields& f, size_t i) -> Status {
+    const std::string type = block_type(f.json());
+    const std::string bp = path + ".content." + std::to_string(i);
     if (type == "text") {
-      DI_ASSIGN_OR_RETURN(std::string t, Fields(kP, b, bp).required_str("text"));
+      DI_ASSIGN_OR_RETURN(std::string t, f.required_str("text"));
       out.push_back({ContentPart::Kind::kText, std::move(t), {}});
     } else if (type == "image") {
-      DI_ASSIGN_OR_RETURN(ImageRef r, read_image(b, bp));
+      DI_ASSIGN_OR_RETURN(ImageRef r, read_image(f.json(), bp));
       out.push_back({ContentPart::Kind::kImage, "", std::move(r)});
     } else if (type == "document") {
       out.push_back({ContentPart::Kind::kText, "[Unsupported Document]", {}});
     } else {
       return bad(bp + ".type", "unsupported block type \"" + type + "\" in a tool_result");
     }
-  }
-  return Status::ok();
+    return Status::ok();
+  });
 }
 
 struct PendingUses {
@@ -101,59 +123,46 @@ Status read_user(const ordered_json& content, const std::string& path, Conversat
     m.content.push_back({ContentPart::Kind::kText, std::move(t), {}});
     conv.messages.push_back(std::move(m));
   };
-  if (content.is_string()) {
-    text(content.get<std::string>());
-  } else if (content.is_array()) {
-    if (content.empty()) return bad(path + ".content", "messages must have non-empty content");
-    for (size_t i = 0; i < content.size(); ++i) {
-      const ordered_json& b = content[i];
-      std::string bp = path + ".content." + std::to_string(i);
-      if (!b.is_object()) return bad(bp, "expected an object, got " + describe_json(b));
-      Fields f(kP, b, bp);
-      std::string type = type_of(b);
-      if (type == "text") {
-        DI_ASSIGN_OR_RETURN(std::string t, f.required_str("text"));
-        text(std::move(t));
-      } else if (type == "image") {
-        DI_ASSIGN_OR_RETURN(ImageRef r, read_image(b, bp));
-        Message m;
-        m.role = Role::kUser;
-        m.content.push_back({ContentPart::Kind::kImage, "", std::move(r)});
-        conv.messages.push_back(std::move(m));
-      } else if (type == "document") {
-        text("[Unsupported Document]");
-      } else if (type == "tool_result") {
-        Message m;
-        m.role = Role::kTool;
-        DI_ASSIGN_OR_RETURN(m.tool_call_id, f.required_str("tool_use_id"));
-        DI_ASSIGN_OR_RETURN(auto is_error, f.boolean("is_error"));
-        (void)is_error;
-        if (!open.count(m.tool_call_id))
-          return bad(bp, "unexpected `tool_use_id` found in `tool_result` blocks: " + m.tool_call_id +
-                             ". Each `tool_result` block must have a corresponding `tool_use` block "
-                             "in the previous message.");
-        open.erase(m.tool_call_id);
-        DI_RETURN_IF_ERROR(read_tool_result_content(b, bp, m.content));
-        conv.messages.push_back(std::move(m));
-      } else if (type == "tool_use" || type == "thinking" || type == "redacted_thinking" ||
-                 type == "server_tool_use") {
-        return bad(bp + ".type", "`" + type + "` blocks are only allowed in assistant messages");
-      } else {
-        return bad(bp + ".type", "unsupported content block type \"" + type + "\"");
-      }
+  DI_RETURN_IF_ERROR(read_message_content(content, path, text, [&](const Fields& f, const std::string& type) -> Status {
+    const ordered_json& b = f.json();
+    const std::string bp = f.path();
+    if (type == "text") {
+      DI_ASSIGN_OR_RETURN(std::string t, f.required_str("text"));
+      text(std::move(t));
+    } else if (type == "image") {
+      DI_ASSIGN_OR_RETURN(ImageRef r, read_image(b, bp));
+      Message m;
+      m.role = Role::kUser;
+      m.content.push_back({ContentPart::Kind::kImage, "", std::move(r)});
+      conv.messages.push_back(std::move(m));
+    } else if (type == "document") {
+      text("[Unsupported Document]");
+    } else if (type == "tool_result") {
+      Message m;
+      m.role = Role::kTool;
+      DI_ASSIGN_OR_RETURN(m.tool_call_id, f.required_str("tool_use_id"));
+      DI_ASSIGN_OR_RETURN(auto is_error, f.boolean("is_error"));
+      (void)is_error;
+      if (!open.count(m.tool_call_id))
+        return bad(bp, "unexpected `tool_use_id` found in `tool_result` blocks: " + m.tool_call_id +
+                           ". Each `tool_result` block must have a corresponding `tool_use` block "
+                           "in the previous message.");
+      open.erase(m.tool_call_id);
+      DI_RETURN_IF_ERROR(read_tool_result_content(b, bp, m.content));
+      conv.messages.push_back(std::move(m));
+    } else if (type == "tool_use" || type == "thinking" || type == "redacted_thinking" ||
+               type == "server_tool_use") {
+      return bad(bp + ".type", "`" + type + "` blocks are only allowed in assistant messages");
+    } else {
+      return bad(bp + ".type", "unsupported content block type \"" + type + "\"");
     }
-  } else {
-    return bad(path + ".content", "expected a string or an array of content blocks, got " +
-                                      describe_json(content));
-  }
+    return Status::ok();
+  }));
   if (!open.empty()) {
     std::string ids;
     for (const auto& id : pending.ids)
       if (open.count(id)) ids += (ids.empty() ? "" : ", ") + id;
-    return bad("messages." + std::to_string(pending.message),
-               "`tool_use` ids were found without `tool_result` blocks immediately after: " + ids +
-                   ". Each `tool_use` block must have a corresponding `tool_result` block in the "
-                   "next message.");
+    return unanswered_tool_uses(pending.message, ids);
   }
   pending.ids.clear();
   return Status::ok();
@@ -166,58 +175,50 @@ Status read_assistant(const ordered_json& content, const std::string& path, size
   std::string text, reasoning;
   bool has_text = false, has_reasoning = false;
   std::set<std::string> ids;
-  if (content.is_string()) {
-    text = content.get<std::string>();
+  auto whole_text = [&](std::string t) {
+    text = std::move(t);
     has_text = true;
-  } else if (content.is_array()) {
-    if (content.empty()) return bad(path + ".content", "messages must have non-empty content");
-    for (size_t i = 0; i < content.size(); ++i) {
-      const ordered_json& b = content[i];
-      std::string bp = path + ".content." + std::to_string(i);
-      if (!b.is_object()) return bad(bp, "expected an object, got " + describe_json(b));
-      Fields f(kP, b, bp);
-      std::string type = type_of(b);
-      if (type == "text") {
-        if (!m.tool_calls.empty())
-          return bad(bp, "text after a tool_use block is not supported in an assistant message");
-        DI_ASSIGN_OR_RETURN(std::string t, f.required_str("text"));
-        if (has_text) text += "\n\n";
-        text += t;
-        has_text = true;
-      } else if (type == "thinking") {
-        DI_ASSIGN_OR_RETURN(std::string t, f.required_str("thinking"));
-        if (has_reasoning) reasoning += "\n\n";
-        reasoning += t;
-        has_reasoning = true;
-      } else if (type == "redacted_thinking") {
-        // Encrypted by another provider; nothing the model can read.
-      } else if (type == "tool_use") {
-        ToolCall c;
-        DI_ASSIGN_OR_RETURN(c.id, f.required_str("id"));
-        if (c.id.empty()) return f.error("id", "must not be empty");
-        if (!ids.insert(c.id).second)
-          return f.error("id", "`tool_use` ids must be unique, \"" + c.id + "\" appears twice");
-        DI_ASSIGN_OR_RETURN(c.name, f.required_str("name"));
-        DI_ASSIGN_OR_RETURN(const ordered_json* input, f.object("input"));
-        c.arguments = py_json_dumps(input != nullptr ? *input : ordered_json::object());
-        m.tool_calls.push_back(std::move(c));
-      } else if (type == "server_tool_use" || type == "web_search_tool_result") {
-        if (!opts.ignore_server_tools)
-          return bad(bp + ".type", "server tools are not supported");
-      } else if (type == "document") {
-        if (has_text) text += "\n\n";
-        text += "[Unsupported Document]";
-        has_text = true;
-      } else if (type == "image") {
-        return bad(bp, "Image in assistant message is unsupported");
-      } else {
-        return bad(bp + ".type", "unsupported content block type \"" + type + "\"");
-      }
+  };
+  DI_RETURN_IF_ERROR(read_message_content(content, path, whole_text, [&](const Fields& f, const std::string& type) -> Status {
+    const std::string bp = f.path();
+    if (type == "text") {
+      if (!m.tool_calls.empty())
+        return bad(bp, "text after a tool_use block is not supported in an assistant message");
+      DI_ASSIGN_OR_RETURN(std::string t, f.required_str("text"));
+      if (has_text) text += "\n\n";
+      text += t;
+      has_text = true;
+    } else if (type == "thinking") {
+      DI_ASSIGN_OR_RETURN(std::string t, f.required_str("thinking"));
+      if (has_reasoning) reasoning += "\n\n";
+      reasoning += t;
+      has_reasoning = true;
+    } else if (type == "redacted_thinking") {
+      // Encrypted by another provider; nothing the model can read.
+    } else if (type == "tool_use") {
+      ToolCall c;
+      DI_ASSIGN_OR_RETURN(c.id, f.required_str("id"));
+      if (c.id.empty()) return f.error("id", "must not be empty");
+      if (!ids.insert(c.id).second)
+        return f.error("id", "`tool_use` ids must be unique, \"" + c.id + "\" appears twice");
+      DI_ASSIGN_OR_RETURN(c.name, f.required_str("name"));
+      DI_ASSIGN_OR_RETURN(const ordered_json* input, f.object("input"));
+      c.arguments = py_json_dumps(input != nullptr ? *input : ordered_json::object());
+      m.tool_calls.push_back(std::move(c));
+    } else if (type == "server_tool_use" || type == "web_search_tool_result") {
+      if (!opts.ignore_server_tools)
+        return bad(bp + ".type", "server tools are not supported");
+    } else if (type == "document") {
+      if (has_text) text += "\n\n";
+      text += "[Unsupported Document]";
+      has_text = true;
+    } else if (type == "image") {
+      return bad(bp, "Image in assistant message is unsupported");
+    } else {
+      return bad(bp + ".type", "unsupported content block type \"" + type + "\"");
     }
-  } else {
-    return bad(path + ".content", "expected a string or an array of content blocks, got " +
-                                      describe_json(content));
-  }
+    return Status::ok();
+  }));
   if (has_text) m.content.push_back({ContentPart::Kind::kText, std::move(text), {}});
   if (has_reasoning) m.reasoning_content = std::move(reasoning);
   pending.ids.clear();
@@ -227,17 +228,9 @@ Status read_assistant(const ordered_json& content, const std::string& path, size
   return Status::ok();
 }
 
-}  // namespace
-
-Result<ConversationRequest> parse_messages_request(const ordered_json& body,
-                                                   const ConversionOptions& options) {
-  Fields f(kP, body, "");
-  ConversationRequest req;
-  Conversation& conv = req.conversation;
-  InferenceOptions& io = req.options;
+Status read_messages_fields(const Fields& f, const ConversionOptions& options, Conversation& conv,
+                            InferenceOptions& io) {
   SamplingOptions& s = io.sampling;
-
-  DI_ASSIGN_OR_RETURN(req.model, f.required_str("model"));
   DI_ASSIGN_OR_RETURN(s.max_tokens, f.integer("max_tokens", 1, INT32_MAX));
   DI_ASSIGN_OR_RETURN(s.temperature, f.number("temperature", 0, 1));
   DI_ASSIGN_OR_RETURN(s.top_p, f.number("top_p", 0, 1, true, false));
@@ -263,17 +256,15 @@ Result<ConversationRequest> parse_messages_request(const ordered_json& body,
       m.content.push_back({ContentPart::Kind::kText, sys->get<std::string>(), {}});
     } else if (sys->is_array()) {
       std::string text;
-      for (size_t i = 0; i < sys->size(); ++i) {
-        const ordered_json& b = (*sys)[i];
-        std::string bp = "system." + std::to_string(i);
-        if (!b.is_object()) return bad(bp, "expected an object, got " + describe_json(b));
-        std::string type = type_of(b);
-        if (type == "image") return bad(bp, "Image in system message is unsupported");
-        if (type != "text") return bad(bp + ".type", "expected \"text\", got \"" + type + "\"");
-        DI_ASSIGN_OR_RETURN(std::string t, Fields(kP, b, bp).required_str("text"));
+      DI_RETURN_IF_ERROR(for_each_object(kP, *sys, dotted("system"), [&](const Fields& bf, size_t i) -> Status {
+        const std::string type = block_type(bf.json());
+        if (type == "image") return bad(bf.path(), "Image in system message is unsupported");
+        if (type != "text") return bad(bf.path() + ".type", "expected \"text\", got \"" + type + "\"");
+        DI_ASSIGN_OR_RETURN(std::string t, bf.required_str("text"));
         if (i) text += "\n\n";
         text += t;
-      }
+        return Status::ok();
+      }));
       m.content.push_back({ContentPart::Kind::kText, std::move(text), {}});
     } else {
       return f.error("system", "expected a string or an array of text blocks, got " + describe_json(*sys));
@@ -296,11 +287,7 @@ Result<ConversationRequest> parse_messages_request(const ordered_json& body,
     if (role == "user") {
       DI_RETURN_IF_ERROR(read_user(*content, path, conv, pending));
     } else {
-      if (!pending.ids.empty())
-        return bad("messages." + std::to_string(pending.message),
-                   "`tool_use` ids were found without `tool_result` blocks immediately after: " +
-                       pending.ids[0] + ". Each `tool_use` block must have a corresponding "
-                       "`tool_result` block in the next message.");
+      if (!pending.ids.empty()) return unanswered_tool_uses(pending.message, pending.ids[0]);
       if (role == "assistant") {
         DI_RETURN_IF_ERROR(read_assistant(*content, path, i, conv, pending, options));
       } else if (role == "system") {
@@ -318,35 +305,23 @@ Result<ConversationRequest> parse_messages_request(const ordered_json& body,
   }
   // Tool uses of a final assistant message stay open only if the client is prefilling; the
   // model cannot continue a turn whose calls have no results.
-  if (!pending.ids.empty())
-    return bad("messages." + std::to_string(pending.message),
-               "`tool_use` ids were found without `tool_result` blocks immediately after: " +
-                   pending.ids[0] + ". Each `tool_use` block must have a corresponding "
-                   "`tool_result` block in the next message.");
+  if (!pending.ids.empty()) return unanswered_tool_uses(pending.message, pending.ids[0]);
 
   // Tools.
-  DI_ASSIGN_OR_RETURN(const ordered_json* tools, f.array("tools"));
   std::set<std::string> dropped;
-  if (tools != nullptr) {
-    for (size_t i = 0; i < tools->size(); ++i) {
-      std::string tp = "tools." + std::to_string(i);
-      const ordered_json& t = (*tools)[i];
-      if (!t.is_object()) return bad(tp, "expected an object, got " + describe_json(t));
-      Fields tf(kP, t, tp);
-      DI_ASSIGN_OR_RETURN(auto type, tf.str("type"));
-      if (type && *type != "custom") {
-        if (type->rfind("web_search", 0) == 0 && options.ignore_server_tools) {
-          DI_ASSIGN_OR_RETURN(auto n, tf.str("name"));
-          dropped.insert(n.value_or("web_search"));
-          continue;
-        }
-        return bad(tp, "server tools are not supported");
+  DI_RETURN_IF_ERROR(read_tools(f, dotted("tools"), [&](const Fields& tf) -> Result<std::optional<ToolDefinition>> {
+    DI_ASSIGN_OR_RETURN(auto type, tf.str("type"));
+    if (type && *type != "custom") {
+      if (type->rfind("web_search", 0) == 0 && options.ignore_server_tools) {
+        DI_ASSIGN_OR_RETURN(auto n, tf.str("name"));
+        dropped.insert(n.value_or("web_search"));
+        return std::optional<ToolDefinition>();
       }
-      DI_ASSIGN_OR_RETURN(ToolDefinition def, read_function_tool(tf, "input_schema", true));
-      conv.tools.push_back(std::move(def));
+      return bad(tf.path(), "server tools are not supported");
     }
-    DI_RETURN_IF_ERROR(check_unique_tool_names(f, "tools", conv.tools));
-  }
+    DI_ASSIGN_OR_RETURN(ToolDefinition def, read_function_tool(tf, "input_schema", true));
+    return std::optional<ToolDefinition>(std::move(def));
+  }, conv.tools));
   bool forced_tool = false;
   DI_ASSIGN_OR_RETURN(const ordered_json* tc, f.object("tool_choice"));
   if (tc != nullptr) {
@@ -363,13 +338,8 @@ Result<ConversationRequest> parse_messages_request(const ordered_json& body,
       DI_ASSIGN_OR_RETURN(std::string name, cf.required_str("name"));
       if (dropped.count(name)) {
         conv.tool_choice = ToolChoiceMode::kAuto;  // the chosen server tool was dropped
-      } else {
-        std::vector<ToolDefinition> keep;
-        for (auto& t : conv.tools)
-          if (t.name == name) keep.push_back(t);
-        if (keep.empty()) return cf.error("name", "no tool named \"" + name + "\" in tools");
-        conv.tools = std::move(keep);
-        conv.tool_choice = ToolChoiceMode::kRequired;
+      } else if (!narrow_to_tool(conv, [&](const ToolDefinition& t) { return t.name == name; })) {
+        return cf.error("name", "no tool named \"" + name + "\" in tools");
       }
     }
     if (conv.tool_choice == ToolChoiceMode::kRequired && conv.tools.empty())
@@ -379,28 +349,26 @@ Result<ConversationRequest> parse_messages_request(const ordered_json& body,
 
   // Thinking: explicit type wins, then output_config.effort, then the default.
   ThinkingChoice choice;
-  DI_ASSIGN_OR_RETURN(const ordered_json* th, f.object("thinking"));
-  if (th != nullptr) {
-    Fields tf(kP, *th, "thinking");
-    DI_ASSIGN_OR_RETURN(auto type, tf.one_of("type", {"enabled", "adaptive", "disabled"}));
-    if (!type) return tf.error("type", "Field required");
-    choice.explicit_switch = *type != "disabled";
-    DI_ASSIGN_OR_RETURN(io.thinking_budget_tokens, tf.integer("budget_tokens", 1, INT32_MAX));
-  }
+  DI_RETURN_IF_ERROR(read_thinking_object(f, "Field required", choice, io));
   DI_ASSIGN_OR_RETURN(const ordered_json* oc, f.object("output_config"));
   if (oc != nullptr) {
     Fields of(kP, *oc, "output_config");
     DI_ASSIGN_OR_RETURN(choice.effort,
                         of.one_of("effort", {"low", "medium", "high", "xhigh", "ultra", "max"}));
   }
-  bool explicit_on = resolve_thinking(choice, options.default_thinking, conv);
-  if (forced_tool && conv.thinking) {
-    if (explicit_on)
-      return bad("tool_choice", "Thinking may not be enabled when tool_choice forces tool use.");
-    conv.thinking = false;
-    conv.reasoning_effort.reset();
-  }
-  return req;
+  DI_RETURN_IF_ERROR(resolve_thinking_with_tool_choice(
+      kP, choice, options.default_thinking, forced_tool,
+      "Thinking may not be enabled when tool_choice forces tool use.", conv));
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<ConversationRequest> parse_messages_request(const ordered_json& body,
+                                                   const ConversionOptions& options) {
+  return parse_request_fields(kP, body, [&](const Fields& f, Conversation& conv, InferenceOptions& io) {
+    return read_messages_fields(f, options, conv, io);
+  });
 }
 
 }  // namespace di::recipe

@@ -1,6 +1,7 @@
-// Responses events. Item ids: "rs_{id}_{k}", "msg_{id}_{k}", "fc_{id}_{k}" with k the output
-// index; call ids "call_{id}_{n}". A tool name "ns::name" is split into namespace and name, the
-// inverse of how namespaced tools are flattened for the prompt.
+// Responses events. Item ids: "rs_{id}_{k}", "msg_{id}_{k}", "fc_{id}_{k}", "ctc_{id}_{k}" with k
+// the output index; call ids "call_{id}_{n}". A tool name "ns::name" is split into namespace and
+// name, the inverse of how namespaced tools are flattened for the prompt. A call of a declared
+// custom tool (apply_patch) is a custom_tool_call whose input is its `input` argument decoded.
 #include "recipe/protocol/responses/events.h"
 
 #include <ctime>
@@ -15,7 +16,7 @@ json usage_json(const Usage& u) {
   return {{"input_tokens", u.prompt_tokens},
           {"input_tokens_details", {{"cached_tokens", u.cached_prompt_tokens}}},
           {"output_tokens", u.completion_tokens},
-          {"output_tokens_details", {{"reasoning_tokens", 0}}},
+          {"output_tokens_details", {{"reasoning_tokens", u.reasoning_tokens}}},
           {"total_tokens", u.prompt_tokens + u.completion_tokens}};
 }
 
@@ -24,6 +25,7 @@ json usage_json(const Usage& u) {
 ResponsesEvents::ResponsesEvents(ParserOptions options) : options_(std::move(options)) {
   json tools = json::array();
   for (const ToolSpec& t : options_.tools) {
+    if (t.type == "custom") custom_tools_.insert(t.name);
     if (t.type == "custom") tools.push_back({{"type", "custom"}, {"name", t.name}});
     else
       tools.push_back({{"type", "function"}, {"name", t.name}, {"parameters", t.parameters},
@@ -73,8 +75,9 @@ void ResponsesEvents::open_text_item(Item kind, std::vector<SseEvent>* out) {
              {"summary", json::array()}, {"content", json::array()}};
     part = {{"type", "reasoning_text"}, {"text", ""}};
   } else {
+    // phase: "final_answer" unless a tool call follows the message ("commentary").
     item_ = {{"type", "message"}, {"id", item_id("msg")}, {"status", "in_progress"},
-             {"role", "assistant"}, {"content", json::array()}};
+             {"role", "assistant"}, {"phase", "final_answer"}, {"content", json::array()}};
     part = {{"type", "output_text"}, {"annotations", json::array()}, {"logprobs", json::array()},
             {"text", ""}};
   }
@@ -88,7 +91,11 @@ void ResponsesEvents::close_item(const char* status, std::vector<SseEvent>* out)
   if (active_ == Item::kNone) return;
   const int64_t index = response_["output"].size();
   const json id = item_["id"];
-  if (active_ == Item::kFunctionCall) {
+  if (active_ == Item::kCustomToolCall) {
+    custom_input_delta(custom_input_.finish(), out);
+    emit("response.custom_tool_call_input.done",
+         {{"item_id", id}, {"output_index", index}, {"input", item_["input"]}}, out);
+  } else if (active_ == Item::kFunctionCall) {
     emit("response.function_call_arguments.done",
          {{"item_id", id}, {"output_index", index}, {"name", item_["name"]},
           {"arguments", item_["arguments"]}},
@@ -117,42 +124,64 @@ void ResponsesEvents::close_item(const char* status, std::vector<SseEvent>* out)
   active_ = Item::kNone;
 }
 
+void ResponsesEvents::open_call_item(const ParsedEvent& e, std::vector<SseEvent>* out) {
+  if (active_ == Item::kMessage) item_["phase"] = "commentary";
+  close_item("completed", out);
+  const std::string call_id = "call_" + options_.request_id + "_" + std::to_string(e.index);
+  if (custom_tools_.count(e.text)) {
+    active_ = Item::kCustomToolCall;
+    custom_input_ = CustomToolInput();
+    item_ = {{"type", "custom_tool_call"}, {"id", item_id("ctc")}, {"status", "in_progress"},
+             {"call_id", call_id}, {"name", e.text}, {"input", ""}};
+  } else {
+    active_ = Item::kFunctionCall;
+    std::string name = e.text;
+    item_ = {{"type", "function_call"}, {"id", item_id("fc")}, {"status", "in_progress"},
+             {"call_id", call_id}};
+    if (const size_t sep = name.rfind("::"); sep != std::string::npos && sep > 0) {
+      item_["namespace"] = name.substr(0, sep);
+      name = name.substr(sep + 2);
+    }
+    item_["name"] = name;
+    item_["arguments"] = "";
+  }
+  emit("response.output_item.added", {{"output_index", response_["output"].size()}, {"item", item_}},
+       out);
+}
+
+void ResponsesEvents::custom_input_delta(std::string delta, std::vector<SseEvent>* out) {
+  if (delta.empty()) return;
+  item_["input"] = item_["input"].get<std::string>() + delta;
+  emit("response.custom_tool_call_input.delta",
+       {{"item_id", item_["id"]}, {"output_index", response_["output"].size()},
+        {"delta", std::move(delta)}},
+       out);
+}
+
+void ResponsesEvents::append_text(Item kind, const std::string& text, std::vector<SseEvent>* out) {
+  if (active_ != kind) open_text_item(kind, out);
+  text_ += text;
+  json delta = {{"item_id", item_["id"]}, {"output_index", response_["output"].size()},
+                {"content_index", 0}, {"delta", text}};
+  if (kind == Item::kMessage) delta["logprobs"] = json::array();
+  emit(kind == Item::kMessage ? "response.output_text.delta" : "response.reasoning_text.delta",
+       std::move(delta), out);
+}
+
 void ResponsesEvents::on_event(const ParsedEvent& e, std::vector<SseEvent>* out) {
   const int64_t index = response_["output"].size();
   switch (e.kind) {
     case ParsedEvent::Kind::kReasoning:
-      if (active_ != Item::kReasoning) open_text_item(Item::kReasoning, out);
-      text_ += e.text;
-      emit("response.reasoning_text.delta",
-           {{"item_id", item_["id"]}, {"output_index", response_["output"].size()},
-            {"content_index", 0}, {"delta", e.text}},
-           out);
+      append_text(Item::kReasoning, e.text, out);
       break;
     case ParsedEvent::Kind::kContent:
-      if (active_ != Item::kMessage) open_text_item(Item::kMessage, out);
-      text_ += e.text;
-      emit("response.output_text.delta",
-           {{"item_id", item_["id"]}, {"output_index", response_["output"].size()},
-            {"content_index", 0}, {"delta", e.text}, {"logprobs", json::array()}},
-           out);
+      append_text(Item::kMessage, e.text, out);
       break;
-    case ParsedEvent::Kind::kToolCallStart: {
-      close_item("completed", out);
-      active_ = Item::kFunctionCall;
-      std::string name = e.text;
-      item_ = {{"type", "function_call"}, {"id", item_id("fc")}, {"status", "in_progress"},
-               {"call_id", "call_" + options_.request_id + "_" + std::to_string(e.index)}};
-      if (const size_t sep = name.rfind("::"); sep != std::string::npos && sep > 0) {
-        item_["namespace"] = name.substr(0, sep);
-        name = name.substr(sep + 2);
-      }
-      item_["name"] = name;
-      item_["arguments"] = "";
-      emit("response.output_item.added",
-           {{"output_index", response_["output"].size()}, {"item", item_}}, out);
+    case ParsedEvent::Kind::kToolCallStart:
+      open_call_item(e, out);
       break;
-    }
     case ParsedEvent::Kind::kToolArguments:
+      if (active_ == Item::kCustomToolCall) custom_input_delta(custom_input_.push(e.text), out);
       if (active_ != Item::kFunctionCall) break;
       item_["arguments"] = item_["arguments"].get<std::string>() + e.text;
       emit("response.function_call_arguments.delta",

@@ -9,8 +9,8 @@
 #include <set>
 
 #include "recipe/encoding/py_json.h"
+#include "recipe/protocol/request_steps.h"
 #include "recipe/protocol/sampling_fields.h"
-#include "recipe/protocol/thinking.h"
 #include "recipe/protocol/tool_fields.h"
 
 namespace di::recipe {
@@ -18,13 +18,11 @@ namespace {
 
 constexpr Protocol kP = Protocol::kResponses;
 
-Status bad(const std::string& param, const std::string& msg) {
-  return ApiError::bad_request(kP, param, param.empty() ? msg : param + ": " + msg).to_status();
-}
+Status bad(const std::string& param, const std::string& msg) { return bad_param(kP, param, msg); }
 
-std::string type_of(const ordered_json& b) {
-  auto it = b.find("type");
-  return it != b.end() && it->is_string() ? it->get<std::string>() : "";
+// OpenAI params name array elements with brackets: "input[2].content[0]".
+std::function<std::string(size_t)> indexed(const std::string& prefix) {
+  return [prefix](size_t i) { return prefix + "[" + std::to_string(i) + "]"; };
 }
 
 // Content blocks of a message item.
@@ -36,12 +34,9 @@ Status read_blocks(const ordered_json& content, const std::string& path, const s
   }
   if (!content.is_array())
     return bad(path, "expected a string or an array of content items, got " + describe_json(content));
-  for (size_t i = 0; i < content.size(); ++i) {
-    const ordered_json& b = content[i];
-    std::string bp = path + "[" + std::to_string(i) + "]";
-    if (!b.is_object()) return bad(bp, "expected an object, got " + describe_json(b));
-    Fields f(kP, b, bp);
-    std::string type = type_of(b);
+  return for_each_object(kP, content, indexed(path), [&](const Fields& f, size_t) -> Status {
+    const std::string& bp = f.path();
+    const std::string type = block_type(f.json());
     if (type == "input_text" || type == "output_text" || type == "text") {
       DI_ASSIGN_OR_RETURN(std::string t, f.required_str("text"));
       out.push_back({ContentPart::Kind::kText, std::move(t), {}});
@@ -65,8 +60,8 @@ Status read_blocks(const ordered_json& content, const std::string& path, const s
     } else {
       return bad(bp + ".type", "unsupported content type \"" + type + "\"");
     }
-  }
-  return Status::ok();
+    return Status::ok();
+  });
 }
 
 std::string output_text(const ordered_json& output, const std::string& path, Status& st) {
@@ -99,17 +94,9 @@ ToolDefinition apply_patch_tool(const std::optional<std::string>& description) {
   return t;
 }
 
-}  // namespace
-
-Result<ConversationRequest> parse_responses_request(const ordered_json& body,
-                                                    const ConversionOptions& options) {
-  Fields f(kP, body, "");
-  ConversationRequest req;
-  Conversation& conv = req.conversation;
-  InferenceOptions& io = req.options;
+Status read_responses_fields(const Fields& f, const ConversionOptions& options, Conversation& conv,
+                             InferenceOptions& io) {
   SamplingOptions& s = io.sampling;
-
-  DI_ASSIGN_OR_RETURN(req.model, f.required_str("model"));
   if (f.has("previous_response_id"))
     return f.error("previous_response_id", "stored responses are not supported; send the whole "
                                            "conversation in input");
@@ -163,7 +150,7 @@ Result<ConversationRequest> parse_responses_request(const ordered_json& body,
       std::string ip = "input[" + std::to_string(i) + "]";
       if (!item.is_object()) return bad(ip, "expected an object, got " + describe_json(item));
       Fields itf(kP, item, ip);
-      std::string type = type_of(item);
+      std::string type = block_type(item);
       if (type.empty() || type == "message") {
         DI_ASSIGN_OR_RETURN(auto role, itf.one_of("role", {"user", "assistant", "system", "developer"}));
         if (!role) return itf.error("role", "required");
@@ -295,18 +282,15 @@ Result<ConversationRequest> parse_responses_request(const ordered_json& body,
         DI_ASSIGN_OR_RETURN(auto ns_desc, tf.str("description"));
         DI_ASSIGN_OR_RETURN(const ordered_json* inner, tf.array("tools"));
         if (inner == nullptr) return tf.error("tools", "required, expected an array of function tools");
-        for (size_t k = 0; k < inner->size(); ++k) {
-          std::string ip = tp + ".tools[" + std::to_string(k) + "]";
-          const ordered_json& it = (*inner)[k];
-          if (!it.is_object()) return bad(ip, "expected an object, got " + describe_json(it));
-          Fields itf(kP, it, ip);
+        DI_RETURN_IF_ERROR(for_each_object(kP, *inner, indexed(tp + ".tools"), [&](const Fields& itf, size_t) -> Status {
           DI_ASSIGN_OR_RETURN(auto itype, itf.one_of("type", {"function"}));
           DI_ASSIGN_OR_RETURN(ToolDefinition def, read_function_tool(itf, "parameters", false));
           def.name = unique_name(ns + "::" + def.name);
           if (ns_desc || def.description)
             def.description = ns_desc.value_or("") + "\n" + def.description.value_or("");
           conv.tools.push_back(std::move(def));
-        }
+          return Status::ok();
+        }));
       } else if (type == "custom") {
         DI_ASSIGN_OR_RETURN(std::string name, tf.required_str("name"));
         if (name != "apply_patch")
@@ -322,38 +306,25 @@ Result<ConversationRequest> parse_responses_request(const ordered_json& body,
       }
     }
   }
-  bool forced_tool = false;
-  if (const ordered_json* tc = f.get("tool_choice")) {
-    if (tc->is_string()) {
-      DI_ASSIGN_OR_RETURN(auto mode, f.one_of("tool_choice", {"none", "auto", "required"}));
-      conv.tool_choice = *mode == "none" ? ToolChoiceMode::kNone
-                         : *mode == "required" ? ToolChoiceMode::kRequired : ToolChoiceMode::kAuto;
-    } else if (tc->is_object()) {
-      Fields cf(kP, *tc, "tool_choice");
-      DI_ASSIGN_OR_RETURN(std::string type, cf.required_str("type"));
-      if (type == "function" || type == "custom") {
-        DI_ASSIGN_OR_RETURN(std::string name, cf.required_str("name"));
-        std::vector<ToolDefinition> keep;
-        for (auto& t : conv.tools)
-          if (t.name == name && t.custom == (type == "custom")) keep.push_back(t);
-        if (keep.empty()) return cf.error("name", "no " + type + " tool named \"" + name + "\" in tools");
-        conv.tools = std::move(keep);
-        conv.tool_choice = ToolChoiceMode::kRequired;
-      } else if (type.rfind("web_search", 0) == 0) {
-        conv.tool_choice = ToolChoiceMode::kAuto;  // its tool was dropped
-      } else if (type == "allowed_tools") {
-        return cf.error("type", "\"allowed_tools\" is not supported");
-      } else {
-        return cf.error("type", "expected \"function\" or \"custom\", got \"" + type + "\"");
-      }
+  auto read_choice_object = [&](const Fields& cf) -> Status {
+    DI_ASSIGN_OR_RETURN(std::string type, cf.required_str("type"));
+    if (type == "function" || type == "custom") {
+      DI_ASSIGN_OR_RETURN(std::string name, cf.required_str("name"));
+      const bool custom = type == "custom";
+      if (!narrow_to_tool(conv, [&](const ToolDefinition& t) { return t.name == name && t.custom == custom; }))
+        return cf.error("name", "no " + type + " tool named \"" + name + "\" in tools");
+    } else if (type.rfind("web_search", 0) == 0) {
+      conv.tool_choice = ToolChoiceMode::kAuto;  // its tool was dropped
+    } else if (type == "allowed_tools") {
+      return cf.error("type", "\"allowed_tools\" is not supported");
     } else {
-      return bad("tool_choice", "expected \"none\", \"auto\", \"required\" or an object, got " +
-                                    describe_json(*tc));
+      return cf.error("type", "expected \"function\" or \"custom\", got \"" + type + "\"");
     }
-    if (conv.tool_choice == ToolChoiceMode::kRequired && conv.tools.empty())
-      return bad("tool_choice", "\"required\" needs at least one tool in tools");
-    forced_tool = conv.tool_choice == ToolChoiceMode::kRequired;
-  }
+    return Status::ok();
+  };
+  DI_ASSIGN_OR_RETURN(const bool forced_tool,
+                      read_openai_tool_choice(f, "\"none\", \"auto\", \"required\" or an object",
+                                              read_choice_object, conv));
 
   // Thinking: reasoning.effort none → off; absent → the default; anything else → on.
   ThinkingChoice choice;
@@ -365,14 +336,11 @@ Result<ConversationRequest> parse_responses_request(const ordered_json& body,
     DI_ASSIGN_OR_RETURN(auto summary, rf.one_of("summary", {"auto", "concise", "detailed", "none"}));
     (void)summary;
   }
-  bool explicit_on = resolve_thinking(choice, options.default_thinking, conv);
-  if (forced_tool && conv.thinking) {
-    if (explicit_on)
-      return bad("tool_choice", "reasoning does not support a required or named tool_choice; set "
-                                "reasoning.effort to \"none\" or use \"auto\"");
-    conv.thinking = false;
-    conv.reasoning_effort.reset();
-  }
+  DI_RETURN_IF_ERROR(resolve_thinking_with_tool_choice(
+      kP, choice, options.default_thinking, forced_tool,
+      "reasoning does not support a required or named tool_choice; set reasoning.effort to "
+      "\"none\" or use \"auto\"",
+      conv));
 
   DI_ASSIGN_OR_RETURN(const ordered_json* text, f.object("text"));
   if (text != nullptr) {
@@ -387,22 +355,21 @@ Result<ConversationRequest> parse_responses_request(const ordered_json& body,
       if (*type == "json_object") {
         conv.response_format.type = ResponseFormat::Type::kJsonObject;
       } else if (*type == "json_schema") {
-        ResponseFormat& out = conv.response_format;
-        out.type = ResponseFormat::Type::kJsonSchema;
-        DI_ASSIGN_OR_RETURN(out.name, ff.required_str("name"));
-        if (!valid_tool_name(out.name) || out.name.size() > 64)
-          return ff.error("name", "expected 1 to 64 characters of a-z, A-Z, 0-9, '_' or '-', got \"" +
-                                      out.name + "\"");
-        DI_ASSIGN_OR_RETURN(const ordered_json* schema, ff.object("schema"));
-        if (schema == nullptr) return ff.error("schema", "required, expected a JSON Schema object");
-        out.schema = *schema;
-        DI_ASSIGN_OR_RETURN(auto strict, ff.boolean("strict"));
-        out.strict = strict.value_or(false);
+        DI_RETURN_IF_ERROR(read_json_schema_format(ff, /*schema_required=*/true, conv.response_format));
       }
     }
   }
   (void)custom_names;
-  return req;
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<ConversationRequest> parse_responses_request(const ordered_json& body,
+                                                    const ConversionOptions& options) {
+  return parse_request_fields(kP, body, [&](const Fields& f, Conversation& conv, InferenceOptions& io) {
+    return read_responses_fields(f, options, conv, io);
+  });
 }
 
 }  // namespace di::recipe

@@ -13,8 +13,8 @@ flags=(-std=c++20 -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-f
 cache=$(command -v ccache || true)
 p="$src/recipe/protocol"
 sources=("$src"/base/*.cpp "$p"/api_error.cpp "$p"/model_aliases.cpp "$p"/request_fields.cpp
-         "$p"/sampling_fields.cpp "$p"/tool_fields.cpp "$p"/*/request.cpp
-         "$src"/recipe/encoding/*.cpp "$src"/recipe/prepare/*.cpp
+         "$p"/request_steps.cpp "$p"/sampling_fields.cpp "$p"/tool_fields.cpp "$p"/*/request.cpp
+         "$src"/recipe/encoding/*.cpp "$src"/recipe/prepare/*.cpp "$src"/recipe/image/*.cpp
          "$src"/tests/recipe/fuzz/request_fuzzer.cpp)
 objs=()
 pids=()
@@ -28,7 +28,9 @@ for f in "${sources[@]}"; do
   fi
 done
 for p in "${pids[@]}"; do wait "$p" || exit 1; done
-"$cxx" -fsanitize=fuzzer,address,undefined "${objs[@]}" -o "$out/recipe_request_fuzzer" || exit 1
+# prepare() resolves images for vision recipes: libcurl, libwebp and libjpeg-turbo come along.
+"$cxx" -fsanitize=fuzzer,address,undefined "${objs[@]}" -lcurl -lwebp -lturbojpeg \
+  -o "$out/recipe_request_fuzzer" || exit 1
 cp -n "$src"/tests/recipe/fuzz/seeds/* "$out/corpus/" 2>/dev/null
 cd "$out"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \

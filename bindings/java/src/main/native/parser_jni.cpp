@@ -61,6 +61,20 @@ JNIEXPORT jlong JNICALL Java_ai_deepinfer_Parser_nCreate(JNIEnv* env, jclass, jb
   DI_JNI_END(0)
 }
 
+JNIEXPORT jlong JNICALL Java_ai_deepinfer_Parser_nCreateForPrepared(JNIEnv* env, jclass, jlong prepared,
+                                                                    jbyteArray overrides) {
+  DI_JNI_BEGIN
+  std::string s;
+  if (!read_bytes(env, overrides, &s, "overridesJson")) return 0;
+  Error e;
+  di_parser* out = nullptr;
+  if (throw_if_error(env, di_parser_create(handle<const di_prepared>(prepared), s.empty() ? nullptr : s.data(), s.size(),
+                                           &out, &e.err), e))
+    return 0;
+  return to_jlong(out);
+  DI_JNI_END(0)
+}
+
 JNIEXPORT void JNICALL Java_ai_deepinfer_Parser_nDestroy(JNIEnv*, jclass, jlong p) { di_parser_destroy(parser(p)); }
 
 JNIEXPORT jint JNICALL Java_ai_deepinfer_Parser_nPush(JNIEnv* env, jclass, jlong p, jbyteArray text, jintArray ids,

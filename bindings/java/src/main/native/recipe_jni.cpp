@@ -73,6 +73,13 @@ JNIEXPORT jintArray JNICALL Java_ai_deepinfer_Prepared_nSpecialRanges(JNIEnv* en
   return new_ints(env, reinterpret_cast<const int32_t*>(r), r ? 2 * n : 0);
 }
 
+JNIEXPORT jbyteArray JNICALL Java_ai_deepinfer_Prepared_nImageData(JNIEnv* env, jclass, jlong p, jint index) {
+  size_t len = 0;
+  const uint8_t* data = di_prepared_image_data(prep(p), static_cast<size_t>(index), &len);
+  if (data == nullptr) return nullptr;  // no such image
+  return new_bytes(env, reinterpret_cast<const char*>(data), len);
+}
+
 JNIEXPORT jint JNICALL Java_ai_deepinfer_Prepared_nStream(JNIEnv*, jclass, jlong p) { return di_prepared_stream(prep(p)); }
 
 }  // extern "C"

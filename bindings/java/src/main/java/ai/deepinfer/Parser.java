@@ -30,9 +30,24 @@ public final class Parser implements AutoCloseable {
     return new Parser(nCreate(DeepInfer.bytes(Objects.requireNonNull(optionsJson, "optionsJson"))));
   }
 
-  /** The parser a prepared request asks for. */
+  /** The parser a prepared request asks for (its tokenizer places control tokens by id). */
   public static Parser forRequest(Prepared prepared) {
-    return create(prepared.parserOptionsJson());
+    return forRequest(prepared, null);
+  }
+
+  /**
+   * As {@link #forRequest(Prepared)}, with {@code overridesJson} (may be null): keys of
+   * {@link #create(String)} that replace the prepared values, e.g. {"request_id": "..."}.
+   */
+  public static Parser forRequest(Prepared prepared, String overridesJson) {
+    Objects.requireNonNull(prepared, "prepared");
+    byte[] overrides = overridesJson == null ? new byte[0] : DeepInfer.bytes(overridesJson);
+    long pp = prepared.acquire();
+    try {
+      return new Parser(nCreateForPrepared(pp, overrides));
+    } finally {
+      prepared.release();
+    }
   }
 
   /**
@@ -128,6 +143,8 @@ public final class Parser implements AutoCloseable {
   }
 
   private static native long nCreate(byte[] optionsJson);
+
+  private static native long nCreateForPrepared(long prepared, byte[] overridesJson);
 
   private static native void nDestroy(long p);
 

@@ -84,6 +84,20 @@ public final class Prepared implements AutoCloseable {
     return text(IMAGES);
   }
 
+  /**
+   * Image {@code index} (placeholder order) as the model takes it: WebP bytes at the fitted size
+   * of {@link #imagesJson()}; null for an index past the last image.
+   */
+  public byte[] imageData(int index) {
+    if (index < 0) return null;
+    long p = handle.acquire();
+    try {
+      return nImageData(p, index);
+    } finally {
+      handle.release();
+    }
+  }
+
   /** {"model", "requested_model", "encoding", "protocol", "prompt_tokens", "thinking"}. */
   public String infoJson() {
     return text(INFO);
@@ -120,4 +134,6 @@ public final class Prepared implements AutoCloseable {
   private static native int[] nSpecialRanges(long p);
 
   private static native int nStream(long p);
+
+  private static native byte[] nImageData(long p, int index);
 }

@@ -51,6 +51,14 @@ class RecipeParserTest {
       assertEquals("chat", MiniJson.object(p.infoJson()).get("protocol"));
       assertTrue(MiniJson.parse(p.stopSequencesJson()) instanceof List);
       assertTrue(MiniJson.parse(p.imagesJson()) instanceof List);
+      assertNull(p.imageData(0));  // a text-only request has no images
+      try (Parser custom = Parser.forRequest(p, "{\"request_id\": \"chatcmpl-java-1\"}")) {
+        List<ParserEvent> events = new ArrayList<>();
+        custom.push("hi", FinishReason.STOP, events::add);
+        assertTrue(events.get(0).data().contains("chatcmpl-java-1"), events.get(0).data());
+      }
+      DeepInferException bad = assertThrows(DeepInferException.class, () -> Parser.forRequest(p, "[1]"));
+      assertEquals(Status.INVALID_ARG, bad.status());
       int[] viaPrepared;
       try (Request r = TestEnv.engine().submit(p)) {
         viaPrepared = TestEnv.drain(r).tokens();

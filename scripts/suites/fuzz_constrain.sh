@@ -22,19 +22,8 @@ cflags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -I"$root")
 san=(-fsanitize=address,undefined -fno-sanitize-recover=undefined)
 
 # engine/constrain and the base library once, instrumented (two at a time); then one binary per target.
-objs=()
-pids=()
-for src in engine/constrain/*.cpp base/*.cpp; do
-  obj="$out/obj/$(echo "$src" | tr / _ | sed 's/\.cpp$/.o/')"
-  objs+=("$obj")
-  $launcher "$cxx" "${cflags[@]}" "${san[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj" &
-  pids+=($!)
-  if [ ${#pids[@]} -ge "${DI_JOBS:-2}" ]; then
-    wait "${pids[0]}" || { echo "0 passed, 1 failed (compile $src)"; exit 1; }
-    pids=("${pids[@]:1}")
-  fi
-done
-for p in "${pids[@]}"; do wait "$p" || { echo "0 passed, 1 failed (compile)"; exit 1; }; done
+source scripts/suites/lib/fuzz_objects.sh
+fuzz_objects "$out/obj" $launcher "$cxx" "${cflags[@]}" "${san[@]}" -fsanitize=fuzzer-no-link -- engine/constrain/*.cpp base/*.cpp || exit 1
 
 passed=0; failed=0
 for target in tests/fuzz/constrain_*.cpp; do

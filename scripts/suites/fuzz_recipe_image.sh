@@ -20,19 +20,8 @@ libs=($(pkg-config --libs libwebp libcurl libturbojpeg) -lpthread)
 
 # The library sources once, instrumented for coverage and ASan (two at a time); then one
 # binary per target.
-objs=()
-pids=()
-for src in recipe/image/*.cpp; do
-  obj="$out/obj/$(basename "$src" .cpp).o"
-  objs+=("$obj")
-  $launcher "$cxx" "${cflags[@]}" -fsanitize=fuzzer-no-link,address -c "$src" -o "$obj" &
-  pids+=($!)
-  if [ ${#pids[@]} -ge "${DI_JOBS:-2}" ]; then
-    wait "${pids[0]}" || { echo "0 passed, 1 failed (compile $src)"; exit 1; }
-    pids=("${pids[@]:1}")
-  fi
-done
-for p in "${pids[@]}"; do wait "$p" || { echo "0 passed, 1 failed (compile)"; exit 1; }; done
+source scripts/suites/lib/fuzz_objects.sh
+fuzz_objects "$out/obj" $launcher "$cxx" "${cflags[@]}" -fsanitize=fuzzer-no-link,address -- recipe/image/*.cpp || exit 1
 
 passed=0; failed=0
 for target in tests/fuzz/recipe_image_*.cpp; do

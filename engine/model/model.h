@@ -97,8 +97,23 @@ struct SequenceInput {
   bool all_logits = false;  // true: a logits row per token; false: only the last token's
 };
 
+// Structured output: the allowed-token bitmasks of a forward's sequences, computed on the host.
+// A model that applies them itself (Model::applies_logits_masks) calls fill() once the forward
+// is launched, so the masks are built while the device computes, and sets each masked
+// sequence's logits row to -inf wherever its mask has a 0 bit before returning the logits.
+class LogitsMaskSource {
+ public:
+  virtual ~LogitsMaskSource() = default;
+  // For each sequence s of the batch: when it needs a mask, writes it to words + s * words_per_row
+  // (bit t % 32 of word t / 32 set = token t allowed; words_per_row >= ceil(vocab_size / 32))
+  // and sets masked[s] = 1; otherwise sets masked[s] = 0 and leaves its words alone. The mask
+  // is for the sequence's last logits row.
+  virtual void fill(uint32_t* words, int64_t words_per_row, uint8_t* masked) = 0;
+};
+
 struct ForwardBatch {
   std::vector<SequenceInput> seqs;
+  LogitsMaskSource* masks = nullptr;  // only given to models that apply masks
 };
 
 struct ModelInfo {
@@ -121,6 +136,9 @@ class Model {
   virtual Status forward(const ForwardBatch& batch, std::vector<float>& logits) = 0;
   // The memory its caches must live in; null: host memory.
   virtual CacheMemory* cache_memory() { return nullptr; }
+  // True when forward() applies ForwardBatch::masks to its logits (device models, where the
+  // masks then cost no step time); false: the sampler applies them on the host.
+  virtual bool applies_logits_masks() const { return false; }
 };
 
 struct ModelOptions {

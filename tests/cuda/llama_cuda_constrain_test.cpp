@@ -135,7 +135,7 @@ std::vector<Generated> generate(const Fixture& f, const std::string& device,
   for (size_t r = 0; r < 2 * specs.size() + 1; ++r) {
     engine::SamplingParams p;
     p.temperature = 0;
-    p.max_tokens = 48;
+    p.max_tokens = 64;
     p.stop_token_ids = {0};
     std::unique_ptr<engine::TokenConstraint> c;
     if (r < 2 * specs.size()) {
@@ -168,9 +168,12 @@ TEST_F(CudaConstrain, ConstrainedGreedyOnTheGpuEqualsTheCpuPath) {
   specs[0].kind = ConstraintKind::kRegex;
   specs[0].source = R"(\{"id": [1-9][0-9]{0,2}, "tag": "[a-z]{2,6}"\})";
   specs[1].kind = ConstraintKind::kJsonSchema;
+  // Bounded everywhere, so greedy must finish within max_tokens (an integer could run on as
+  // "9.000…", which JSON Schema counts as an integer).
   specs[1].source = R"({"type": "object", "properties": {"ok": {"type": "boolean"},
-      "n": {"type": "integer", "minimum": -50, "maximum": 50}, "c": {"enum": ["red", "green"]}},
-      "required": ["ok", "n", "c"], "additionalProperties": false})";
+      "w": {"type": "string", "pattern": "^[a-z]{1,4}$"}, "c": {"enum": ["red", "green"]},
+      "b": {"type": "array", "items": {"type": "boolean"}, "maxItems": 2}},
+      "required": ["ok", "w", "c", "b"], "additionalProperties": false})";
   specs[1].json.whitespace = engine::constrain::JsonWhitespace::kCompact;
   const std::vector<Generated> cpu = generate(f, "cpu", specs), gpu = generate(f, "cuda", specs);
   ASSERT_EQ(cpu.size(), 5u);

@@ -102,6 +102,13 @@ Generation::Outcome Generation::run(const EventFn& on_event,
   bool have_finish = false;
   auto idle_since = Clock::now();
   auto last_tick = idle_since;
+  // Every way out reports the completions' token counts, a cancelled request's too.
+  auto done = [&]() -> Outcome {
+    out.completion_tokens = 0;
+    for (int64_t t : completion_tokens) out.completion_tokens += t;
+    if (sink.client_gone) out.end = End::kClientGone;
+    return out;
+  };
   auto finish_all = [&] {
     for (uint32_t i = 0; i < parsers_.size(); ++i) {
       sink.index = i;
@@ -116,14 +123,14 @@ Generation::Outcome Generation::run(const EventFn& on_event,
       out.end = End::kDeadline;
       out.error = "the request ran past the server's per-request deadline and was cancelled";
       fail_output(out.error, on_event);
-      return out;
+      return done();
     }
     if (stop != nullptr && stop->load()) {
       cancel();
       out.end = End::kError;
       out.error = "the server is shutting down";
       fail_output(out.error, on_event);
-      return out;
+      return done();
     }
     // Ticks also run while chunks flow: a busy engine must not hide a client that left.
     if (on_tick && now - last_tick >= std::chrono::milliseconds(kPollMs)) {
@@ -131,7 +138,7 @@ Generation::Outcome Generation::run(const EventFn& on_event,
       if (!on_tick(std::chrono::duration_cast<std::chrono::milliseconds>(now - idle_since))) {
         cancel();
         out.end = End::kClientGone;
-        return out;
+        return done();
       }
     }
     di_chunk c{};
@@ -151,7 +158,7 @@ Generation::Outcome Generation::run(const EventFn& on_event,
       out.end = End::kError;
       out.error = e.message;
       fail_output("the engine failed to deliver the output", on_event);
-      return out;
+      return done();
     }
     idle_since = Clock::now();
     out.prompt_tokens = c.prompt_tokens;
@@ -187,9 +194,7 @@ Generation::Outcome Generation::run(const EventFn& on_event,
       break;
     }
   }
-  for (int64_t t : completion_tokens) out.completion_tokens += t;
-  if (sink.client_gone) out.end = End::kClientGone;
-  return out;
+  return done();
 }
 
 std::string Generation::response_json(uint32_t index) const {

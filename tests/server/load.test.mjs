@@ -102,6 +102,8 @@ test('a client that leaves a non-streamed request cancels it and frees its KV bl
       m.deepinfer_kv_blocks_free === m.deepinfer_kv_blocks_total ? m : null;
   }, 30000);
   assert.ok(after, 'cancelled and blocks came back: ' + JSON.stringify(await server.metrics()));
+  // What it generated before the cancel is still accounted for.
+  assert.ok(after.deepinfer_http_completion_tokens_total > (before.deepinfer_http_completion_tokens_total ?? 0));
   // It ended early: far fewer tokens than max_tokens were generated.
   assert.ok(after.deepinfer_generation_tokens_total - before.deepinfer_generation_tokens_total < 2000);
 });

@@ -83,7 +83,9 @@ func TestCreateGenerateDestroyCyclesDoNotGrowRSS(t *testing.T) {
 		parser.Close()
 		p.Close()
 	}
-	for i := 0; i < 30; i++ {
+	// Warm-up: glibc's arenas for the engine threads and the Go heap reach their steady size in
+	// the first ~200 cycles (measured: +4.7 MiB by cycle 200, +0.2 MiB over the 800 after).
+	for i := 0; i < 200; i++ {
 		cycle()
 	}
 	debug.FreeOSMemory() // GC and hand freed pages back, so RSS shows only live memory

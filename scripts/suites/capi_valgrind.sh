@@ -9,7 +9,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
 build=${DI_BUILD_DIR:-$root/build}
-cycles=${DI_VALGRIND_CYCLES:-3}
+cycles=${DI_VALGRIND_CYCLES:-2}
 passed=0; failed=0
 ok() { passed=$((passed + 1)); echo "ok   $1"; }
 bad() { failed=$((failed + 1)); echo "FAIL $1"; }

@@ -20,11 +20,13 @@ static int failures = 0;
     }                                                                   \
   } while (0)
 
-/* Like every binding: a failed call's error becomes the language's error, then is destroyed. */
-static int ok(di_status st, di_error* err, const char* what) {
+/* Like every binding: a failed call's error becomes the language's error, then is destroyed.
+ * Takes the error's address: it is read only after the call (argument order is unspecified). */
+static int ok(di_status st, di_error** err, const char* what) {
   if (st == DI_OK) return 1;
-  fprintf(stderr, "%s: %s (%s)\n", what, err ? di_error_message(err) : "?", di_status_name(st));
-  di_error_destroy(err);
+  fprintf(stderr, "%s: %s (%s)\n", what, *err ? di_error_message(*err) : "no error object", di_status_name(st));
+  di_error_destroy(*err);
+  *err = NULL;
   ++failures;
   return 0;
 }
@@ -32,8 +34,8 @@ static int ok(di_status st, di_error* err, const char* what) {
 static di_options* options(const char* json) {
   di_options* o = NULL;
   di_error* err = NULL;
-  if (!ok(di_options_create(&o, &err), err, "di_options_create")) return NULL;
-  if (!ok(di_options_update_json(o, json, strlen(json), &err), err, json)) {
+  if (!ok(di_options_create(&o, &err), &err, "di_options_create")) return NULL;
+  if (!ok(di_options_update_json(o, json, strlen(json), &err), &err, json)) {
     di_options_destroy(o);
     return NULL;
   }
@@ -45,7 +47,8 @@ static di_request* submit(di_engine* e, const int32_t* ids, size_t n, const char
   di_options* o = options(sampling);
   di_request* r = NULL;
   di_error* err = NULL;
-  ok(di_submit(e, ids, n, o, cb, user, &r, &err), err, "di_submit");
+  di_status st = di_submit(e, ids, n, o, cb, user, &r, &err);
+  ok(st, &err, "di_submit");
   di_options_destroy(o);
   return r;
 }
@@ -60,7 +63,7 @@ static int32_t drain(di_request* r, char* text, size_t text_cap, int32_t* ids, s
     di_error* err = NULL;
     di_status st = di_poll_chunk(r, 60000, &c, &err);
     if (st == DI_END_OF_STREAM) break;
-    if (!ok(st, err, "di_poll_chunk")) break;
+    if (!ok(st, &err, "di_poll_chunk")) break;
     if (text && text_len + c.text_len < text_cap) {
       memcpy(text + text_len, c.text, c.text_len);
       text_len += c.text_len;
@@ -104,13 +107,14 @@ static void on_event(void* user, const char* event, size_t event_len, const char
   *(size_t*)user += data_len;
 }
 
-static const char kLong[] = "{\"max_tokens\": 16000, \"ignore_eos\": 1, \"temperature\": 0}";
+/* Far longer than any of the checks below takes (the engines' max_model_len is 2048). */
+static const char kLong[] = "{\"max_tokens\": 2000, \"ignore_eos\": 1, \"temperature\": 0}";
 
 static void engine_cycle(const char* dir, const di_tokenizer* tok, const int32_t* prompt, size_t n) {
-  di_options* eo = options("{\"max_num_seqs\": 2, \"max_model_len\": 64}");
+  di_options* eo = options("{\"max_num_seqs\": 2, \"max_model_len\": 2048}");
   di_engine* e = NULL;
   di_error* err = NULL;
-  int created = ok(di_engine_create(dir, strlen(dir), eo, &e, &err), err, "di_engine_create");
+  int created = ok(di_engine_create(dir, strlen(dir), eo, &e, &err), &err, "di_engine_create");
   di_options_destroy(eo);
   if (!created) return;
 
@@ -124,7 +128,7 @@ static void engine_cycle(const char* dir, const di_tokenizer* tok, const int32_t
   di_request_destroy(r);
   char* decoded = NULL;
   size_t len = 0;
-  if (ok(di_tokenizer_decode(tok, ids, num, DI_DECODE_SKIP_SPECIAL, &decoded, &len, &err), err, "decode"))
+  if (ok(di_tokenizer_decode(tok, ids, num, DI_DECODE_SKIP_SPECIAL, &decoded, &len, &err), &err, "decode"))
     CHECK(strcmp(decoded, text) == 0);
   di_free(decoded);
 
@@ -160,10 +164,10 @@ static void engine_cycle(const char* dir, const di_tokenizer* tok, const int32_t
   di_request_destroy(r);
 
   char* info = NULL;
-  if (ok(di_engine_info(e, &info, NULL, &err), err, "di_engine_info")) CHECK(strstr(info, "vocab_size") != NULL);
+  if (ok(di_engine_info(e, &info, NULL, &err), &err, "di_engine_info")) CHECK(strstr(info, "vocab_size") != NULL);
   di_free(info);
   char* metrics = NULL;
-  if (ok(di_engine_metrics(e, 1, &metrics, NULL, &err), err, "di_engine_metrics")) CHECK(strstr(metrics, "# TYPE") != NULL);
+  if (ok(di_engine_metrics(e, 1, &metrics, NULL, &err), &err, "di_engine_metrics")) CHECK(strstr(metrics, "# TYPE") != NULL);
   di_free(metrics);
 
   /* A request outlives its engine: the destroy cancels it, the handle stays valid. */
@@ -176,15 +180,15 @@ static void engine_cycle(const char* dir, const di_tokenizer* tok, const int32_t
 static void recipe_cycle(const char* dir, di_engine* e) {
   di_recipe* rec = NULL;
   di_error* err = NULL;
-  if (!ok(di_recipe_create(dir, strlen(dir), NULL, &rec, &err), err, "di_recipe_create")) return;
+  if (!ok(di_recipe_create(dir, strlen(dir), NULL, &rec, &err), &err, "di_recipe_create")) return;
   const char body[] = "{\"model\": \"deepseek-chat\", \"max_tokens\": 3, \"stream\": true, "
                       "\"messages\": [{\"role\": \"user\", \"content\": \"Say hi \\ud83d\\ude00\"}]}";
   di_prepared* p = NULL;
-  if (ok(di_recipe_prepare(rec, DI_PROTOCOL_CHAT_COMPLETIONS, body, strlen(body), &p, &err), err, "prepare")) {
+  if (ok(di_recipe_prepare(rec, DI_PROTOCOL_CHAT_COMPLETIONS, body, strlen(body), &p, &err), &err, "prepare")) {
     di_parser* parser = NULL;
     di_request* r = NULL;
-    if (ok(di_parser_create(p, NULL, 0, &parser, &err), err, "di_parser_create") &&
-        ok(di_submit_prepared(e, p, NULL, NULL, &r, &err), err, "di_submit_prepared")) {
+    if (ok(di_parser_create(p, NULL, 0, &parser, &err), &err, "di_parser_create") &&
+        ok(di_submit_prepared(e, p, NULL, NULL, &r, &err), &err, "di_submit_prepared")) {
       size_t events = 0;
       for (;;) {
         di_chunk c;
@@ -194,12 +198,14 @@ static void recipe_cycle(const char* dir, di_engine* e) {
           CHECK(st == DI_END_OF_STREAM);
           break;
         }
-        ok(di_parse_push_chunk(parser, &c, on_event, &events, &err), err, "di_parse_push_chunk");
+        /* DI_END_OF_STREAM: the chunk with the finish reason delivered the terminal event. */
+        st = di_parse_push_chunk(parser, &c, on_event, &events, &err);
+        if (st != DI_END_OF_STREAM) ok(st, &err, "di_parse_push_chunk");
       }
       CHECK(events > 0);
       char* json = NULL;
       size_t len = 0;
-      if (ok(di_parse_response(parser, &json, &len, &err), err, "di_parse_response"))
+      if (ok(di_parse_response(parser, &json, &len, &err), &err, "di_parse_response"))
         CHECK(strstr(json, "chat.completion") != NULL);
       di_free(json);
     }
@@ -224,18 +230,18 @@ int main(int argc, char** argv) {
   const int cycles = argc > 2 ? atoi(argv[2]) : 3;
   di_tokenizer* tok = NULL;
   di_error* err = NULL;
-  if (!ok(di_tokenizer_create(dir, strlen(dir), &tok, &err), err, "di_tokenizer_create")) return 1;
+  if (!ok(di_tokenizer_create(dir, strlen(dir), &tok, &err), &err, "di_tokenizer_create")) return 1;
   int32_t* prompt = NULL;
   size_t n = 0;
   const char hello[] = "Leak check \xF0\x9F\x98\x80";
-  if (!ok(di_tokenizer_encode(tok, hello, strlen(hello), DI_TOKENIZE_ADD_SPECIAL, &prompt, &n, &err), err, "encode"))
+  if (!ok(di_tokenizer_encode(tok, hello, strlen(hello), DI_TOKENIZE_ADD_SPECIAL, &prompt, &n, &err), &err, "encode"))
     return 1;
 
   for (int i = 0; i < cycles; ++i) engine_cycle(dir, tok, prompt, n);
 
   di_engine* e = NULL;
   di_options* eo = options("{\"max_num_seqs\": 2, \"max_model_len\": 256}");
-  int created = ok(di_engine_create(dir, strlen(dir), eo, &e, &err), err, "di_engine_create");
+  int created = ok(di_engine_create(dir, strlen(dir), eo, &e, &err), &err, "di_engine_create");
   di_options_destroy(eo);
   if (created) {
     recipe_cycle(dir, e);

@@ -265,9 +265,9 @@ bool LLMEngine::Impl::drain_inbox() {
   return !stop;
 }
 
-void LLMEngine::Impl::sample_into(RequestState& req, Sequence& seq, std::span<const float> row,
+void LLMEngine::Impl::sample_into(RequestState& req, Sequence& seq, std::span<const float> row, bool masked,
                                   std::vector<SeqEvent>& events) {
-  Result<SampledToken> r = sampler->sample(row, seq);
+  Result<SampledToken> r = sampler->sample(row, seq, masked);
   if (!r.is_ok()) {
     finish_seq(req, seq, FinishReason::kError, r.status().message(), events);
     return;
@@ -316,7 +316,7 @@ void LLMEngine::Impl::run_step() {
   SchedulerOutput out = scheduler->schedule();
   if (out.empty()) return;
   std::vector<SeqEvent> events;
-  Status st = runner->execute(out, logits);
+  Status st = runner->execute(out, logits, masked_rows);
   const auto vocab = static_cast<size_t>(info.model.vocab_size);
   int64_t prompt_tokens = 0, generated = 0;
   for (size_t i = 0; i < out.scheduled.size(); ++i) {
@@ -341,13 +341,14 @@ void LLMEngine::Impl::run_step() {
         if (seq.constraint) child.constraint = seq.constraint->clone();
         if (kv->fork(seq, child)) scheduler->add_running(&child);
         else scheduler->add(&child);
-        sample_into(req, child, row, events);
+        // The clone is at the parent's state, so the parent's device mask is its mask too.
+        sample_into(req, child, row, masked_rows[i] != 0, events);
         ++generated;
       }
       scheduler->clear_reserve(&seq);
       req.forks_pending = false;
     }
-    sample_into(req, seq, row, events);
+    sample_into(req, seq, row, masked_rows[i] != 0, events);
     ++generated;
   }
   if (!st.is_ok()) {

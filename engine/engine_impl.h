@@ -78,6 +78,7 @@ struct LLMEngine::Impl {
   // Step thread.
   std::unordered_map<uint64_t, std::shared_ptr<RequestState>> live;
   std::vector<float> logits;
+  std::vector<uint8_t> masked_rows;  // per scheduled row: the model applied its token mask
 
   // Output queue: step thread -> output thread.
   std::mutex out_mu;
@@ -100,7 +101,8 @@ struct LLMEngine::Impl {
   void run_step();
   void finish_seq(RequestState& req, Sequence& seq, FinishReason reason, std::string error,
                   std::vector<SeqEvent>& events);
-  void sample_into(RequestState& req, Sequence& seq, std::span<const float> row,
+  // `masked`: the row already carries seq's constraint mask (the model applied it on its device).
+  void sample_into(RequestState& req, Sequence& seq, std::span<const float> row, bool masked,
                    std::vector<SeqEvent>& events);
   void push_events(std::vector<SeqEvent> events);
   void process_event(SeqEvent& ev);

@@ -6,8 +6,40 @@
 
 namespace di::engine {
 
-Status ModelRunner::execute(const SchedulerOutput& out, std::vector<float>& logits) {
+namespace {
+
+// The masks of scheduled sequences [first, first + n) that sample this step and carry a
+// constraint; records which rows the model masked.
+class ScheduledMasks final : public LogitsMaskSource {
+ public:
+  ScheduledMasks(const ScheduledSequence* first, size_t n, uint8_t* applied) : first_(first), n_(n), applied_(applied) {}
+  void fill(uint32_t* words, int64_t words_per_row, uint8_t* masked) override {
+    for (size_t i = 0; i < n_; ++i) {
+      const ScheduledSequence& s = first_[i];
+      masked[i] = s.samples() && s.seq->constraint ? 1 : 0;
+      if (masked[i]) s.seq->constraint->fill_mask(words + static_cast<int64_t>(i) * words_per_row, words_per_row);
+      applied_[i] = masked[i];
+    }
+  }
+
+ private:
+  const ScheduledSequence* first_;
+  size_t n_;
+  uint8_t* applied_;
+};
+
+bool any_constrained(const SchedulerOutput& out) {
+  for (const ScheduledSequence& s : out.scheduled)
+    if (s.samples() && s.seq->constraint) return true;
+  return false;
+}
+
+}  // namespace
+
+Status ModelRunner::execute(const SchedulerOutput& out, std::vector<float>& logits, std::vector<uint8_t>& masked) {
   const size_t n = out.scheduled.size();
+  masked.assign(n, 0);
+  const bool device_masks = model_->applies_logits_masks() && any_constrained(out);
   const auto vocab = static_cast<size_t>(model_->info().vocab_size);
   std::vector<PagedSequenceCache> views;
   views.reserve(n);
@@ -23,12 +55,16 @@ Status ModelRunner::execute(const SchedulerOutput& out, std::vector<float>& logi
   }
   try {
     if (!per_sequence_) {
+      ScheduledMasks masks(out.scheduled.data(), n, masked.data());
+      if (device_masks) batch.masks = &masks;
       DI_RETURN_IF_ERROR(model_->forward(batch, logits));
     } else {
       logits.resize(n * vocab);
       for (size_t i = 0; i < n; ++i) {
         ForwardBatch one;
         one.seqs.push_back(batch.seqs[i]);
+        ScheduledMasks masks(out.scheduled.data() + i, 1, masked.data() + i);
+        if (device_masks) one.masks = &masks;
         DI_RETURN_IF_ERROR(model_->forward(one, scratch_));
         if (scratch_.size() != vocab) return Status::internal("model returned a wrong logits size");
         std::copy(scratch_.begin(), scratch_.end(), logits.begin() + i * vocab);

@@ -17,8 +17,11 @@ class ModelRunner {
   ModelRunner(Model* model, KvCacheManager* kv, bool per_sequence)
       : model_(model), kv_(kv), per_sequence_(per_sequence) {}
 
-  // Runs the forward; `logits` gets one vocab-sized row per scheduled sequence, in order.
-  Status execute(const SchedulerOutput& out, std::vector<float>& logits);
+  // Runs the forward; `logits` gets one vocab-sized row per scheduled sequence, in order. When
+  // the model applies token masks itself, the constrained sequences' masks are computed while it
+  // runs and `masked[i]` says whether row i already carries its mask (else the sampler applies
+  // it); `masked` is all 0 otherwise.
+  Status execute(const SchedulerOutput& out, std::vector<float>& logits, std::vector<uint8_t>& masked);
 
  private:
   Model* model_;

@@ -17,11 +17,14 @@ if [ "$build_rc" != 0 ]; then
   cmake --build "$build" -j1 2>&1 | tail -40
   echo "0 passed, 1 failed (build)"; exit 1
 fi
+echo "== build: $SECONDS s (bootstrap, configure, build)"
 
 passed=0; failed=0
+t_phase=$SECONDS  # each line says how long its phase took, so CI's time budget can be watched
 count() {  # count NAME RC PASSED FAILED
   passed=$((passed + $3)); failed=$((failed + $4))
-  echo "== $1: $3 passed, $4 failed"
+  echo "== $1: $3 passed, $4 failed ($((SECONDS - t_phase)) s)"
+  t_phase=$SECONDS
 }
 
 # ctest: GPU tests need a GPU; everything else always runs.

@@ -1,15 +1,19 @@
-// Completion handler: prepare (recipe) → submit (engine) → stream SSE or answer with one JSON.
+// Completion handler: prepare (recipe) → submit (engine) → stream SSE or answer with one JSON;
+// n > 1 Chat Completions choices are joined here (ChatChoiceStream / join_chat_responses).
 #include "server/completion_handler.h"
 
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "server/chat_choices.h"
 #include "server/error_response.h"
 #include "server/generation.h"
 #include "server/http_util.h"
+#include "server/peer_probe.h"
 #include "server/sse_writer.h"
 
 namespace di::server {
@@ -68,14 +72,14 @@ void record(ServerState& state, const Generation::Outcome& o) {
   if (o.end == Generation::End::kDeadline) state.metrics.deadline_exceeded();
 }
 
-// The sampling options the server cannot honour through one parser per request.
-std::string unsupported_sampling(const di_prepared* prepared) {
+// The number of completions the request asked for (n; 1 when absent).
+uint32_t requested_n(const di_prepared* prepared) {
   size_t len = 0;
   const char* s = di_prepared_sampling_json(prepared, &len);
   const json j = json::parse(std::string(s, len), nullptr, false);
   if (j.is_object() && j.contains("n") && j["n"].is_number_integer() && j["n"].get<int64_t>() > 1)
-    return "n: this server returns one choice per request; got " + j["n"].dump();
-  return "";
+    return static_cast<uint32_t>(j["n"].get<int64_t>());
+  return 1;
 }
 
 }  // namespace
@@ -88,14 +92,18 @@ void handle_completion(ServerState& state, recipe::Protocol protocol, const http
                                    req.body.size(), &raw, &err);
   if (st != DI_OK) return send_call_error(res, protocol, take_error(st, err));
   std::unique_ptr<di_prepared, void (*)(di_prepared*)> prepared(raw, di_prepared_destroy);
-  if (std::string why = unsupported_sampling(prepared.get()); !why.empty()) {
-    recipe::ApiError e = server_error(protocol, 400, why);
+  // Only Chat Completions has a place for several choices; Responses and Messages answer with
+  // one output.
+  const uint32_t n = requested_n(prepared.get());
+  if (n > 1 && protocol != recipe::Protocol::kChatCompletions) {
+    recipe::ApiError e = server_error(protocol, 400, "n: this API returns one output per request; got " +
+                                                         std::to_string(n) + " (Chat Completions takes n > 1)");
     e.param = "n";
     return send_error(res, e);
   }
 
   CallError call;
-  std::shared_ptr<Generation> gen = Generation::start(state.engine, prepared.get(), &call);
+  std::shared_ptr<Generation> gen = Generation::start(state.engine, prepared.get(), n, &call);
   if (!gen) {
     if (call.detail.empty() && (call.status == DI_E_INTERNAL || call.status == DI_E_DEVICE || call.status == DI_E_IO))
       state.log.error("submit_failed", {{"request_id", current_trace().request_id}, {"message", call.message}});
@@ -108,12 +116,23 @@ void handle_completion(ServerState& state, recipe::Protocol protocol, const http
                                            std::chrono::duration<double>(state.config.limits.request_timeout_s));
 
   if (!trace.stream) {
-    const Generation::Outcome o = gen->run({}, deadline, {}, &state.stopping);
+    // Nothing is written before the answer (its status depends on how the run ends), so a
+    // client that leaves is found by probing its socket for the end of the stream.
+    PeerProbe peer(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
+    const Generation::Outcome o =
+        gen->run({}, deadline, [&peer](std::chrono::milliseconds) { return !peer.client_gone(); }, &state.stopping);
     record(state, o);
+    if (o.end == Generation::End::kClientGone) {
+      // Nobody reads this; the status (nginx's 499) is for the log and the metrics.
+      return send_error(res, server_error(protocol, 499, "the client closed the connection"));
+    }
     int status = 200;
     if (o.end == Generation::End::kDeadline) status = 504;
     else if (o.end == Generation::End::kError) status = 500;
-    return send_json(res, status, gen->response_json());
+    if (n == 1) return send_json(res, status, gen->response_json());
+    std::vector<std::string> bodies;
+    for (uint32_t i = 0; i < n; ++i) bodies.push_back(gen->response_json(i));
+    return send_json(res, status, join_chat_responses(bodies));
   }
 
   res.set_header("Cache-Control", "no-cache");
@@ -124,18 +143,32 @@ void handle_completion(ServerState& state, recipe::Protocol protocol, const http
       [s, gen, deadline](size_t, httplib::DataSink& sink) {
         SseWriter writer([&sink](const char* d, size_t n) { return sink.write(d, n); });
         auto last_write = Clock::now();
-        auto on_event = [&](std::string_view event, std::string_view data) {
+        auto write_event = [&](std::string_view event, std::string_view data) {
           last_write = Clock::now();
           return writer.write_event(event, data);
         };
+        // n > 1 (Chat Completions): the choices' chunks interleave on one stream.
+        ChatChoiceStream choices;
+        auto emit_chat = [&](std::string_view data) { return write_event("", data); };
+        const bool joined = gen->num_completions() > 1;
+        auto on_event = [&](uint32_t index, std::string_view event, std::string_view data) {
+          if (joined) return choices.on_event(index, data, emit_chat);
+          return write_event(event, data);
+        };
         // While the engine is quiet (queued, long prefill), a comment each second keeps proxies
         // open and finds a client that left: writing to a closed socket fails.
-        auto on_idle = [&](std::chrono::milliseconds) {
+        auto on_tick = [&](std::chrono::milliseconds) {
           if (Clock::now() - last_write < std::chrono::seconds(1)) return true;
           last_write = Clock::now();
           return writer.write_comment("ping");
         };
-        const Generation::Outcome o = gen->run(on_event, deadline, on_idle, &s->stopping);
+        const Generation::Outcome o = gen->run(on_event, deadline, on_tick, &s->stopping);
+        if (joined && o.end != Generation::End::kClientGone && !choices.finish(emit_chat)) {
+          Generation::Outcome gone = o;
+          gone.end = Generation::End::kClientGone;
+          record(*s, gone);
+          return false;
+        }
         record(*s, o);
         if (o.end == Generation::End::kClientGone) return false;
         sink.done();

@@ -355,6 +355,7 @@ Result<std::shared_ptr<const Grammar>> GrammarBuilder::build(uint32_t root, cons
     }
   }
   g->root_ = root;
+  g->matches_nothing_ = !productive[root];
 
   // Left recursion: a rule that can call itself before consuming a byte would grow the stack
   // forever. Nullable rules are the ones whose start reaches a final node without bytes.

@@ -85,6 +85,9 @@ class Grammar {
   const std::vector<GrammarRule>& rules() const { return rules_; }
   uint32_t root_rule() const { return root_; }
   uint32_t root_start() const { return rules_[root_].start; }
+  // True when no string at all matches (e.g. the JSON Schema `false`, or a required property that
+  // additionalProperties forbids): the start node is a dead end.
+  bool matches_nothing() const { return matches_nothing_; }
 
   // The node reached from `node` by byte `b`, or UINT32_MAX.
   uint32_t next(uint32_t node, uint8_t b) const {
@@ -107,6 +110,7 @@ class Grammar {
   std::vector<CallEdge> call_edges_;
   std::vector<GrammarRule> rules_;
   uint32_t root_ = 0;
+  bool matches_nothing_ = false;
 };
 
 // Limits that keep a hostile schema or grammar from exhausting memory at compile time.

@@ -36,6 +36,17 @@ Result<std::string> cache_key(const ConstraintSpec& spec) {
   return key;
 }
 
+const char* kind_name(ConstraintKind k) {
+  switch (k) {
+    case ConstraintKind::kJsonSchema: return "json_schema";
+    case ConstraintKind::kJsonObject: return "json_object";
+    case ConstraintKind::kRegex: return "regex";
+    case ConstraintKind::kEbnf: return "ebnf";
+    case ConstraintKind::kChatOutput: return "chat_output";
+  }
+  return "constraint";
+}
+
 }  // namespace
 
 Result<std::shared_ptr<const Grammar>> compile_constraint(const ConstraintSpec& spec) {
@@ -67,6 +78,12 @@ Result<std::shared_ptr<const CompiledGrammar>> GrammarCompiler::compile(const Co
   }
   // Compiled outside the lock: a large schema must not stall other requests' lookups.
   DI_ASSIGN_OR_RETURN(std::shared_ptr<const Grammar> g, compile_constraint(spec));
+  // A constraint nothing satisfies would leave the sequence no token but a silent, invalid end:
+  // refuse it up front (a misspelled keyword, e.g. "propetries" next to "required", is the usual cause).
+  if (g->matches_nothing()) {
+    return Status::invalid_argument(std::string(kind_name(spec.kind)) +
+                                    ": no output can satisfy it (the grammar matches no string)");
+  }
   auto compiled = std::make_shared<const CompiledGrammar>(std::move(g), vocab_);
   std::lock_guard<std::mutex> lock(mu_);
   auto it = by_hash_.find(h);

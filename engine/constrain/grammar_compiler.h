@@ -35,6 +35,8 @@ class GrammarCompiler {
  public:
   explicit GrammarCompiler(std::shared_ptr<const TokenVocabulary> vocab, size_t capacity = 256);
 
+  // Refuses (kInvalidArgument, "<kind>: no output can satisfy it ...") a spec whose language is
+  // empty: a request under it could only end at once with an invalid output.
   Result<std::shared_ptr<const CompiledGrammar>> compile(const ConstraintSpec& spec);
 
   const std::shared_ptr<const TokenVocabulary>& vocab() const { return vocab_; }

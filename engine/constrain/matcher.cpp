@@ -29,7 +29,9 @@ bool Matcher::advance(const State& from, std::string_view bytes, State* to) {
     bottom = pda_.step(pool_, cur, uint8_t(c), next);
     std::swap(cur, next);
   }
-  if (cur.empty() && !bottom) return false;
+  // A dead end after a byte means that byte was refused. Zero bytes refuse nothing, even from a
+  // state with no way on (a grammar that matches nothing): the step is then the identity.
+  if (!bytes.empty() && cur.empty() && !bottom) return false;
   to->tops = std::move(cur);
   to->can_end = bottom;
   to->terminated = false;

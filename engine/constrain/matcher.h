@@ -28,7 +28,8 @@ class Matcher {
   // kInvalidArgument naming the token.
   Status accept_token(uint32_t id);
 
-  // Advances by raw bytes as one step (tests, forced text). All-or-nothing like accept_token.
+  // Advances by raw bytes as one step (tests, forced text). All-or-nothing like accept_token; an
+  // empty run is always accepted (before EOS) and leaves the state as it was.
   Status accept_bytes(std::string_view bytes);
 
   // True when the bytes could be accepted now (the state is not changed).

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "base/utf8.h"
 #include "engine/constrain/char_class.h"
 
 namespace di::engine::constrain {
@@ -38,7 +39,7 @@ CharClass dot_class() {
 class RegexParser {
  public:
   RegexParser(std::string_view pattern, const RegexOptions& opts) : opts_(opts) {
-    // Decode UTF-8 leniently: invalid bytes become U+FFFD so the parser never stalls.
+    // The pattern is valid UTF-8 here (regex_to_expr checks), so every sequence decodes whole.
     for (size_t i = 0; i < pattern.size();) {
       unsigned char c = pattern[i];
       uint32_t cp = c;
@@ -306,9 +307,25 @@ class RegexParser {
   RegexOptions opts_;
 };
 
+// Offset of the first byte that does not start a well-formed UTF-8 sequence, or npos.
+size_t invalid_utf8_at(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = s[i];
+    const size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (n == 0 || i + n > s.size() || !utf8_valid(s.substr(i, n))) return i;
+    i += n;
+  }
+  return std::string_view::npos;
+}
+
 }  // namespace
 
 Result<ExprPtr> regex_to_expr(std::string_view pattern, const RegexOptions& options) {
+  // Ill-formed bytes used to decode into code points past U+10FFFF (a literal matching nothing)
+  // or to swallow the ASCII after a lead byte ("\xd2^" hid an anchor): refuse them instead.
+  if (size_t at = invalid_utf8_at(pattern); at != std::string_view::npos) {
+    return Status::invalid_argument("regex: the pattern is not valid UTF-8 (at byte " + std::to_string(at) + ")");
+  }
   RegexParser p(pattern, options);
   return p.parse();
 }

@@ -39,15 +39,27 @@ bool PagedSequenceCache::paged_view(int32_t group, PagedGroupView* view) {
   if (group < 0 || group >= static_cast<int32_t>(layout_->groups.size())) return false;
   const CacheGroupSpec& g = layout_->groups[group];
   const GroupPlacement& p = layout_->placement[group];
-  if (!p.in_block || g.kind != CacheKind::kFull) return false;
-  view->base = blocks_ + p.offset;
+  static const int32_t kSlotBlock = 0;
   view->layer_stride = p.entries_per_unit * g.entry_bytes;
-  view->block_stride = layout_->block_bytes;
   view->entry_bytes = g.entry_bytes;
+  view->on_device = on_device_;
+  if (!p.in_block) {  // the sequence's slot: one block of entries_per_unit entries per layer
+    if (!slot_) return false;
+    view->base = slot_ + p.offset;
+    view->block_stride = 0;
+    view->block_size = static_cast<int32_t>(p.entries_per_unit);
+    view->compress_rate = 1;
+    view->block_ids = &kSlotBlock;
+    view->num_blocks = 1;
+    return true;
+  }
+  view->base = blocks_ + p.offset;
+  view->block_stride = layout_->block_bytes;
   view->block_size = layout_->block_size;
+  // Same placement rule as CacheLayout::locate_block_entry.
+  view->compress_rate = g.kind == CacheKind::kCompressed ? g.compress_rate : 1;
   view->block_ids = block_table_->data();
   view->num_blocks = static_cast<int64_t>(block_table_->size());
-  view->on_device = on_device_;
   return true;
 }
 

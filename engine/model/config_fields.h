@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 
@@ -64,6 +65,22 @@ inline Result<bool> config_bool(const nlohmann::json& j, const std::string& key,
   if (!v) return def;
   if (v->is_boolean()) return v->get<bool>();
   return config_field_error(key, "true or false", v);
+}
+
+// bos_token_id (absent or null: -1) and eos_token_id (an integer or a list; absent: none).
+inline Status config_token_ids(const nlohmann::json& j, int32_t* bos_token_id, std::vector<int32_t>* eos_token_ids) {
+  DI_ASSIGN_OR_RETURN(int64_t bos, config_int(j, "bos_token_id", -1));
+  if (bos < -1 || bos > INT32_MAX) return config_field_error("bos_token_id", "a token id", config_find(j, "bos_token_id"));
+  *bos_token_id = static_cast<int32_t>(bos);
+  const nlohmann::json* eos = config_find(j, "eos_token_id");
+  if (!eos) return Status::ok();
+  const bool list = eos->is_array();
+  for (const nlohmann::json& e : list ? *eos : nlohmann::json::array({*eos})) {
+    if (!e.is_number_integer() || e.get<int64_t>() < 0 || e.get<int64_t>() > INT32_MAX)
+      return config_field_error("eos_token_id", "a token id or a list of token ids", eos);
+    eos_token_ids->push_back(e.get<int32_t>());
+  }
+  return Status::ok();
 }
 
 }  // namespace di::engine

@@ -34,15 +34,18 @@ struct CacheGroupSpec {
 // Entries a sequence of `num_tokens` tokens needs in `spec` (what the engine must reserve).
 int64_t cache_entries_needed(const CacheGroupSpec& spec, int64_t num_tokens);
 
-// The page geometry of one position-indexed group of a sequence, for device kernels that
-// address entries themselves: entry i of layer l lives at
-//   base + l * layer_stride + block_ids[i / block_size] * block_stride + (i % block_size) * entry_bytes.
+// The page geometry of one group of a sequence, for device kernels that address entries
+// themselves: entry i of layer l lives in block b = ((i + 1) * compress_rate - 1) / block_size
+// (for compress_rate 1 simply i / block_size), at
+//   base + l * layer_stride + block_ids[b] * block_stride + (i - b * block_size / compress_rate) * entry_bytes.
+// A group kept in one contiguous run per layer (a per-sequence slot) is one block: block_ids = {0}.
 struct PagedGroupView {
   uint8_t* base = nullptr;
   int64_t layer_stride = 0;
   int64_t block_stride = 0;
   int64_t entry_bytes = 0;
   int32_t block_size = 0;
+  int32_t compress_rate = 1;  // kCompressed in token blocks: entries live in the block of their last token
   const int32_t* block_ids = nullptr;  // host array of num_blocks block numbers
   int64_t num_blocks = 0;
   bool on_device = false;  // base is device memory (the model's CacheMemory)
@@ -56,7 +59,7 @@ class SequenceCache {
   // Address of entry `index` of `layer` in cache group `group`. The caller guarantees
   // index < cache_entries_needed(spec, tokens after this step).
   virtual void* entry(int32_t group, int32_t layer, int64_t index) = 0;
-  // The page geometry of a kFull group; false when this cache cannot describe it that way.
+  // The page geometry of a group; false when this cache cannot describe it that way.
   virtual bool paged_view(int32_t /*group*/, PagedGroupView* /*view*/) { return false; }
 };
 
@@ -97,8 +100,23 @@ struct SequenceInput {
   bool all_logits = false;  // true: a logits row per token; false: only the last token's
 };
 
+// Structured output: the allowed-token bitmasks of a forward's sequences, computed on the host.
+// A model that applies them itself (Model::applies_logits_masks) calls fill() once the forward
+// is launched, so the masks are built while the device computes, and sets each masked
+// sequence's logits row to -inf wherever its mask has a 0 bit before returning the logits.
+class LogitsMaskSource {
+ public:
+  virtual ~LogitsMaskSource() = default;
+  // For each sequence s of the batch: when it needs a mask, writes it to words + s * words_per_row
+  // (bit t % 32 of word t / 32 set = token t allowed; words_per_row >= ceil(vocab_size / 32))
+  // and sets masked[s] = 1; otherwise sets masked[s] = 0 and leaves its words alone. The mask
+  // is for the sequence's last logits row.
+  virtual void fill(uint32_t* words, int64_t words_per_row, uint8_t* masked) = 0;
+};
+
 struct ForwardBatch {
   std::vector<SequenceInput> seqs;
+  LogitsMaskSource* masks = nullptr;  // only given to models that apply masks
 };
 
 struct ModelInfo {
@@ -121,6 +139,9 @@ class Model {
   virtual Status forward(const ForwardBatch& batch, std::vector<float>& logits) = 0;
   // The memory its caches must live in; null: host memory.
   virtual CacheMemory* cache_memory() { return nullptr; }
+  // True when forward() applies ForwardBatch::masks to its logits (device models, where the
+  // masks then cost no step time); false: the sampler applies them on the host.
+  virtual bool applies_logits_masks() const { return false; }
 };
 
 struct ModelOptions {

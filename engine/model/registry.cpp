@@ -33,7 +33,7 @@ bool cuda_present() {
 
 const std::vector<ModelFamily>& model_families() {
   static const std::vector<ModelFamily> kFamilies = {
-      {"deepseek_v4", &deepseek_v4::create_model},
+      {"deepseek_v4", &deepseek_v4::create_model, kBuiltWithCuda},
       {"deepseek_v3", &deepseek_v2::create_mla_model},
       {"deepseek_v2", &deepseek_v2::create_mla_model},
       {"llama", &llama::create_llama_model, kBuiltWithCuda},

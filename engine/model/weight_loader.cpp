@@ -106,4 +106,17 @@ Status WeightLoader::check_all_taken() const {
                                   family_ + " model with this config.json");
 }
 
+Result<DecoderEnds> load_decoder_ends(WeightLoader& w, int64_t vocab_size, int64_t hidden_size, bool tie_word_embeddings) {
+  DecoderEnds ends;
+  DI_ASSIGN_OR_RETURN(ends.embed, w.f32({"model.embed_tokens.weight"}, {vocab_size, hidden_size}));
+  DI_ASSIGN_OR_RETURN(ends.norm, w.f32({"model.norm.weight"}, {hidden_size}));
+  if (tie_word_embeddings) {
+    if (!w.pick({"lm_head.weight"}).empty()) DI_RETURN_IF_ERROR(w.f32({"lm_head.weight"}, {vocab_size, hidden_size}).status());
+    ends.lm_head = ends.embed;
+  } else {
+    DI_ASSIGN_OR_RETURN(ends.lm_head, w.f32({"lm_head.weight"}, {vocab_size, hidden_size}));
+  }
+  return ends;
+}
+
 }  // namespace di::engine

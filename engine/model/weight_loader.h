@@ -53,4 +53,14 @@ class WeightLoader {
   std::set<std::string> taken_;
 };
 
+// The decoder ends every family shares: model.embed_tokens, model.norm and lm_head ([vocab,
+// hidden] each but the norm). Tied: the head is the embedding, and a stored copy (some exports
+// keep one) is taken unused.
+struct DecoderEnds {
+  const float* embed = nullptr;
+  const float* norm = nullptr;
+  const float* lm_head = nullptr;
+};
+Result<DecoderEnds> load_decoder_ends(WeightLoader& w, int64_t vocab_size, int64_t hidden_size, bool tie_word_embeddings);
+
 }  // namespace di::engine

@@ -17,9 +17,9 @@ constexpr double kGreedyBelow = 1e-5;  // temperatures this small are greedy (av
 
 }  // namespace
 
-void Sampler::apply_processors(std::vector<float>& x, const Sequence& seq) {
+void Sampler::apply_processors(std::vector<float>& x, const Sequence& seq, bool masked) {
   const SamplingParams& p = *seq.params;
-  if (seq.constraint) {
+  if (seq.constraint && !masked) {
     mask_.assign(static_cast<size_t>((vocab_size_ + 31) / 32), 0);
     seq.constraint->fill_mask(mask_.data(), static_cast<int64_t>(mask_.size()));
     for (int64_t t = 0; t < vocab_size_; ++t)
@@ -47,11 +47,11 @@ void Sampler::apply_processors(std::vector<float>& x, const Sequence& seq) {
   }
 }
 
-Result<SampledToken> Sampler::sample(std::span<const float> logits, const Sequence& seq) {
+Result<SampledToken> Sampler::sample(std::span<const float> logits, const Sequence& seq, bool masked) {
   const SamplingParams& p = *seq.params;
   const auto V = static_cast<size_t>(vocab_size_);
   work_.assign(logits.begin(), logits.begin() + V);
-  apply_processors(work_, seq);
+  apply_processors(work_, seq, masked);
 
   const auto max_it = std::max_element(work_.begin(), work_.end());  // first max: lowest id wins ties
   const float max_logit = *max_it;

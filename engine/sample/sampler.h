@@ -24,14 +24,15 @@ class Sampler {
   Sampler(int64_t vocab_size, std::vector<int32_t> eos_token_ids)
       : vocab_size_(vocab_size), eos_token_ids_(std::move(eos_token_ids)) {}
 
-  // Samples `seq`'s next token from `logits` (vocab_size floats, left unchanged).
-  Result<SampledToken> sample(std::span<const float> logits, const Sequence& seq);
+  // Samples `seq`'s next token from `logits` (vocab_size floats, left unchanged). `masked`: the
+  // logits already carry seq's constraint mask (applied on the device), so it is not rebuilt.
+  Result<SampledToken> sample(std::span<const float> logits, const Sequence& seq, bool masked = false);
 
   int64_t vocab_size() const { return vocab_size_; }
   const std::vector<int32_t>& eos_token_ids() const { return eos_token_ids_; }
 
  private:
-  void apply_processors(std::vector<float>& x, const Sequence& seq);
+  void apply_processors(std::vector<float>& x, const Sequence& seq, bool masked);
 
   int64_t vocab_size_;
   std::vector<int32_t> eos_token_ids_;

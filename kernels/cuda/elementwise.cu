@@ -34,7 +34,7 @@ __global__ void rms_norm_kernel(const T* x, const T* w, T* y, int64_t heads, int
   }
   const float inv = rsqrtf(block_sum(ss) / static_cast<float>(dim) + eps);
   for (int64_t i = threadIdx.x; i < dim; i += blockDim.x)
-    yr[i] = from_f32<T>(to_f32(from_f32<T>(to_f32(xr[i]) * inv)) * to_f32(w[i]));
+    yr[i] = from_f32<T>(to_f32(from_f32<T>(to_f32(xr[i]) * inv)) * (w ? to_f32(w[i]) : 1.f));
 }
 
 template <typename T>
@@ -101,6 +101,13 @@ template <typename T>
 __global__ void convert_kernel(const float* in, int64_t n, T* out) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
     out[i] = from_f32<T>(in[i]);
+}
+
+template <typename T>
+__global__ void convert_rows_kernel(const float* in, int64_t rows, int64_t cols, int64_t ld, T* out) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < rows * cols;
+       i += int64_t{gridDim.x} * blockDim.x)
+    out[i] = from_f32<T>(in[(i / cols) * ld + i % cols]);
 }
 
 __device__ __forceinline__ uint64_t mix64(uint64_t z) {  // splitmix64 finaliser
@@ -194,6 +201,17 @@ Status convert_from_f32(const float* in, int64_t n, void* out, DType dtype, void
     using T = decltype(t);
     convert_kernel<T><<<flat_blocks(n), kThreads, 0, as_stream(stream)>>>(in, n, static_cast<T*>(out));
     return launch_status("convert_from_f32");
+  });
+}
+
+Status convert_rows_from_f32(const float* in, int64_t rows, int64_t cols, int64_t ld, void* out, DType dtype,
+                             void* stream) {
+  if (rows <= 0 || cols <= 0) return Status::ok();
+  return dispatch_dtype(dtype, [&](auto t) {
+    using T = decltype(t);
+    convert_rows_kernel<T><<<flat_blocks(rows * cols), kThreads, 0, as_stream(stream)>>>(in, rows, cols, ld,
+                                                                                      static_cast<T*>(out));
+    return launch_status("convert_rows_from_f32");
   });
 }
 

@@ -17,7 +17,7 @@ Status embedding(const int32_t* ids, int64_t rows, const void* table, int64_t di
 
 // y = x / sqrt(mean(x^2) + eps) * weight over vectors of `dim` elements: `rows` rows of
 // `heads` vectors each, vector h of row r at r * stride + h * dim (heads = 1 for a plain norm;
-// > 1 for per-head q/k norms). y may alias x.
+// > 1 for per-head q/k norms). y may alias x. A null weight scales by 1.
 Status rms_norm(const void* x, const void* weight, void* y, int64_t rows, int64_t heads, int64_t dim,
                 int64_t stride, float eps, DType dtype, void* stream);
 
@@ -41,6 +41,9 @@ Status rope_half(void* x, int64_t rows, int64_t heads, int64_t head_dim, int64_t
 
 // out = in, element count n: fp32 -> `dtype` (round to nearest even for bf16).
 Status convert_from_f32(const float* in, int64_t n, void* out, DType dtype, void* stream);
+// out [rows, cols] dense = in [rows, cols] with rows `ld` floats apart, converted to `dtype`.
+Status convert_rows_from_f32(const float* in, int64_t rows, int64_t cols, int64_t ld, void* out, DType dtype,
+                             void* stream);
 // offset + uniform values in [-scale, scale) from a counter hash of (seed, index): reproducible
 // weights for benchmarks without a checkpoint.
 Status fill_uniform(void* out, int64_t n, float offset, float scale, uint64_t seed, DType dtype, void* stream);

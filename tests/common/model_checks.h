@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/kv/cache_layout.h"
 #include "engine/llm.h"
 #include "tests/common/model_fixture.h"
 
@@ -112,6 +113,52 @@ inline void expect_engine_greedy_matches(const Fixture& f, int64_t kv_cache_byte
   ASSERT_TRUE(again.is_ok()) << again.status().message();
   EXPECT_GT((*again)[0].num_cached_tokens, 0);
   EXPECT_EQ((*again)[0].outputs[0].token_ids, f.greedy);
+}
+
+// Four requests through the engine with room for about one and a half: chunked prefill, mixed steps,
+// preemption and the prefix cache's slot checkpoints on `device`; every continuation must be
+// transformers' greedy one.
+inline void expect_engine_greedy_with_preemption(const Fixture& f, const std::string& device) {
+  engine::EngineConfig config;
+  config.block_size = 16;
+  config.max_num_batched_tokens = 24;
+  config.max_num_seqs = 4;
+  config.max_model_len = static_cast<int64_t>(f.all_ids.size());
+  engine::CacheLayout layout;
+  {
+    engine::ModelOptions probe_opts;
+    probe_opts.device = device;
+    auto probe = engine::load_model(f.dir, probe_opts);
+    ASSERT_TRUE(probe.is_ok()) << probe.status().message();
+    auto l = engine::make_cache_layout((*probe)->cache_groups(), config.block_size);
+    ASSERT_TRUE(l.is_ok()) << l.status().message();
+    layout = *l;
+  }
+  config.kv_cache_bytes = layout.slot_bytes * config.max_num_seqs * 2 +
+                          layout.block_bytes * (layout.blocks_needed(config.max_model_len) * 3 / 2 + 1);
+  engine::ModelOptions options;
+  options.device = device;
+  options.num_threads = 2;
+  auto llm = engine::LLM::load(f.dir, config, options);
+  ASSERT_TRUE(llm.is_ok()) << llm.status().message();
+  EXPECT_EQ((*llm)->engine().info().model.device, device);
+  engine::SamplingParams params;
+  params.temperature = 0;
+  params.max_tokens = static_cast<int64_t>(f.greedy.size());
+  params.ignore_eos = true;
+  auto out = (*llm)->generate({f.prompt, f.prompt, f.prompt, f.prompt}, params);
+  ASSERT_TRUE(out.is_ok()) << out.status().message();
+  for (const auto& r : *out) {
+    ASSERT_EQ(r.outputs.size(), 1u);
+    EXPECT_EQ(r.outputs[0].token_ids, f.greedy)
+        << device << " request " << r.request_id << " error " << r.outputs[0].error;
+  }
+  const json metrics = json::parse((*llm)->engine().metrics_json());
+  std::printf("%s engine on %s: %lld preemptions\n", f.dir.substr(f.dir.rfind('/') + 1).c_str(), device.c_str(),
+              static_cast<long long>(metrics.value("num_preemptions", int64_t{0})));
+  auto again = (*llm)->generate({f.prompt}, params);
+  ASSERT_TRUE(again.is_ok()) << again.status().message();
+  EXPECT_EQ((*again)[0].outputs[0].token_ids, f.greedy) << device << " from the prefix cache";
 }
 
 }  // namespace di::test

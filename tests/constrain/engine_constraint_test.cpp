@@ -6,6 +6,8 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <limits>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -116,6 +118,124 @@ TEST(EngineConstraint, PreemptedRequestsStillProduceValidOutput) {
   // A KV budget of a few blocks forces preemption while 16 requests decode together.
   auto e = make_engine(48 * 1024);
   validate(run(*e, compiler, 16, 1.0), "preempted");
+}
+
+// The toy model as a device model would behave: it takes the masks in forward() (after its own
+// work, as the CUDA model does once its kernels are launched) and sets forbidden logits to -inf.
+class MaskingToyModel final : public Model {
+ public:
+  const ModelInfo& info() const override { return inner_.info(); }
+  const std::vector<CacheGroupSpec>& cache_groups() const override { return inner_.cache_groups(); }
+  bool applies_logits_masks() const override { return true; }
+  Status forward(const ForwardBatch& batch, std::vector<float>& logits) override {
+    DI_RETURN_IF_ERROR(inner_.forward(batch, logits));
+    if (!batch.masks) return Status::ok();
+    const int64_t V = inner_.info().vocab_size, words = (V + 31) / 32, n = static_cast<int64_t>(batch.seqs.size());
+    std::vector<uint32_t> w(static_cast<size_t>(n * words), 0xA5A5A5A5u);  // poison: untouched rows must stay unused
+    std::vector<uint8_t> masked(static_cast<size_t>(n), 2);
+    batch.masks->fill(w.data(), words, masked.data());
+    for (int64_t s = 0; s < n; ++s) {
+      EXPECT_LE(masked[s], 1u);
+      if (!masked[s]) continue;
+      ++(*masked_rows);
+      for (int64_t t = 0; t < V; ++t)
+        if (!((w[s * words + t / 32] >> (t % 32)) & 1u)) logits[s * V + t] = -std::numeric_limits<float>::infinity();
+    }
+    return Status::ok();
+  }
+  std::shared_ptr<int64_t> masked_rows = std::make_shared<int64_t>(0);
+
+ private:
+  engine::testing::ToyModel inner_{4096, 0};
+};
+
+// Counts mask fills, so a test can tell the sampler did not build a mask the model already applied.
+class CountingConstraint final : public TokenConstraint {
+ public:
+  CountingConstraint(std::unique_ptr<TokenConstraint> c, std::shared_ptr<int64_t> fills)
+      : c_(std::move(c)), fills_(std::move(fills)) {}
+  void fill_mask(uint32_t* bitmask, int64_t num_words) override {
+    ++*fills_;
+    c_->fill_mask(bitmask, num_words);
+  }
+  bool accept_token(int32_t token) override { return c_->accept_token(token); }
+  void rollback(int32_t n) override { c_->rollback(n); }
+  bool is_terminated() const override { return c_->is_terminated(); }
+  std::unique_ptr<TokenConstraint> clone() const override {
+    return std::make_unique<CountingConstraint>(c_->clone(), fills_);
+  }
+
+ private:
+  std::unique_ptr<TokenConstraint> c_;
+  std::shared_ptr<int64_t> fills_;
+};
+
+struct Generation {
+  std::vector<std::vector<int32_t>> ids;
+  int64_t tokens = 0, fills = 0;
+};
+
+Generation generate_with(std::unique_ptr<Model> model, GrammarCompiler& compiler, int64_t kv_bytes) {
+  EngineConfig c;
+  c.max_model_len = 256;
+  c.max_num_batched_tokens = 32;
+  if (kv_bytes) c.kv_cache_bytes = kv_bytes;
+  auto e = LLMEngine::create(std::move(model), c, std::make_shared<engine::testing::ToyTokenText>());
+  EXPECT_TRUE(e.is_ok()) << e.status().message();
+  ConstraintSpec spec;
+  spec.source = kSchema;
+  spec.json.whitespace = JsonWhitespace::kFlexible;
+  spec.json.max_whitespace = 2;
+  Generation g;
+  auto fills = std::make_shared<int64_t>(0);
+  std::vector<std::shared_ptr<RequestStream>> streams;
+  for (int i = 0; i < 10; ++i) {
+    SamplingParams p;
+    p.temperature = i % 2 ? 1.0 : 0.0;
+    p.seed = uint64_t(i);
+    p.max_tokens = 200;
+    if (i == 9) p.n = 3;  // completions forked from one prompt share its first masked row
+    std::unique_ptr<TokenConstraint> tc;
+    if (i != 4) tc = std::make_unique<CountingConstraint>(std::move(make_token_constraint(compiler, spec)).value(), fills);
+    std::vector<int32_t> prompt;
+    for (int k = 0; k < 5 + i % 7; ++k) prompt.push_back(1 + (k * 13 + i * 7) % 96);
+    auto s = (*e)->submit(prompt, p, {}, std::move(tc));
+    EXPECT_TRUE(s.is_ok()) << s.status().message();
+    streams.push_back(*s);
+  }
+  for (auto& s : streams) {
+    std::map<int32_t, std::vector<int32_t>> by_index;
+    CompletionChunk c;
+    while (s->poll(30000, &c) == RequestStream::Poll::kChunk) {
+      EXPECT_TRUE(c.error.empty()) << c.error;
+      by_index[c.index].insert(by_index[c.index].end(), c.token_ids.begin(), c.token_ids.end());
+    }
+    for (auto& [i, ids] : by_index) {
+      if (&s != &streams[4]) g.tokens += static_cast<int64_t>(ids.size());
+      g.ids.push_back(std::move(ids));
+    }
+  }
+  g.fills = *fills;
+  return g;
+}
+
+TEST(EngineConstraint, MasksAppliedByTheModelGiveTheSameOutputsAndAreBuiltOncePerToken) {
+  GrammarCompiler compiler(json_piece_vocab());
+  for (int64_t kv : {int64_t{0}, int64_t{48 * 1024}}) {  // also under preemption
+    const Generation host = generate_with(std::make_unique<engine::testing::ToyModel>(4096, 0), compiler, kv);
+    auto model = std::make_unique<MaskingToyModel>();
+    std::shared_ptr<int64_t> device_rows = model->masked_rows;
+    const Generation device = generate_with(std::move(model), compiler, kv);
+    EXPECT_EQ(device.ids, host.ids) << "kv " << kv;
+    ASSERT_EQ(device.ids.size(), 12u);
+    // On the host one fill per constrained token sampled; with the model masking, the forked
+    // completions' first tokens reuse the parent's masked row (2 fewer fills), the sampler builds
+    // none, and the unconstrained request is never masked.
+    EXPECT_GE(host.fills, host.tokens - 12) << "kv " << kv;  // token_ids may leave out each final EOS
+    EXPECT_LE(host.fills, host.tokens + 12) << "kv " << kv;
+    EXPECT_EQ(device.fills, host.fills - 2) << "kv " << kv;
+    EXPECT_EQ(*device_rows, device.fills) << "kv " << kv;
+  }
 }
 
 }  // namespace

@@ -150,6 +150,44 @@ TEST(KvCacheManager, PrefixHitOnlyAtCheckpointedBoundaryAndBlocksReturn) {
   EXPECT_EQ(kv->num_free_blocks(), total);
 }
 
+// Device kernels address entries from paged_view alone; it must agree with entry() for every
+// group kind (token blocks, compressed entries at rates that do or do not divide the block, the
+// per-sequence slot) and every layer.
+TEST(KvCacheManager, PagedViewLocatesEveryEntryLikeEntry) {
+  const std::vector<CacheGroupSpec> groups = {
+      {"full", CacheKind::kFull, 2, 12, 0, 1, 0},          {"ring", CacheKind::kSlidingRing, 3, 8, 5, 1, 0},
+      {"c3", CacheKind::kCompressed, 2, 16, 0, 3, 0},      {"c4", CacheKind::kCompressed, 2, 8, 0, 4, 0},
+      {"c128", CacheKind::kCompressed, 1, 8, 0, 128, 0},   {"state", CacheKind::kSlidingRing, 2, 40, 8, 1, 0},
+      {"slot", CacheKind::kStateSlot, 1, 4, 0, 1, 3}};
+  auto layout = make_cache_layout(groups, 16);
+  ASSERT_TRUE(layout.is_ok());
+  KvCacheConfig c;
+  c.kv_cache_bytes = 4 << 20;
+  c.max_num_seqs = 2;
+  c.max_model_len = 400;
+  auto kv = KvCacheManager::create(*layout, c);
+  ASSERT_TRUE(kv.is_ok()) << kv.status().message();
+  Sequence s = make_seq(toks(300));
+  ASSERT_TRUE((*kv)->admit(s));
+  ASSERT_TRUE((*kv)->allocate(s, 300));
+  PagedSequenceCache cache = (*kv)->cache_view(s);
+  for (int32_t g = 0; g < static_cast<int32_t>(groups.size()); ++g) {
+    PagedGroupView v;
+    ASSERT_TRUE(cache.paged_view(g, &v)) << groups[g].name;
+    EXPECT_FALSE(v.on_device);
+    const int64_t n = cache_entries_needed(groups[g], 300);
+    for (int32_t layer = 0; layer < groups[g].num_layers; ++layer)
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t b = ((i + 1) * v.compress_rate - 1) / v.block_size;
+        ASSERT_LT(b, v.num_blocks) << groups[g].name << " " << i;
+        const uint8_t* p = v.base + layer * v.layer_stride + int64_t{v.block_ids[b]} * v.block_stride +
+                           (i - b * v.block_size / v.compress_rate) * v.entry_bytes;
+        ASSERT_EQ(p, cache.entry(g, layer, i)) << groups[g].name << " layer " << layer << " entry " << i;
+      }
+  }
+  (*kv)->free(s);
+}
+
 TEST(KvCacheManager, ForkSharesFullBlocksAndCopiesThePartialOne) {
   auto kv = toy_manager(1 << 20);
   const int32_t total = kv->num_free_blocks();

@@ -14,6 +14,10 @@ TEST_P(V4Engine, GreedyThroughTheEngineMatchesTransformers) {
   expect_engine_greedy_matches(load_fixture(GetParam()), 64 << 20, 2);
 }
 
+TEST_P(V4Engine, GreedyWithPreemptionMatchesTransformers) {
+  expect_engine_greedy_with_preemption(load_fixture(GetParam()), "cpu");
+}
+
 INSTANTIATE_TEST_SUITE_P(Fixtures, V4Engine, ::testing::ValuesIn(fixture_names()));
 
 }  // namespace

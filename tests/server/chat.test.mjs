@@ -95,3 +95,72 @@ test('a served alias is accepted; GET /v1/models lists every served name', async
   const one = await client.models.retrieve(MODEL);
   assert.equal(one.id, MODEL);
 });
+
+test('n = 2 non-streamed: two indexed choices, each the greedy answer; usage counts the prompt once', async () => {
+  const q = [{ role: 'user', content: 'Name three colours.' }];
+  const one = await client.chat.completions.create({ model: MODEL, messages: q, max_tokens: 6, temperature: 0 });
+  const two = await client.chat.completions.create({ model: MODEL, messages: q, max_tokens: 6, temperature: 0, n: 2 });
+  assert.equal(two.object, 'chat.completion');
+  assert.deepEqual(two.choices.map((c) => c.index), [0, 1]);
+  for (const c of two.choices) {
+    assert.equal(c.message.content, one.choices[0].message.content);
+    assert.equal(c.message.reasoning_content, one.choices[0].message.reasoning_content);
+    assert.equal(c.finish_reason, one.choices[0].finish_reason);
+  }
+  assert.equal(two.usage.prompt_tokens, one.usage.prompt_tokens);
+  assert.equal(two.usage.completion_tokens, 2 * one.usage.completion_tokens);
+  assert.equal(two.usage.total_tokens, two.usage.prompt_tokens + two.usage.completion_tokens);
+});
+
+test('n = 3 streamed: chunks carry their choice index; one usage chunk and one [DONE] end the stream', async () => {
+  const q = [{ role: 'user', content: 'Say something about rivers.' }];
+  const one = await client.chat.completions.create({ model: MODEL, messages: q, max_tokens: 6, temperature: 0 });
+  const s = await client.chat.completions.create({
+    model: MODEL, messages: q, max_tokens: 6, temperature: 0, n: 3, stream: true,
+    stream_options: { include_usage: true },
+  });
+  const text = ['', '', ''], reasoning = ['', '', ''], finish = [null, null, null], ids = new Set();
+  let usage = null, afterUsage = 0;
+  for await (const c of s) {
+    ids.add(c.id);
+    if (usage) afterUsage++;
+    if (c.usage) { usage = c.usage; assert.equal(c.choices.length, 0); continue; }
+    for (const ch of c.choices) {
+      assert.ok(ch.index >= 0 && ch.index < 3, `index ${ch.index}`);
+      assert.equal(finish[ch.index], null, 'nothing after a choice finished');
+      text[ch.index] += ch.delta.content ?? '';
+      reasoning[ch.index] += ch.delta.reasoning_content ?? '';
+      if (ch.finish_reason) finish[ch.index] = ch.finish_reason;
+    }
+  }
+  assert.equal(ids.size, 1, 'every chunk carries the one completion id');
+  for (let i = 0; i < 3; i++) {
+    assert.equal(finish[i], one.choices[0].finish_reason, `choice ${i} finished`);
+    assert.equal(text[i], one.choices[0].message.content ?? '', `choice ${i} is the greedy answer`);
+    assert.equal(reasoning[i], one.choices[0].message.reasoning_content ?? '', `choice ${i}'s reasoning`);
+  }
+  assert.ok(usage, 'include_usage: a usage chunk');
+  assert.equal(afterUsage, 0, 'the usage chunk is the last');
+  assert.equal(usage.prompt_tokens, one.usage.prompt_tokens);
+  assert.equal(usage.completion_tokens, 3 * one.usage.completion_tokens);
+
+  // The SDK's stream helper assembles the choices by index.
+  const helper = client.chat.completions.stream({ model: MODEL, messages: q, max_tokens: 6, temperature: 0, n: 2 });
+  const final = await helper.finalChatCompletion();
+  assert.deepEqual(final.choices.map((c) => c.index), [0, 1]);
+  for (const c of final.choices) assert.equal(c.message.content ?? '', one.choices[0].message.content ?? '');
+});
+
+test('n > 1 on the Responses and Messages APIs is a 400 naming n', async () => {
+  const r = await fetch(`${server.base}/v1/messages`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': API_KEY, 'anthropic-version': '2023-06-01' },
+    body: JSON.stringify({ model: MODEL, max_tokens: 4, n: 2, messages: [{ role: 'user', content: 'hi' }] }),
+  });
+  assert.equal(r.status, 400);
+  const body = await r.json();
+  assert.equal(body.error.type, 'invalid_request_error');
+  assert.match(body.error.message, /^n: /);
+  await assert.rejects(client.responses.create({ model: MODEL, input: 'hi', max_output_tokens: 4, n: 2 }),
+    (e) => e instanceof OpenAI.BadRequestError && e.status === 400 && /^n: /.test(e.error?.message ?? e.message));
+});

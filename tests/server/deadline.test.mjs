@@ -15,11 +15,13 @@ before(async () => {
 after(async () => { await server?.stop(); });
 
 const long = [{ role: 'user', content: 'Write a long essay.' }];
+// min_tokens = max_tokens masks end-of-sequence: the output cannot end early, whatever is sampled.
+const LONG = { max_tokens: 4000, min_tokens: 4000 };
 
 test('non-streamed past the deadline: 504 in the API error format', async () => {
-  await assert.rejects(openai.chat.completions.create({ model: MODEL, messages: long, max_tokens: 4000 }),
+  await assert.rejects(openai.chat.completions.create({ model: MODEL, messages: long, ...LONG }),
     (e) => e instanceof OpenAI.InternalServerError && e.status === 504 && typeof e.error?.message === 'string');
-  await assert.rejects(anthropic.messages.create({ model: MODEL, messages: long, max_tokens: 4000 }),
+  await assert.rejects(anthropic.messages.create({ model: MODEL, messages: long, ...LONG }),
     (e) => e instanceof Anthropic.InternalServerError && e.status === 504 && e.error?.type === 'error');
 });
 
@@ -27,7 +29,7 @@ test('streamed past the deadline: the stream ends with the API error event; bloc
   const r = await fetch(`${server.base}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${API_KEY}` },
-    body: JSON.stringify({ model: MODEL, messages: long, max_tokens: 4000, stream: true }),
+    body: JSON.stringify({ model: MODEL, messages: long, ...LONG, stream: true }),
   });
   assert.equal(r.status, 200);
   const text = await r.text();
@@ -38,16 +40,35 @@ test('streamed past the deadline: the stream ends with the API error event; bloc
   const m = await waitFor(async () => {
     const x = await server.metrics();
     return x.deepinfer_num_requests_running === 0 && x.deepinfer_kv_blocks_free === x.deepinfer_kv_blocks_total ? x : null;
-  });
+  }, 30000);
   assert.ok(m, 'blocks came back');
   assert.ok(m.deepinfer_http_deadline_exceeded_total >= 3);
+});
+
+test('n = 2 past the deadline: one 504 error body, or one error event and no [DONE] when streamed', async () => {
+  await assert.rejects(openai.chat.completions.create({ model: MODEL, messages: long, ...LONG, n: 2 }),
+    (e) => e instanceof OpenAI.InternalServerError && e.status === 504 && typeof e.error?.message === 'string');
+  const r = await fetch(`${server.base}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${API_KEY}` },
+    body: JSON.stringify({ model: MODEL, messages: long, ...LONG, n: 2, stream: true }),
+  });
+  assert.equal(r.status, 200);
+  const text = await r.text();
+  const events = text.split('\n\n').filter((f) => f.startsWith('data: ')).map((f) => f.slice(6));
+  assert.ok(!events.includes('[DONE]'), 'a failed stream does not claim to be done');
+  const parsed = events.map((d) => JSON.parse(d));
+  assert.equal(parsed.filter((j) => j.error).length, 1, text.slice(-500));
+  assert.ok(parsed.at(-1).error, 'the error event is the last');
+  const indexes = new Set(parsed.flatMap((j) => (j.choices ?? []).map((c) => c.index)));
+  assert.deepEqual([...indexes].sort(), [0, 1], 'both choices streamed before the deadline');
 });
 
 test('SIGTERM mid-stream: the stream ends with the API error event and the server exits 0', async () => {
   const r = await fetch(`${server.base}/v1/messages`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-api-key': API_KEY, 'anthropic-version': '2023-06-01' },
-    body: JSON.stringify({ model: MODEL, messages: long, max_tokens: 4000, stream: true }),
+    body: JSON.stringify({ model: MODEL, messages: long, ...LONG, stream: true }),
   });
   assert.equal(r.status, 200);
   const reader = r.body.getReader();

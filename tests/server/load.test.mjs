@@ -8,7 +8,7 @@ import { startServer, waitFor, API_KEY, MODEL } from './harness.mjs';
 let server, client;
 before(async () => {
   server = await startServer();
-  client = new OpenAI({ apiKey: API_KEY, baseURL: `${server.base}/v1`, maxRetries: 0, timeout: 120000 });
+  client = new OpenAI({ apiKey: API_KEY, baseURL: `${server.base}/v1`, maxRetries: 0, timeout: 600000 });
 });
 after(async () => { await server?.stop(); });
 
@@ -32,8 +32,12 @@ test('50 concurrent streaming clients all complete', async () => {
     assert.ok(['stop', 'length', 'tool_calls'].includes(r.finish), JSON.stringify(r));
     assert.ok(r.usage && r.usage.completion_tokens >= 1 && r.usage.completion_tokens <= 8);
   }
-  const m = await server.metrics();
-  assert.equal(m['deepinfer_http_requests_total{route="/v1/chat/completions",status="200"}'], 50);
+  // The server counts a request when it has written the response's last byte, which may be a
+  // moment after the client read it: wait for the count instead of racing it.
+  const key = 'deepinfer_http_requests_total{route="/v1/chat/completions",status="200"}';
+  const m = await waitFor(async () => { const x = await server.metrics(); return x[key] >= 50 ? x : null; }, 30000);
+  assert.ok(m, 'all 50 counted: ' + JSON.stringify(await server.metrics()));
+  assert.equal(m[key], 50);
   assert.ok(m.deepinfer_generation_tokens_total >= 50);
 });
 
@@ -41,7 +45,7 @@ test('a client that disconnects mid-stream cancels its request and frees its KV 
   const before = await server.metrics();
   const controller = new AbortController();
   const s = await client.chat.completions.create({
-    model: MODEL, max_tokens: 4000, temperature: 0.7, seed: 7, stream: true,
+    model: MODEL, max_tokens: 4000, min_tokens: 4000, temperature: 0.7, seed: 7, stream: true,
     messages: [{ role: 'user', content: 'Tell me a very long story. '.repeat(8) }],
   }, { signal: controller.signal });
   let got = 0, finished = false;
@@ -66,8 +70,40 @@ test('a client that disconnects mid-stream cancels its request and frees its KV 
     return m.deepinfer_num_requests_running === 0 &&
       m.deepinfer_http_client_disconnects_total === (before.deepinfer_http_client_disconnects_total ?? 0) + 1 &&
       m.deepinfer_kv_blocks_free === m.deepinfer_kv_blocks_total ? m : null;
-  }, 15000);
+  }, 30000);
   assert.ok(after, 'blocks came back: ' + JSON.stringify(await server.metrics()));
   // The engine stopped early: far fewer tokens than max_tokens were generated.
+  assert.ok(after.deepinfer_generation_tokens_total - before.deepinfer_generation_tokens_total < 2000);
+});
+
+test('a client that leaves a non-streamed request cancels it and frees its KV blocks', async () => {
+  const before = await server.metrics();
+  const controller = new AbortController();
+  const pending = client.chat.completions.create({
+    model: MODEL, max_tokens: 4000, min_tokens: 4000, temperature: 0.7, seed: 11,
+    messages: [{ role: 'user', content: 'Tell me a very long story. '.repeat(8) }],
+  }, { signal: controller.signal });
+  const rejected = assert.rejects(pending, (e) => e instanceof OpenAI.APIUserAbortError);
+  // Wait until the engine is generating it (holds blocks, tokens flow), however slow the machine.
+  const during = await waitFor(async () => {
+    const m = await server.metrics();
+    return m.deepinfer_num_requests_running === 1 &&
+      m.deepinfer_generation_tokens_total > (before.deepinfer_generation_tokens_total ?? 0) ? m : null;
+  }, 60000, 20);
+  assert.ok(during, 'the request ran: ' + JSON.stringify(await server.metrics()));
+  assert.ok(during.deepinfer_kv_blocks_free < during.deepinfer_kv_blocks_total);
+  controller.abort();
+  await rejected;
+  const after = await waitFor(async () => {
+    const m = await server.metrics();
+    return m.deepinfer_num_requests_running === 0 &&
+      m.deepinfer_http_client_disconnects_total === (before.deepinfer_http_client_disconnects_total ?? 0) + 1 &&
+      m['deepinfer_http_requests_total{route="/v1/chat/completions",status="499"}'] === 1 &&
+      m.deepinfer_kv_blocks_free === m.deepinfer_kv_blocks_total ? m : null;
+  }, 30000);
+  assert.ok(after, 'cancelled and blocks came back: ' + JSON.stringify(await server.metrics()));
+  // What it generated before the cancel is still accounted for.
+  assert.ok(after.deepinfer_http_completion_tokens_total > (before.deepinfer_http_completion_tokens_total ?? 0));
+  // It ended early: far fewer tokens than max_tokens were generated.
   assert.ok(after.deepinfer_generation_tokens_total - before.deepinfer_generation_tokens_total < 2000);
 });

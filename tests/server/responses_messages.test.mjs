@@ -47,7 +47,7 @@ test('Responses streamed: created first, completed last, deltas add up to the ou
 
 test('Messages streamed with thinking: message_start .. message_stop, a thinking block first', async () => {
   const stream = anthropic.messages.stream({
-    model: MODEL, max_tokens: 24, temperature: 1,
+    model: MODEL, max_tokens: 24, temperature: 1, seed: 5,  // seeded: the same sample every run
     thinking: { type: 'enabled', budget_tokens: 16 },
     messages: [{ role: 'user', content: 'Is 91 prime?' }],
   });
@@ -70,7 +70,7 @@ test('Messages streamed with thinking: message_start .. message_stop, a thinking
 
 test('Messages non-streamed with thinking off: text, no thinking block', async () => {
   const msg = await anthropic.messages.create({
-    model: MODEL, max_tokens: 8, system: 'Be terse.', thinking: { type: 'disabled' },
+    model: MODEL, max_tokens: 8, temperature: 0, system: 'Be terse.', thinking: { type: 'disabled' },
     messages: [{ role: 'user', content: 'Hello' }],
   });
   assert.equal(msg.type, 'message');

@@ -3,6 +3,7 @@
 
 #include "engine/model/cuda/device_cache.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace di::engine::cuda {
@@ -36,12 +37,13 @@ Result<std::unique_ptr<DeviceSequenceCache>> DeviceSequenceCache::create(const s
                                                                          int64_t max_tokens) {
   std::unique_ptr<DeviceSequenceCache> c(new DeviceSequenceCache());
   c->specs_ = specs;
-  c->max_tokens_ = max_tokens;
   c->groups_.resize(specs.size());
   for (size_t g = 0; g < specs.size(); ++g) {
-    if (specs[g].kind != CacheKind::kFull)
-      return Status::unsupported("DeviceSequenceCache: group '" + specs[g].name + "' is not a full-attention group");
-    const int64_t bytes = specs[g].num_layers * max_tokens * specs[g].entry_bytes;
+    // Entries indexed as the model indexes them (position, ring slot, compressed entry), one
+    // contiguous run per layer; at least one so every group has an address.
+    const int64_t entries = std::max<int64_t>(1, cache_entries_needed(specs[g], max_tokens));
+    c->capacity_.push_back(entries);
+    const int64_t bytes = specs[g].num_layers * entries * specs[g].entry_bytes;
     DI_RETURN_IF_ERROR(c->groups_[g].allocate(bytes));
     DI_RETURN_IF_ERROR(kc::fill_zero(c->groups_[g].get(), bytes));
   }
@@ -50,21 +52,22 @@ Result<std::unique_ptr<DeviceSequenceCache>> DeviceSequenceCache::create(const s
 
 void* DeviceSequenceCache::entry(int32_t group, int32_t layer, int64_t index) {
   if (group < 0 || static_cast<size_t>(group) >= specs_.size() || layer < 0 || layer >= specs_[group].num_layers ||
-      index < 0 || index >= max_tokens_)
+      index < 0 || index >= capacity_[group])
     throw std::out_of_range("DeviceSequenceCache: no entry " + std::to_string(group) + "/" + std::to_string(layer) +
                             "/" + std::to_string(index));
   const int64_t eb = specs_[group].entry_bytes;
-  return groups_[group].as<uint8_t>() + (layer * max_tokens_ + index) * eb;
+  return groups_[group].as<uint8_t>() + (layer * capacity_[group] + index) * eb;
 }
 
 bool DeviceSequenceCache::paged_view(int32_t group, PagedGroupView* view) {
   if (group < 0 || static_cast<size_t>(group) >= specs_.size()) return false;
   const int64_t eb = specs_[group].entry_bytes;
   view->base = groups_[group].as<uint8_t>();
-  view->layer_stride = max_tokens_ * eb;
-  view->block_stride = max_tokens_ * eb;  // one block: only block 0 is ever used
+  view->layer_stride = capacity_[group] * eb;
+  view->block_stride = capacity_[group] * eb;  // one block: only block 0 is ever used
   view->entry_bytes = eb;
-  view->block_size = static_cast<int32_t>(max_tokens_);
+  view->block_size = static_cast<int32_t>(capacity_[group]);
+  view->compress_rate = 1;  // entries are stored by index, whatever the group's kind
   view->block_ids = &block_zero_;
   view->num_blocks = 1;
   view->on_device = true;

@@ -31,7 +31,8 @@ class DeviceCacheMemory final : public CacheMemory {
   int64_t reserve_bytes_;
 };
 
-// Every kFull group of `specs` for up to `max_tokens` tokens as one block per layer.
+// Every group of `specs` sized for a sequence of up to `max_tokens` tokens
+// (cache_entries_needed), one contiguous run of entries per layer, described as a single block.
 class DeviceSequenceCache final : public SequenceCache {
  public:
   static Result<std::unique_ptr<DeviceSequenceCache>> create(const std::vector<CacheGroupSpec>& specs,
@@ -42,7 +43,7 @@ class DeviceSequenceCache final : public SequenceCache {
  private:
   DeviceSequenceCache() = default;
   std::vector<CacheGroupSpec> specs_;
-  int64_t max_tokens_ = 0;
+  std::vector<int64_t> capacity_;  // entries per layer of each group
   std::vector<kernels::cuda::DeviceBuffer> groups_;
   int32_t block_zero_ = 0;
 };

@@ -24,24 +24,6 @@ Status read_i32(const json& j, const std::string& key, int32_t& out, int64_t min
   return Status::ok();
 }
 
-Status read_token_ids(const json& j, MlaConfig& c) {
-  DI_ASSIGN_OR_RETURN(int64_t bos, config_int(j, "bos_token_id", -1));
-  c.bos_token_id = static_cast<int32_t>(bos);
-  const json* eos = config_find(j, "eos_token_id");
-  if (!eos) return Status::ok();
-  if (eos->is_number_integer()) {
-    c.eos_token_ids.push_back(eos->get<int32_t>());
-  } else if (eos->is_array()) {
-    for (const json& e : *eos) {
-      if (!e.is_number_integer()) return bad("eos_token_id", "expected integers, got " + e.dump());
-      c.eos_token_ids.push_back(e.get<int32_t>());
-    }
-  } else {
-    return bad("eos_token_id", "expected an integer or a list of integers, got " + eos->dump());
-  }
-  return Status::ok();
-}
-
 Status read_routing(const json& j, MlaConfig& c) {
   DI_ASSIGN_OR_RETURN(std::string scoring, config_string(j, "scoring_func", ""));
   DI_ASSIGN_OR_RETURN(std::string method, config_string(j, "topk_method", ""));
@@ -142,7 +124,7 @@ Result<MlaConfig> parse_mla_config(const json& j) {
     const double m = yarn_get_mscale(c.rope.factor, c.rope.mscale_all_dim);
     c.softmax_scale *= m * m;
   }
-  DI_RETURN_IF_ERROR(read_token_ids(j, c));
+  DI_RETURN_IF_ERROR(config_token_ids(j, &c.bos_token_id, &c.eos_token_ids));
   return c;
 }
 

@@ -60,14 +60,8 @@ void MlaModel::forward_sequence(const SequenceInput& seq, float* logits) const {
 }
 
 Status MlaModel::forward(const ForwardBatch& batch, std::vector<float>& logits) {
-  DI_ASSIGN_OR_RETURN(int64_t rows, check_batch(batch, config_.vocab_size, config_.max_position_embeddings));
-  logits.assign(static_cast<size_t>(rows * config_.vocab_size), 0.0f);
-  int64_t row = 0;
-  for (const SequenceInput& s : batch.seqs) {
-    forward_sequence(s, logits.data() + row * config_.vocab_size);
-    row += s.all_logits ? s.num_tokens : 1;
-  }
-  return Status::ok();
+  return forward_each_sequence(batch, config_.vocab_size, config_.max_position_embeddings, logits,
+                               [this](const SequenceInput& s, float* rows) { forward_sequence(s, rows); });
 }
 
 Result<std::unique_ptr<Model>> create_mla_model(const std::string& model_dir, const nlohmann::json& json,

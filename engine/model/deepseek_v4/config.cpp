@@ -248,22 +248,7 @@ Result<DeepseekV4Config> parse_config(const json& j) {
     return bad("index_head_dim", std::to_string(c.index_head_dim) + " is smaller than the " +
                                      std::to_string(c.rope_compress.dim) + " rotated channels");
 
-  if (const json* bos = config_find(j, "bos_token_id")) {
-    if (!bos->is_number_integer()) return bad("bos_token_id", "expected an integer or null");
-    c.bos_token_id = bos->get<int32_t>();
-  }
-  if (const json* eos = config_find(j, "eos_token_id")) {
-    if (eos->is_number_integer()) {
-      c.eos_token_ids.push_back(eos->get<int32_t>());
-    } else if (eos->is_array()) {
-      for (const json& e : *eos) {
-        if (!e.is_number_integer()) return bad("eos_token_id", "expected integers");
-        c.eos_token_ids.push_back(e.get<int32_t>());
-      }
-    } else {
-      return bad("eos_token_id", "expected an integer, a list of integers or null");
-    }
-  }
+  DI_RETURN_IF_ERROR(config_token_ids(j, &c.bos_token_id, &c.eos_token_ids));
   return c;
 }
 

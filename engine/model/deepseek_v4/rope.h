@@ -17,6 +17,7 @@ class Rope {
 
   const std::vector<float>& inv_freq() const { return inv_freq_; }
   int32_t dim() const { return dim_; }
+  float scale() const { return scale_; }  // YaRN's attention factor on cos and sin (1 otherwise)
 
   // Rotates the last dim() channels of each of `count` vectors of `width` floats (`stride` apart)
   // by position `pos` (inverse: by -pos).

@@ -6,6 +6,9 @@
 
 #include "engine/model/deepseek_v4/hyper_connection.h"
 #include "engine/model/deepseek_v4/moe.h"
+#ifdef DI_WITH_CUDA
+#include "engine/model/deepseek_v4/v4_cuda_model.h"
+#endif
 #include "kernels/cpu/linear.h"
 #include "kernels/cpu/rms_norm.h"
 #include "kernels/cpu/threads.h"
@@ -26,33 +29,39 @@ DeepseekV4Model::DeepseekV4Model(DeepseekV4Config config,
   ropes_.main = Rope(c.rope_main, c.head_dim);
   ropes_.compress = Rope(c.rope_compress, c.head_dim);
 
+  groups_ = make_cache_groups(c, &layout_);
+}
+
+std::vector<CacheGroupSpec> make_cache_groups(const DeepseekV4Config& c, CacheLayout* layout) {
+  std::vector<CacheGroupSpec> groups;
   int32_t n_csa = 0, n_hca = 0;
-  layout_.type_layer.resize(c.num_hidden_layers);
+  layout->type_layer.resize(c.num_hidden_layers);
   for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
     const AttnType t = c.layer_types[l];
-    layout_.type_layer[l] = t == AttnType::kCSA ? n_csa++ : t == AttnType::kHCA ? n_hca++ : -1;
+    layout->type_layer[l] = t == AttnType::kCSA ? n_csa++ : t == AttnType::kHCA ? n_hca++ : -1;
   }
   const int64_t f = sizeof(float), hd = c.head_dim, ihd = c.index_head_dim;
   auto add = [&](CacheGroupSpec spec) {
-    groups_.push_back(std::move(spec));
-    return static_cast<int32_t>(groups_.size() - 1);
+    groups.push_back(std::move(spec));
+    return static_cast<int32_t>(groups.size() - 1);
   };
   // Sliding K=V ring: every layer attends to its last sliding_window tokens.
-  layout_.swa_kv = add({"swa_kv", CacheKind::kSlidingRing, c.num_hidden_layers, hd * f, c.sliding_window, 1, 0});
+  layout->swa_kv = add({"swa_kv", CacheKind::kSlidingRing, c.num_hidden_layers, hd * f, c.sliding_window, 1, 0});
   if (n_csa) {
     const int32_t m = c.compress_rate_csa;
-    layout_.csa_kv = add({"csa_kv", CacheKind::kCompressed, n_csa, hd * f, 0, m, 0});
-    layout_.csa_index_keys = add({"csa_index_keys", CacheKind::kCompressed, n_csa, ihd * f, 0, m, 0});
+    layout->csa_kv = add({"csa_kv", CacheKind::kCompressed, n_csa, hd * f, 0, m, 0});
+    layout->csa_index_keys = add({"csa_index_keys", CacheKind::kCompressed, n_csa, ihd * f, 0, m, 0});
     // Raw (kv, gate) rows of the compressor (2 * head_dim each) and the indexer (2 * index_head_dim
     // each) for the last two windows: the open one and the previous one its entry overlaps.
-    layout_.csa_state = add({"csa_state", CacheKind::kSlidingRing, n_csa, (4 * hd + 4 * ihd) * f, 2 * m, 1, 0});
+    layout->csa_state = add({"csa_state", CacheKind::kSlidingRing, n_csa, (4 * hd + 4 * ihd) * f, 2 * m, 1, 0});
   }
   if (n_hca) {
     const int32_t m = c.compress_rate_hca;
-    layout_.hca_kv = add({"hca_kv", CacheKind::kCompressed, n_hca, hd * f, 0, m, 0});
+    layout->hca_kv = add({"hca_kv", CacheKind::kCompressed, n_hca, hd * f, 0, m, 0});
     // Raw (kv, gate) rows of the open window.
-    layout_.hca_state = add({"hca_state", CacheKind::kSlidingRing, n_hca, 2 * hd * f, m, 1, 0});
+    layout->hca_state = add({"hca_state", CacheKind::kSlidingRing, n_hca, 2 * hd * f, m, 1, 0});
   }
+  return groups;
 }
 
 void DeepseekV4Model::forward_sequence(const Chunk& chunk, bool all_logits, float* logits) const {
@@ -119,6 +128,9 @@ Result<std::unique_ptr<Model>> create_model(const std::string& model_dir,
                                             const ModelOptions& options) {
   DI_ASSIGN_OR_RETURN(DeepseekV4Config config, parse_config(json));
   DI_ASSIGN_OR_RETURN(auto weights, load_weights(model_dir, config));
+#ifdef DI_WITH_CUDA
+  if (options.device == "cuda") return V4CudaModel::load(model_dir, std::move(config), std::move(weights), options);
+#endif
   if (options.num_threads > 0) kernels::cpu::set_num_threads(options.num_threads);
   return std::unique_ptr<Model>(new DeepseekV4Model(std::move(config), std::move(weights), model_dir));
 }

@@ -41,7 +41,11 @@ class DeepseekV4Model final : public Model {
   Ropes ropes_;
 };
 
-// The registry's factory (registry.cpp).
+// The cache groups a deepseek_v4 model declares (fp32 entries), and where each lives in
+// `layout`; shared by the CPU and CUDA models so both read the same cache.
+std::vector<CacheGroupSpec> make_cache_groups(const DeepseekV4Config& c, CacheLayout* layout);
+
+// The registry's factory (registry.cpp): the CUDA model when options.device is "cuda".
 Result<std::unique_ptr<Model>> create_model(const std::string& model_dir,
                                             const nlohmann::json& config,
                                             const ModelOptions& options);

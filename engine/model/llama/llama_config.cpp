@@ -20,24 +20,6 @@ Status read_positive(const json& j, const std::string& key, int32_t& out) {
   return Status::ok();
 }
 
-Status read_token_ids(const json& j, LlamaConfig& c) {
-  DI_ASSIGN_OR_RETURN(int64_t bos, config_int(j, "bos_token_id", -1));
-  c.bos_token_id = static_cast<int32_t>(bos);
-  const json* eos = config_find(j, "eos_token_id");
-  if (!eos) return Status::ok();
-  if (eos->is_number_integer()) {
-    c.eos_token_ids.push_back(eos->get<int32_t>());
-  } else if (eos->is_array()) {
-    for (const json& e : *eos) {
-      if (!e.is_number_integer()) return bad("eos_token_id", "expected integers, got " + e.dump());
-      c.eos_token_ids.push_back(e.get<int32_t>());
-    }
-  } else {
-    return bad("eos_token_id", "expected an integer or a list of integers, got " + eos->dump());
-  }
-  return Status::ok();
-}
-
 }  // namespace
 
 Result<LlamaConfig> parse_llama_config(const json& j) {
@@ -96,7 +78,7 @@ Result<LlamaConfig> parse_llama_config(const json& j) {
   DI_ASSIGN_OR_RETURN(double partial, config_number(j, "partial_rotary_factor", 1.0));
   if (partial != 1.0) return Status::unsupported("config.json: partial_rotary_factor: only 1.0 is supported");
   DI_ASSIGN_OR_RETURN(c.rope, parse_rope_config(j, c.head_dim, c.max_position_embeddings));
-  DI_RETURN_IF_ERROR(read_token_ids(j, c));
+  DI_RETURN_IF_ERROR(config_token_ids(j, &c.bos_token_id, &c.eos_token_ids));
   return c;
 }
 

@@ -20,6 +20,7 @@
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/dtype.h"
 #include "kernels/cuda/gemm.h"
+#include "kernels/cuda/token_mask.h"
 
 namespace di::engine::llama {
 
@@ -52,6 +53,8 @@ class LlamaCudaModel final : public Model {
   const std::vector<CacheGroupSpec>& cache_groups() const override { return groups_; }
   Status forward(const ForwardBatch& batch, std::vector<float>& logits) override;
   CacheMemory* cache_memory() override { return &memory_; }
+  // Masks are filled on the host while the forward runs and applied to the device logits.
+  bool applies_logits_masks() const override { return true; }
 
   kernels::cuda::DType dtype() const { return dtype_; }
   int64_t weight_bytes() const { return weight_bytes_; }
@@ -69,6 +72,9 @@ class LlamaCudaModel final : public Model {
   Status reserve_activations(int64_t rows);
   Status launch_graph(int64_t rows);
   void clear_graphs();
+  // After the forward is launched: fills batch.masks on the host (overlapping the device) and
+  // enqueues their upload and the mask kernel; last_rows[s] is sequence s's last logits row.
+  Status apply_masks(LogitsMaskSource& masks, const std::vector<int32_t>& last_rows);
 
   LlamaConfig config_;
   kernels::cuda::DType dtype_;
@@ -91,6 +97,7 @@ class LlamaCudaModel final : public Model {
   const void* norm_ = nullptr;
   std::vector<LlamaCudaLayer> layers_;
   kernels::cuda::DeviceBuffer inv_freq_;
+  kernels::cuda::TokenMaskStager masks_;
 
   // Per-forward metadata (one upload) and activations, grown as batches grow.
   kernels::cuda::DeviceBuffer meta_, act_, logits_;

@@ -43,16 +43,10 @@ Result<std::unique_ptr<LlamaWeights>> load_llama_weights(const std::string& mode
   auto weights = std::make_unique<LlamaWeights>();
   DI_ASSIGN_OR_RETURN(weights->store.checkpoint, Checkpoint::open(model_dir));
   WeightLoader w(weights->store, c.model_type);
-  const int64_t h = c.hidden_size;
-  DI_ASSIGN_OR_RETURN(weights->embed, w.f32({"model.embed_tokens.weight"}, {c.vocab_size, h}));
-  DI_ASSIGN_OR_RETURN(weights->norm, w.f32({"model.norm.weight"}, {h}));
-  if (c.tie_word_embeddings) {
-    // Tied: the head is the embedding; a stored copy (some exports keep one) is taken unused.
-    if (!w.pick({"lm_head.weight"}).empty()) DI_RETURN_IF_ERROR(w.f32({"lm_head.weight"}, {c.vocab_size, h}).status());
-    weights->lm_head = weights->embed;
-  } else {
-    DI_ASSIGN_OR_RETURN(weights->lm_head, w.f32({"lm_head.weight"}, {c.vocab_size, h}));
-  }
+  DI_ASSIGN_OR_RETURN(DecoderEnds ends, load_decoder_ends(w, c.vocab_size, c.hidden_size, c.tie_word_embeddings));
+  weights->embed = ends.embed;
+  weights->norm = ends.norm;
+  weights->lm_head = ends.lm_head;
   weights->layers.resize(c.num_hidden_layers);
   for (int32_t l = 0; l < c.num_hidden_layers; ++l) DI_RETURN_IF_ERROR(load_layer(w, c, l, weights->layers[l]));
   DI_RETURN_IF_ERROR(w.check_all_taken());

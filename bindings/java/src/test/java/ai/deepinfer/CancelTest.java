@@ -109,25 +109,37 @@ class CancelTest {
 
   @Test
   void aSecondPollerIsRefused() throws Exception {
-    try (Options s = Options.fromJson(LONG); Request r = TestEnv.engine().submit(prompt(), s)) {
-      CountDownLatch first = new CountDownLatch(1);
-      CompletableFuture<Chunk> consumer = consume(r, first);
-      assertTrue(first.await(30, TimeUnit.SECONDS));
-      // The consumer spends most of its time waiting inside a poll; retry (pausing so we do not
-      // hold the lock ourselves) until we catch it there.
-      boolean refused = false;
-      long deadline = System.nanoTime() + 10_000_000_000L;
-      while (!refused && System.nanoTime() < deadline) {
-        try {
-          r.poll(0);
-          Thread.sleep(1);
-        } catch (IllegalStateException expected) {
-          refused = true;
+    // One sequence slot: `blocker` runs while `queued` waits, so the consumer of `queued` sits in
+    // a poll that cannot return until `blocker` ends. Racing a consumer of a running request
+    // instead is flaky: it leaves the lock between chunks, and may finish before it is caught.
+    try (Options engineOptions = new Options().set("max_num_seqs", 1L);
+        Engine e = Engine.open(TestEnv.model(), engineOptions);
+        Options s = Options.fromJson(LONG);
+        Request blocker = e.submit(prompt(), s)) {
+      assertNotNull(blocker.poll(30_000));
+      try (Request queued = e.submit(prompt(), s)) {
+        CountDownLatch started = new CountDownLatch(1);
+        CompletableFuture<Chunk> consumer = CompletableFuture.supplyAsync(() -> {
+          started.countDown();
+          return queued.poll(60_000);
+        });
+        assertTrue(started.await(30, TimeUnit.SECONDS));
+        boolean refused = false;
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        while (!refused && System.nanoTime() < deadline && !consumer.isDone()) {
+          try {
+            queued.poll(0);
+            Thread.sleep(1);  // we took the lock before the consumer did; let it in
+          } catch (IllegalStateException expected) {
+            refused = true;
+          }
         }
+        assertTrue(refused);
+        assertFalse(consumer.isDone());
+        blocker.cancel();
+        queued.close();
+        consumer.get(PROMPT_END_MS, TimeUnit.MILLISECONDS);
       }
-      assertTrue(refused);
-      r.close();
-      consumer.get(PROMPT_END_MS, TimeUnit.MILLISECONDS);
     }
   }
 

@@ -1,0 +1,31 @@
+// write_cache_rows: see cache_rows.h. One block per row; rows are independent entries.
+#include "kernels/cuda/cache_rows.h"
+#include "kernels/cuda/common.cuh"
+
+namespace di::kernels::cuda {
+namespace {
+
+__global__ void write_rows_kernel(const float* src, int64_t src_stride, int64_t cols, CacheView view, int32_t layer,
+                                  int64_t first_index, int64_t ring, int64_t byte_offset) {
+  int64_t e = first_index + blockIdx.x;
+  if (ring > 0) e %= ring;
+  float* dst = reinterpret_cast<float*>(reinterpret_cast<uint8_t*>(cache_entry(view, layer, e)) + byte_offset);
+  const float* s = src + blockIdx.x * src_stride;
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) dst[c] = s[c];
+}
+
+}  // namespace
+
+Status write_cache_rows(const float* src, int64_t src_stride, int64_t rows, int64_t cols, const CacheView& view,
+                        int32_t layer, int64_t first_index, int64_t ring, int64_t byte_offset, void* stream) {
+  if (rows <= 0) return Status::ok();
+  if (byte_offset % 4 || byte_offset + cols * 4 > view.entry_bytes)
+    return Status::invalid_argument("write_cache_rows: " + std::to_string(cols) + " floats at byte " +
+                                    std::to_string(byte_offset) + " do not fit an entry of " +
+                                    std::to_string(view.entry_bytes) + " bytes");
+  write_rows_kernel<<<rows, 128, 0, as_stream(stream)>>>(src, src_stride, cols, view, layer, first_index, ring,
+                                                        byte_offset);
+  return launch_status("write_cache_rows");
+}
+
+}  // namespace di::kernels::cuda

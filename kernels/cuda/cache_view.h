@@ -1,0 +1,33 @@
+// CacheView: how a device kernel finds entry i of one layer of a cache group, whichever way the
+// group is stored (token blocks of a paged cache, compressed entries in the block of their last
+// token, or one contiguous slot). Plain data for the host; the address rule for device code.
+#pragma once
+
+#include <cstdint>
+
+namespace di::kernels::cuda {
+
+// Entry i of layer l lives in block b = ((i + 1) * compress_rate - 1) / block_size (the block of
+// its last token; compress_rate 1 for one entry per token or a slot), at index
+// i - floor(b * block_size / compress_rate) inside it:
+//   base + l * layer_stride + block_ids[b] * block_stride + in_block * entry_bytes.
+struct CacheView {
+  uint64_t base = 0;  // device address
+  int64_t layer_stride = 0;
+  int64_t block_stride = 0;
+  int64_t entry_bytes = 0;
+  int32_t block_size = 1;
+  int32_t compress_rate = 1;
+  const int32_t* block_ids = nullptr;  // device array
+};
+
+#ifdef __CUDACC__
+__device__ __forceinline__ float* cache_entry(const CacheView& v, int64_t layer, int64_t i) {
+  const int64_t block = ((i + 1) * v.compress_rate - 1) / v.block_size;
+  const int64_t in_block = i - block * v.block_size / v.compress_rate;
+  return reinterpret_cast<float*>(v.base + layer * v.layer_stride + v.block_ids[block] * v.block_stride +
+                                  in_block * v.entry_bytes);
+}
+#endif
+
+}  // namespace di::kernels::cuda

@@ -1,0 +1,146 @@
+// mHC kernels: see hyper_connection.h. The small per-row matrices (hc x hc) are computed by one
+// thread into shared memory, in the CPU model's order; the wide loops over channels use the block.
+#include "kernels/cuda/common.cuh"
+#include "kernels/cuda/hyper_connection.h"
+
+namespace di::kernels::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+__device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+template <typename T>
+__global__ void hc_embed_kernel(const int32_t* ids, const T* table, int64_t dim, int32_t hc, float* streams) {
+  const T* src = table + static_cast<int64_t>(ids[blockIdx.x]) * dim;
+  float* dst = streams + static_cast<int64_t>(blockIdx.x) * hc * dim;
+  for (int64_t i = threadIdx.x; i < hc * dim; i += blockDim.x) dst[i] = to_f32(src[i % dim]);
+}
+
+__global__ void hc_pre_kernel(const float* mixes, const float* base, const float* scale, const float* streams,
+                              int32_t hc, int64_t dim, int32_t iters, float eps, float* collapsed, float* post,
+                              float* comb) {
+  __shared__ float pre[kMaxHcStreams];
+  const int64_t r = blockIdx.x;
+  if (threadIdx.x == 0) {
+    const float* m = mixes + r * (2 + hc) * hc;
+    for (int i = 0; i < hc; ++i) {
+      pre[i] = sigmoid(m[i] * scale[0] + base[i]) + eps;
+      post[r * hc + i] = 2.0f * sigmoid(m[hc + i] * scale[1] + base[hc + i]);
+    }
+    float* cm = comb + r * hc * hc;
+    for (int i = 0; i < hc; ++i) {
+      float mx = -INFINITY;
+      for (int j = 0; j < hc; ++j) {
+        cm[i * hc + j] = m[2 * hc + i * hc + j] * scale[2] + base[2 * hc + i * hc + j];
+        mx = fmaxf(mx, cm[i * hc + j]);
+      }
+      float sum = 0.f;
+      for (int j = 0; j < hc; ++j) sum += (cm[i * hc + j] = expf(cm[i * hc + j] - mx));
+      for (int j = 0; j < hc; ++j) cm[i * hc + j] = cm[i * hc + j] / sum + eps;
+    }
+    for (int it = 0; it < (iters > 1 ? iters : 1); ++it) {  // at least the first column pass
+      if (it > 0) {
+        for (int i = 0; i < hc; ++i) {
+          float s = 0.f;
+          for (int j = 0; j < hc; ++j) s += cm[i * hc + j];
+          for (int j = 0; j < hc; ++j) cm[i * hc + j] /= (s + eps);
+        }
+      }
+      for (int j = 0; j < hc; ++j) {
+        float s = 0.f;
+        for (int i = 0; i < hc; ++i) s += cm[i * hc + j];
+        for (int i = 0; i < hc; ++i) cm[i * hc + j] /= (s + eps);
+      }
+    }
+  }
+  __syncthreads();
+  const float* x = streams + r * hc * dim;
+  for (int64_t d = threadIdx.x; d < dim; d += blockDim.x) {
+    float acc = 0.f;
+    for (int i = 0; i < hc; ++i) acc += pre[i] * x[i * dim + d];
+    collapsed[r * dim + d] = acc;
+  }
+}
+
+__global__ void hc_post_kernel(const float* out, const float* post, const float* comb, int64_t rows, int32_t hc,
+                               int64_t dim, float* streams) {
+  const int64_t n = rows * dim;
+  for (int64_t t = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; t < n; t += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t r = t / dim, d = t % dim;
+    float* x = streams + r * hc * dim;
+    float old[kMaxHcStreams];
+    for (int j = 0; j < hc; ++j) old[j] = x[j * dim + d];
+    const float* cm = comb + r * hc * hc;
+    const float o = out[r * dim + d];
+    for (int k = 0; k < hc; ++k) {
+      float acc = 0.f;
+      for (int j = 0; j < hc; ++j) acc += cm[j * hc + k] * old[j];
+      x[k * dim + d] = post[r * hc + k] * o + acc;
+    }
+  }
+}
+
+__global__ void hc_head_kernel(const float* mixes, const float* base, const float* scale, const float* streams,
+                               int32_t hc, int64_t dim, float eps, float* y) {
+  __shared__ float pre[kMaxHcStreams];
+  const int64_t r = blockIdx.x;
+  if (threadIdx.x < hc) pre[threadIdx.x] = sigmoid(mixes[r * hc + threadIdx.x] * scale[0] + base[threadIdx.x]) + eps;
+  __syncthreads();
+  const float* x = streams + r * hc * dim;
+  for (int64_t d = threadIdx.x; d < dim; d += blockDim.x) {
+    float acc = 0.f;
+    for (int i = 0; i < hc; ++i) acc += pre[i] * x[i * dim + d];
+    y[r * dim + d] = acc;
+  }
+}
+
+Status check_hc(int32_t hc) {
+  if (hc < 1 || hc > kMaxHcStreams)
+    return Status::invalid_argument("hyper-connections: hc_mult " + std::to_string(hc) + " is outside [1, " +
+                                    std::to_string(kMaxHcStreams) + "]");
+  return Status::ok();
+}
+
+}  // namespace
+
+Status hc_embed(const int32_t* ids, int64_t rows, const void* table, int64_t dim, int32_t hc, DType dtype,
+                float* streams, void* stream) {
+  if (rows <= 0) return Status::ok();
+  DI_RETURN_IF_ERROR(check_hc(hc));
+  return dispatch_dtype(dtype, [&](auto t) {
+    using T = decltype(t);
+    hc_embed_kernel<T><<<rows, kThreads, 0, as_stream(stream)>>>(ids, static_cast<const T*>(table), dim, hc, streams);
+    return launch_status("hc_embed");
+  });
+}
+
+Status hc_pre(const float* mixes, const float* base, const float* scale, const float* streams, int64_t rows,
+              int32_t hc, int64_t dim, int32_t sinkhorn_iters, float eps, float* collapsed, float* post,
+              float* comb, void* stream) {
+  if (rows <= 0) return Status::ok();
+  DI_RETURN_IF_ERROR(check_hc(hc));
+  hc_pre_kernel<<<rows, kThreads, 0, as_stream(stream)>>>(mixes, base, scale, streams, hc, dim, sinkhorn_iters, eps,
+                                                         collapsed, post, comb);
+  return launch_status("hc_pre");
+}
+
+Status hc_post(const float* out, const float* post, const float* comb, int64_t rows, int32_t hc, int64_t dim,
+               float* streams, void* stream) {
+  if (rows <= 0) return Status::ok();
+  DI_RETURN_IF_ERROR(check_hc(hc));
+  int64_t blocks = (rows * dim + kThreads - 1) / kThreads;
+  if (blocks > 65535 * 8) blocks = 65535 * 8;
+  hc_post_kernel<<<blocks, kThreads, 0, as_stream(stream)>>>(out, post, comb, rows, hc, dim, streams);
+  return launch_status("hc_post");
+}
+
+Status hc_head(const float* mixes, const float* base, const float* scale, const float* streams, int64_t rows,
+               int32_t hc, int64_t dim, float eps, float* y, void* stream) {
+  if (rows <= 0) return Status::ok();
+  DI_RETURN_IF_ERROR(check_hc(hc));
+  hc_head_kernel<<<rows, kThreads, 0, as_stream(stream)>>>(mixes, base, scale, streams, hc, dim, eps, y);
+  return launch_status("hc_head");
+}
+
+}  // namespace di::kernels::cuda

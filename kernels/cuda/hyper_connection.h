@@ -1,0 +1,37 @@
+// Manifold-constrained hyper-connections (mHC) on the GPU: the residual is hc streams per token.
+// The mixing logits come from a GEMM the caller runs (normalised streams times the site's fn);
+// these kernels turn them into the collapse, placement and Sinkhorn-projected stream mix, apply
+// them, and fill the streams from the embedding. All fp32, as transformers keeps mHC in fp32.
+#pragma once
+
+#include <cstdint>
+
+#include "base/status.h"
+#include "kernels/cuda/dtype.h"
+
+namespace di::kernels::cuda {
+
+// streams[i, k, :] = table[ids[i], :] for every stream k < hc; table [vocab, dim] of `dtype`.
+Status hc_embed(const int32_t* ids, int64_t rows, const void* table, int64_t dim, int32_t hc, DType dtype,
+                float* streams, void* stream);
+
+// From mixes [rows, (2 + hc) * hc] (scale [3], base [(2 + hc) * hc]): pre = sigmoid(m * scale0 +
+// base) + eps, post = 2 sigmoid(...), comb = softmax rows + eps then Sinkhorn (a column pass, then
+// iters - 1 row + column passes); collapsed [rows, dim] = sum_k pre[k] * streams[:, k, :].
+Status hc_pre(const float* mixes, const float* base, const float* scale, const float* streams, int64_t rows,
+              int32_t hc, int64_t dim, int32_t sinkhorn_iters, float eps, float* collapsed, float* post,
+              float* comb, void* stream);
+
+// streams[:, k, :] = post[k] * out + sum_j comb[j][k] * streams[:, j, :], in place.
+Status hc_post(const float* out, const float* post, const float* comb, int64_t rows, int32_t hc, int64_t dim,
+               float* streams, void* stream);
+
+// The final collapse: y = sum_k (sigmoid(mixes[k] * scale[0] + base[k]) + eps) * streams[:, k, :],
+// mixes [rows, hc].
+Status hc_head(const float* mixes, const float* base, const float* scale, const float* streams, int64_t rows,
+               int32_t hc, int64_t dim, float eps, float* y, void* stream);
+
+// The most streams these kernels take.
+constexpr int32_t kMaxHcStreams = 16;
+
+}  // namespace di::kernels::cuda

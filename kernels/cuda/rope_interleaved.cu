@@ -1,0 +1,41 @@
+// rope_interleaved: see rope_interleaved.h. One block per row, a thread per (vector, pair).
+#include "kernels/cuda/common.cuh"
+#include "kernels/cuda/rope_interleaved.h"
+
+namespace di::kernels::cuda {
+namespace {
+
+__global__ void rope_interleaved_kernel(float* x, int64_t row_stride, int64_t count, int64_t width,
+                                        int64_t vec_stride, int64_t pos0, int64_t pos_step, const float* inv_freq,
+                                        int64_t rot_dim, float scale, bool inverse) {
+  const int64_t half = rot_dim / 2;
+  const float pos = static_cast<float>(pos0 + static_cast<int64_t>(blockIdx.x) * pos_step);
+  float* row = x + blockIdx.x * row_stride;
+  for (int64_t k = threadIdx.x; k < count * half; k += blockDim.x) {
+    const int64_t v = k / half, i = k % half;
+    const float f = __fmul_rn(inv_freq[i], pos);  // no contraction: the CPU rounds this product
+    const float c = static_cast<float>(cos(static_cast<double>(f))) * scale;
+    float s = static_cast<float>(sin(static_cast<double>(f))) * scale;
+    if (inverse) s = -s;
+    float* r = row + v * vec_stride + (width - rot_dim);
+    const float x0 = r[2 * i], x1 = r[2 * i + 1];
+    r[2 * i] = __fsub_rn(__fmul_rn(x0, c), __fmul_rn(x1, s));
+    r[2 * i + 1] = __fadd_rn(__fmul_rn(x1, c), __fmul_rn(x0, s));
+  }
+}
+
+}  // namespace
+
+Status rope_interleaved(float* x, int64_t rows, int64_t row_stride, int64_t count, int64_t width, int64_t vec_stride,
+                        int64_t pos0, int64_t pos_step, const float* inv_freq, int64_t rot_dim, float scale,
+                        bool inverse, void* stream) {
+  if (rows <= 0 || count <= 0) return Status::ok();
+  if (rot_dim <= 0 || rot_dim % 2 || rot_dim > width)
+    return Status::invalid_argument("rope_interleaved: rot_dim " + std::to_string(rot_dim) +
+                                    " must be even and <= width " + std::to_string(width));
+  rope_interleaved_kernel<<<rows, 128, 0, as_stream(stream)>>>(x, row_stride, count, width, vec_stride, pos0, pos_step,
+                                                               inv_freq, rot_dim, scale, inverse);
+  return launch_status("rope_interleaved");
+}
+
+}  // namespace di::kernels::cuda

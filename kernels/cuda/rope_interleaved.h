@@ -1,0 +1,20 @@
+// Rotary embedding with interleaved pairs on the trailing channels of each vector (DeepSeek-V4:
+// partial rope on the last `rot_dim` channels, pairs (2i, 2i+1)), forward or inverse, with any
+// inverse frequencies (default or YaRN) and a cos/sin scale. fp32 in place; knows no model.
+#pragma once
+
+#include <cstdint>
+
+#include "base/status.h"
+
+namespace di::kernels::cuda {
+
+// x: `rows` rows `row_stride` floats apart, each holding `count` vectors of `width` floats
+// `vec_stride` apart; row r is at position pos0 + r * pos_step. Channels width - rot_dim + 2i
+// and +2i+1 rotate by angle position * inv_freq[i] (fp32 product; cos and sin in double, as the
+// CPU model), both scaled by `scale`; inverse rotates by minus that angle. inv_freq on the device.
+Status rope_interleaved(float* x, int64_t rows, int64_t row_stride, int64_t count, int64_t width, int64_t vec_stride,
+                        int64_t pos0, int64_t pos_step, const float* inv_freq, int64_t rot_dim, float scale,
+                        bool inverse, void* stream);
+
+}  // namespace di::kernels::cuda

@@ -85,6 +85,20 @@ ExprPtr repeat(ExprPtr e, uint32_t min, uint32_t max) {
   if (e->kind == Expr::Kind::kEmpty) return empty();
   if (e->kind == Expr::Kind::kNothing) return min == 0 ? empty() : nothing();
   if (min == 1 && max == 1) return e;
+  // A repeat of a repeat: lowering builds the body once per required copy plus once for the
+  // loop, so stacked quantifiers ("a+++++", legal in GBNF) doubled the automaton per level and
+  // compiles ran for minutes. Collapse the nestings whose language is again one repeat.
+  if (e->kind == Expr::Kind::kRepeat) {
+    const ExprPtr& body = e->items[0];
+    const uint32_t a = e->min, b = e->max;
+    if (a == 0 && b == Expr::kUnbounded) return e;                                   // (x*){m,n} = x*
+    if (b == Expr::kUnbounded && max == Expr::kUnbounded) {
+      if (min >= 1) return repeat(body, a <= UINT32_MAX / min ? a * min : UINT32_MAX - 1, Expr::kUnbounded);  // (x{a,}){m,} = x{am,}
+      if (a <= 1) return star(body);                                                 // (x+)* = x*
+    }
+    if (a == 0 && b == 1 && max == Expr::kUnbounded) return star(body);              // (x?){m,} = x*
+    if (b == Expr::kUnbounded && a <= 1 && min == 0 && max == 1) return star(body);  // (x+)? = x*
+  }
   Expr x;
   x.kind = Expr::Kind::kRepeat;
   x.items = {std::move(e)};

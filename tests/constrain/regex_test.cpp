@@ -58,6 +58,17 @@ const Case kCases[] = {
     {"(a(b|c)){2}", "abc"},
     {"[a-cx-z]{1,3}", "abxy1"},
     {"\\(\\)\\[\\]", "()[]"},
+    // Nested repeats (collapsed when building the grammar).
+    {"(a+)+", "ab"},
+    {"(a*)+b", "ab"},
+    {"(a?)+", "ab"},
+    {"(a+)?b", "ab"},
+    {"(a+)*b", "ab"},
+    {"(a{2,})+", "ab"},
+    {"(a{2,}){2,}b", "ab"},
+    {"((a+)?)+b", "ab"},
+    {"(a?){2,3}b", "ab"},
+    {"(ab+)+", "ab"},
 };
 
 TEST(Regex, FullMatchAgreesWithStdRegexOnEveryShortString) {
@@ -91,6 +102,18 @@ TEST(Regex, SearchModeAgreesWithStdRegexSearch) {
       ASSERT_EQ(full_match(*g, s), std::regex_search(s, ref)) << "input '" << s << "'";
     }
   }
+}
+
+// Found by the fuzzer: stacked quantifiers doubled the automaton per level (minutes to compile).
+// The grammar is now the size of the single-quantifier one, and the same language.
+TEST(Regex, StackedQuantifiersBuildTheSameGrammarAsOne) {
+  auto stacked = compile_regex(R"((\d+(\.*\d*%?|[^\s"\\]{0,3})+++++)++++++"?)");
+  auto single = compile_regex(R"((\d+(\.*\d*%?|[^\s"\\]{0,3})+)+"?)");
+  ASSERT_TRUE(stacked.is_ok()) << stacked.status().message();
+  ASSERT_TRUE(single.is_ok()) << single.status().message();
+  EXPECT_EQ((*stacked)->nodes().size(), (*single)->nodes().size());
+  for (const std::string& s : {"1", "12.5%", "1x!", "1.", "\"", "x1", "1\"\"", "1.5afc"})
+    EXPECT_EQ(full_match(*stacked, s), full_match(*single, s)) << s;
 }
 
 TEST(Regex, DotAndClassesMatchWholeUtf8Characters) {

@@ -19,8 +19,8 @@ def rss_bytes():
 
 
 def test_create_generate_destroy_cycles_do_not_grow_rss(tiny_model, tiny_tokenizer, tiny_recipe):
-    # The session's tokenizer stays open, so every engine shares its loaded tokenizer.json (as a
-    # service's recipe and engine do) instead of parsing 129k tokens per cycle.
+    # The shared tiny_tokenizer fixture stays open, so every engine shares its loaded
+    # tokenizer.json (as a service's recipe and engine do) instead of parsing 129k tokens a cycle.
     prompt = tiny_tokenizer.encode("Leak check", add_special=True)
     params = SamplingParams(temperature=0, max_tokens=2, ignore_eos=True, logprobs=2)
     unfinished = SamplingParams(temperature=0, max_tokens=40, ignore_eos=True)

@@ -155,18 +155,18 @@ def test_other_threads_run_while_waiting(tiny_model):
     # that held the GIL would starve that thread and last until the LONG request finished.
     with deepinfer.Engine(tiny_model, max_num_seqs=1) as engine:
         with engine.submit([1, 2, 3], LONG) as ahead, engine.submit([4, 5, 6], LONG) as req:
-            helper = when_waiting(threading.get_ident(), req.cancel)
+            canceller = when_waiting(threading.get_ident(), req.cancel)
             t0 = time.monotonic()
             chunks = list(req)
             waited = time.monotonic() - t0
-            helper.join()
+            canceller.join()
             ahead.cancel()
     assert chunks[-1].finish_reason == "cancelled" and chunks[-1].token_ids == []
     assert waited < PROMPT_S, waited
 
 
 def test_poll_with_timeout_and_engine_close_ends_requests(tiny_model, tiny_tokenizer):
-    # Its own engine (quick to open while the session's tokenizer is loaded), closed while the
+    # Its own engine (quick to open while the shared tiny_tokenizer is loaded), closed while the
     # LONG request is far from done.
     engine = deepinfer.Engine(tiny_model, max_num_seqs=1)
     req = engine.submit([1, 2, 3], LONG)

@@ -2,7 +2,8 @@
 # The C layer under the bindings, under valgrind memcheck: tests/capi_engine/binding_cycles.c
 # calls libdeepinfer.so (the build of scripts/test.sh) as the Python, Go and Java glue does
 # (engine create / generate / destroy cycles on the bundled tiny model, poll and callback
-# delivery, cross-thread cancel, a request outliving its engine, recipe + parser, errors).
+# delivery, cross-thread cancel, a request outliving its engine, recipe + parser, errors), then
+# the Python binding's glue (bindings/python/tests/valgrind_glue.py) over the same library.
 # Any invalid access, use of uninitialised memory or definite leak fails it.
 # Prints "N passed, M failed" last.
 set -uo pipefail
@@ -43,6 +44,30 @@ if [ "$rc" = 0 ]; then
 else
   grep -E -A12 "Invalid|uninitialised|definitely lost in" "$log" | head -80
   bad "valgrind memcheck (exit $rc): $summary; $leaks"
+fi
+
+# The Python glue (pybind11 module over the same library) under valgrind too: PYTHONMALLOC=malloc
+# so the interpreter's allocations are visible; only definite leaks and access errors fail it.
+py=/usr/bin/python3
+if ! ls "$build"/python/deepinfer/_native*.so >/dev/null 2>&1; then
+  echo "skip Python glue: build/python not built (DI_BINDINGS=OFF)"
+else
+  log=$build/capi-valgrind-python.log
+  start=$(date +%s)
+  out=$(PYTHONMALLOC=malloc PYTHONPATH=$build/python valgrind --error-exitcode=9 --leak-check=full \
+    --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/capi/valgrind.supp \
+    --log-file="$log" "$py" bindings/python/tests/valgrind_glue.py "$model" 2>&1)
+  rc=$?
+  secs=$(( $(date +%s) - start ))
+  summary=$(grep -E "ERROR SUMMARY" "$log" | tail -1 | sed -E 's/^==[0-9]+== //')
+  leaks=$(grep -E "definitely lost:" "$log" | tail -1 | sed -E 's/^==[0-9]+== +//')
+  if [ "$rc" = 0 ] && [ "$out" = done ]; then
+    ok "valgrind memcheck, Python glue in ${secs}s: $summary; ${leaks:-no leaks}"
+  else
+    echo "$out" | tail -20
+    grep -E -A12 "Invalid|uninitialised|definitely lost in" "$log" | head -80
+    bad "valgrind memcheck, Python glue (exit $rc): $summary; $leaks"
+  fi
 fi
 
 echo "$passed passed, $failed failed"

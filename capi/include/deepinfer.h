@@ -219,7 +219,8 @@ typedef struct di_tokenizer di_tokenizer;
 /* Loads a tokenizer from `path` (`path_len` bytes of UTF-8): a model directory holding
  * tokenizer.json (and, when present, tokenizer_config.json for bos/eos/add_bos_token) or a
  * tokenizer.json file. On success *out receives a tokenizer the caller releases with
- * di_tokenizer_destroy.
+ * di_tokenizer_destroy. Tokenizers, recipes and engines opened on the same unchanged files
+ * while one of them is alive share one loaded (immutable) tokenizer instead of parsing again.
  * Errors: DI_E_INVALID_ARG (NULL path or out), DI_E_NOT_FOUND / DI_E_IO (files),
  *         DI_E_PARSE (malformed JSON or fields; the message names the field),
  *         DI_E_UNSUPPORTED (a normalizer, pre-tokenizer, model, post-processor or decoder this

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "recipe/tokenizer/tokenizer.h"
+#include "recipe/tokenizer/tokenizer_cache.h"
 
 namespace di::capi {
 namespace {
@@ -32,7 +33,7 @@ Result<std::shared_ptr<const recipe::Tokenizer>> load_engine_tokenizer(const std
   std::error_code ec;
   if (!std::filesystem::exists(std::filesystem::path(model_dir) / "tokenizer.json", ec))
     return std::shared_ptr<const recipe::Tokenizer>();
-  auto tok = recipe::Tokenizer::load(model_dir);
+  auto tok = recipe::load_shared_tokenizer(model_dir);
   if (!tok.is_ok()) return Status(tok.status()).with_context("tokenizer.json");
   return std::move(tok).value();
 }

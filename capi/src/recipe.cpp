@@ -10,6 +10,7 @@
 #include "capi/src/options.h"
 #include "capi/src/prepared_handle.h"
 #include "capi/src/recipe_options.h"
+#include "recipe/tokenizer/tokenizer_cache.h"
 
 namespace di::capi {
 namespace {
@@ -95,7 +96,7 @@ DI_API di_status di_recipe_create(const char* tokenizer_path, size_t path_len,
   if (auto st = di::capi::read_recipe_config(options, r->config); !st.is_ok())
     return di::capi::fail(err, st);
   if (path_len > 0) {
-    auto tok = di::recipe::Tokenizer::load(std::string(tokenizer_path, path_len));
+    auto tok = di::recipe::load_shared_tokenizer(std::string(tokenizer_path, path_len));
     if (!tok.is_ok()) return di::capi::fail(err, tok.status());
     std::shared_ptr<const di::recipe::Tokenizer> t = std::move(tok).value();
     r->vocab = t;

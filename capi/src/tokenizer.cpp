@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "api_guard.h"
+#include "recipe/tokenizer/tokenizer_cache.h"
 #include "tokenizer_handle.h"
 
 namespace {
@@ -36,7 +37,7 @@ DI_API di_status di_tokenizer_create(const char* path, size_t path_len, di_token
   DI_API_BEGIN
   DI_REQUIRE_ARG(path, err);
   DI_REQUIRE_ARG(out, err);
-  auto t = di::recipe::Tokenizer::load(std::string(path, path_len));
+  auto t = di::recipe::load_shared_tokenizer(std::string(path, path_len));
   if (!t.is_ok()) return fail(err, t.status());
   *out = new di_tokenizer{std::move(*t)};
   return DI_OK;

@@ -6,29 +6,6 @@
 #include "base/utf8.h"
 
 namespace di::engine {
-namespace {
-
-constexpr const char* kReplacement = "\xEF\xBF\xBD";  // U+FFFD
-
-// Appends complete UTF-8 text, turning each byte that starts no valid character into U+FFFD, so
-// streamed text is always valid UTF-8 (as a lossy decode of the token bytes would be).
-void append_valid(std::string& out, std::string_view bytes) {
-  size_t i = 0;
-  while (i < bytes.size()) {
-    const auto b = static_cast<unsigned char>(bytes[i]);
-    const size_t len = b < 0x80 ? 1 : (b >= 0xC2 && b <= 0xDF) ? 2 : (b >= 0xE0 && b <= 0xEF) ? 3
-                                                                    : (b >= 0xF0 && b <= 0xF4) ? 4 : 0;
-    if (len > 0 && i + len <= bytes.size() && utf8_valid(bytes.substr(i, len))) {
-      out.append(bytes.substr(i, len));
-      i += len;
-    } else {
-      out.append(kReplacement);
-      ++i;
-    }
-  }
-}
-
-}  // namespace
 
 size_t TextStream::releasable() const {
   // Hold back the longest suffix of held_ that is a proper prefix of some stop string.
@@ -52,7 +29,9 @@ bool TextStream::push(int32_t token, bool suppress_text, std::string* out) {
     pending_bytes_.append(token_text_->token_bytes(token));
   }
   const size_t complete = utf8_complete_prefix(pending_bytes_);
-  append_valid(held_, std::string_view(pending_bytes_).substr(0, complete));
+  // The cut is a boundary of Unicode's maximal-subpart substitution, so converting each released
+  // piece gives exactly what utf8_lossy (the tokenizer's decode) gives for all bytes at once.
+  held_.append(utf8_lossy(std::string_view(pending_bytes_).substr(0, complete)));
   pending_bytes_.erase(0, complete);
   if (!stop_.empty()) {
     size_t best = std::string::npos;
@@ -75,7 +54,7 @@ void TextStream::flush(std::string* out) {
   if (stopped_) return;
   out->append(held_);
   held_.clear();
-  if (!pending_bytes_.empty()) out->append(kReplacement);  // a cut-off character
+  out->append(utf8_lossy(pending_bytes_));  // a cut-off character: one U+FFFD, as decode gives
   pending_bytes_.clear();
 }
 

@@ -24,31 +24,6 @@ std::string_view trim(std::string_view s) {
   return s.substr(b, s.find_last_not_of(ws) - b + 1);
 }
 
-// Appends `s` with ill-formed UTF-8 replaced by U+FFFD (so control bytes never appear in text).
-void append_sanitized(std::string* dst, std::string_view s) {
-  if (utf8_valid(s)) {
-    dst->append(s);
-    return;
-  }
-  for (size_t i = 0; i < s.size();) {
-    size_t n = 1;
-    for (size_t k = 4; k >= 1; --k) {
-      if (i + k <= s.size() && utf8_valid(s.substr(i, k))) {
-        n = k;
-        break;
-      }
-      if (k == 1) n = 0;
-    }
-    if (n == 0) {
-      dst->append("\xEF\xBF\xBD");
-      ++i;
-    } else {
-      dst->append(s.substr(i, n));
-      i += n;
-    }
-  }
-}
-
 }  // namespace
 
 const char* finish_reason_name(FinishReason r) {
@@ -129,8 +104,9 @@ void StreamParser::feed_plain(std::string_view text, std::vector<ParsedEvent>* o
   carry_.append(text);
   const size_t n = utf8_complete_prefix(carry_);
   if (n == 0) return;
-  std::string clean;
-  append_sanitized(&clean, std::string_view(carry_).substr(0, n));
+  // Ill-formed UTF-8 becomes U+FFFD per maximal subpart (so control bytes never appear in text),
+  // exactly as the tokenizer's decode does; the cut at n is a boundary of that substitution.
+  const std::string clean = utf8_lossy(std::string_view(carry_).substr(0, n));
   carry_.erase(0, n);
   run(clean, out);
 }

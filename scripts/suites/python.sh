@@ -26,7 +26,8 @@ fi
 
 export PYTHONPATH=$build/python
 log=$build/python-tests.log
-"$py" -X faulthandler -m pytest -q -p no:cacheprovider bindings/python/tests -rfE --durations=5 >"$log" 2>&1
+# -rfEP: failures and errors, plus what passed tests printed (only the leak test prints).
+"$py" -X faulthandler -m pytest -q -p no:cacheprovider bindings/python/tests -rfEP --durations=5 >"$log" 2>&1
 rc=$?
 summary=$(grep -E '^=*.* in [0-9.]+s' "$log" | tail -1)
 p=$(echo "$summary" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+' || echo 0)
@@ -36,6 +37,7 @@ for n in $(echo "$summary" | grep -oE '[0-9]+ (failed|errors?)' | grep -oE '^[0-
 if [ "$rc" != 0 ] && [ "$f" = 0 ]; then f=1; fi
 passed=$((passed + p)); failed=$((failed + f))
 echo "pytest: ${summary:-no summary}"
+grep -E "engine cycles in" "$log" | head -1
 [ "$f" != 0 ] && tail -60 "$log"
 
 if out=$("$py" examples/python/notebook.py "$DI_TINY_MODEL" 2>&1) && echo "$out" | grep -q "^done$"; then

@@ -3,6 +3,7 @@
 // every chunking (split at every byte, at every token).
 #include <gtest/gtest.h>
 
+#include "base/utf8.h"
 #include "tests/recipe_stream/stream_case.h"
 
 namespace di::recipe {
@@ -104,6 +105,21 @@ TEST(StreamParser, InvalidUtf8BecomesReplacementCharacter) {
   std::string all;
   for (auto& e : ev) all += e.text;
   EXPECT_EQ(all, "a\xEF\xBF\xBD\xEF\xBF\xBD" "b");
+}
+
+TEST(StreamParser, InvalidUtf8IsReplacedPerMaximalSubpartAsDecodeDoes) {
+  // Unicode 15, chapter 3, Table 3-8, pushed one byte at a time: the parser's text equals the
+  // tokenizer's lossy decode of the same bytes.
+  const std::string in = "\x61\xF1\x80\x80\xE1\x80\xC2\x62\x80\x63\x80\xBF\x64\xE4\xB8";
+  ParserOptions o;
+  StreamParser p(o);
+  std::vector<ParsedEvent> ev;
+  for (char c : in) p.push_text(std::string_view(&c, 1), &ev);
+  p.finish(EngineFinish::kStop, &ev);
+  std::string all;
+  for (auto& e : ev) all += e.text;
+  EXPECT_EQ(all, "a\uFFFD\uFFFD\uFFFDb\uFFFDc\uFFFD\uFFFDd\uFFFD");
+  EXPECT_EQ(all, utf8_lossy(in));
 }
 
 TEST(StreamParser, InputAfterAStopSequenceIsIgnored) {

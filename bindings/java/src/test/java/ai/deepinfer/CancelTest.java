@@ -17,9 +17,12 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 class CancelTest {
-  // Long enough that it cannot finish on its own during the test on any machine.
-  static final String LONG = "{\"max_tokens\": 10000, \"ignore_eos\": 1, \"temperature\": 1, \"seed\": 1}";
-  static final long PROMPT_END_MS = 3_000;
+  // As long as the tiny model allows: minutes of work even on a fast machine, so it cannot
+  // finish on its own during a test.
+  static final String LONG = "{\"max_tokens\": 16000, \"ignore_eos\": 1, \"temperature\": 1, \"seed\": 1}";
+  // "Promptly": one engine step plus a wake-up, with room for a loaded CI machine; a cancel that
+  // did not work would run the whole LONG generation instead.
+  static final long PROMPT_END_MS = 10_000;
 
   private static int[] prompt() {
     return TestEnv.tokenizer().encode(EngineTest.PROMPT, false, true);
@@ -39,7 +42,8 @@ class CancelTest {
 
   static void waitUntilIdle(Engine engine) throws InterruptedException {
     Map<String, Object> m = null;
-    for (int i = 0; i < 1000; i++) {
+    // Returns as soon as the engine is idle; the deadline only absorbs a slow, loaded machine.
+    for (long deadline = System.nanoTime() + 60_000_000_000L; System.nanoTime() < deadline; ) {
       m = MiniJson.object(engine.metrics());
       if (TestEnv.number(m.get("kv_blocks_free")) == TestEnv.number(m.get("kv_blocks_total"))
           && TestEnv.number(m.get("num_requests_running")) == 0) return;
@@ -162,7 +166,8 @@ class CancelTest {
     try (Options s = Options.fromJson(LONG)) {
       for (int i = 0; i < 4; i++) engine.submit(prompt(), s);  // never closed
     }
-    for (int i = 0; i < 300; i++) {
+    // Returns as soon as the Cleaner did its work; the deadline only absorbs a slow machine.
+    for (long deadline = System.nanoTime() + 60_000_000_000L; System.nanoTime() < deadline; ) {
       System.gc();
       Map<String, Object> m = MiniJson.object(engine.metrics());
       if (TestEnv.number(m.get("num_requests_running")) == 0 && TestEnv.number(m.get("num_requests_waiting")) == 0

@@ -83,12 +83,10 @@ class EngineTest {
           StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(c.textBytes()));  // throws if invalid
           assertEquals(c.text(), new String(c.textBytes(), StandardCharsets.UTF_8));
         }
-        // The stream skips special tokens by default (skip_special_tokens). Runs of U+FFFD are
-        // compared as one: the engine's streamed text replaces each invalid byte while
-        // di_tokenizer_decode (like Java's decoder) replaces each maximal invalid subsequence.
-        String streamed = new String(d.text(), StandardCharsets.UTF_8).replaceAll("\uFFFD+", "\uFFFD");
-        String decoded = TestEnv.tokenizer().decode(d.tokens(), true).replaceAll("\uFFFD+", "\uFFFD");
-        assertEquals(decoded, streamed, "seed " + seed);
+        // The stream skips special tokens by default (skip_special_tokens). Both the stream and
+        // di_tokenizer_decode replace each maximal ill-formed subsequence with one U+FFFD.
+        String streamed = new String(d.text(), StandardCharsets.UTF_8);
+        assertEquals(TestEnv.tokenizer().decode(d.tokens(), true), streamed, "seed " + seed);
       }
     }
   }
@@ -125,7 +123,7 @@ class EngineTest {
     Thread t = threads.iterator().next();
     assertTrue(t.isDaemon());
     assertEquals("deepinfer-engine", t.getName());
-    for (int i = 0; i < 100 && t.isAlive(); i++) Thread.sleep(10);
+    t.join(30_000);  // the engine's threads exited at close; the join only absorbs a slow machine
     assertFalse(t.isAlive(), "the engine thread is still attached after it exited");
   }
 

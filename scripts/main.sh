@@ -12,3 +12,26 @@ cmake --build "$build" -j"$(nproc)" --target deepinfer_cli example_core >/dev/nu
 [ -f models/tiny-v4/model.safetensors ] || "$build/bin/deepinfer" make-tiny-model --out models/tiny-v4 --seed 0
 "$build/bin/deepinfer" generate --model models/tiny-v4 --prompt "The capital of France is" \
   --max-tokens 24 --temperature 0.8 --seed 0 --stream
+
+# The server on the same model: a free loopback port, one Chat Completions request and one streamed
+# Anthropic Messages request with curl, then a clean shutdown (SIGTERM).
+log=$(mktemp)
+"$build/bin/deepinfer" serve --model models/tiny-v4 --port 0 --api-key sk-local 2>"$log" &
+server=$!
+trap 'kill "$server" 2>/dev/null || true; rm -f "$log"' EXIT
+port=""
+for _ in $(seq 1 600); do
+  port=$(grep -o '"port":[0-9]*' "$log" | head -1 | cut -d: -f2 || true)
+  [ -n "$port" ] && curl -sf "localhost:$port/health" >/dev/null && break
+  kill -0 "$server" 2>/dev/null || { cat "$log"; exit 1; }
+  sleep 0.2
+done
+[ -n "$port" ] || { echo "main.sh: the server did not start" >&2; cat "$log"; exit 1; }
+echo "== deepinfer serve on 127.0.0.1:$port"
+curl -sS "localhost:$port/v1/chat/completions" -H 'Authorization: Bearer sk-local' -H 'content-type: application/json' \
+  -d '{"model": "tiny-v4", "messages": [{"role": "user", "content": "Hello"}], "max_tokens": 16, "seed": 0}'
+echo
+curl -sSN "localhost:$port/v1/messages" -H 'x-api-key: sk-local' -H 'content-type: application/json' \
+  -d '{"model": "tiny-v4", "max_tokens": 8, "stream": true, "messages": [{"role": "user", "content": "Hi"}]}'
+kill -TERM "$server"
+wait "$server"

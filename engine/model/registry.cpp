@@ -34,8 +34,8 @@ bool cuda_present() {
 const std::vector<ModelFamily>& model_families() {
   static const std::vector<ModelFamily> kFamilies = {
       {"deepseek_v4", &deepseek_v4::create_model, kBuiltWithCuda},
-      {"deepseek_v3", &deepseek_v2::create_mla_model},
-      {"deepseek_v2", &deepseek_v2::create_mla_model},
+      {"deepseek_v3", &deepseek_v2::create_mla_model, kBuiltWithCuda},
+      {"deepseek_v2", &deepseek_v2::create_mla_model, kBuiltWithCuda},
       {"llama", &llama::create_llama_model, kBuiltWithCuda},
       {"qwen2", &llama::create_llama_model, kBuiltWithCuda},
       {"qwen3", &llama::create_llama_model, kBuiltWithCuda},

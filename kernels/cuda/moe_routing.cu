@@ -35,6 +35,33 @@ __global__ void route_kernel(RoutingArgs a) {
   if (a.tid2eid) {
     for (int k = 0; k < K; ++k) idx[k] = a.tid2eid[static_cast<int64_t>(a.tokens[r]) * K + k];
   } else {
+    // Group limit: experts of groups outside the best topk_group compete at -inf (as the CPU
+    // routers mask them), so ties and order stay those of a plain top-k.
+    bool kept[kMaxExpertGroups];
+    const int G = a.n_group, per = E / G;
+    for (int g = 0; g < G; ++g) kept[g] = G == 1;
+    if (G > 1) {
+      float gs[kMaxExpertGroups];
+      for (int g = 0; g < G; ++g) {
+        float b1 = -INFINITY, b2 = -INFINITY;
+        for (int e = g * per; e < (g + 1) * per; ++e) {
+          const float v = s[e] + (a.bias ? a.bias[e] : 0.f);
+          if (v > b1) {
+            b2 = b1;
+            b1 = v;
+          } else if (v > b2) {
+            b2 = v;
+          }
+        }
+        gs[g] = a.group_score == GroupScore::kTop2Sum ? b1 + b2 : b1;
+      }
+      for (int t = 0; t < a.topk_group; ++t) {
+        int best = -1;
+        for (int g = 0; g < G; ++g)
+          if (!kept[g] && (best < 0 || gs[g] > gs[best])) best = g;
+        kept[best] = true;
+      }
+    }
     for (int k = 0; k < K; ++k) {
       int best = -1;
       float bv = -INFINITY;
@@ -42,7 +69,7 @@ __global__ void route_kernel(RoutingArgs a) {
         bool taken = false;
         for (int j = 0; j < k; ++j) taken |= idx[j] == e;
         if (taken) continue;
-        const float v = s[e] + a.bias[e];
+        const float v = kept[e / per] ? s[e] + (a.bias ? a.bias[e] : 0.f) : -INFINITY;
         if (best < 0 || v > bv) {
           best = e;
           bv = v;
@@ -53,7 +80,8 @@ __global__ void route_kernel(RoutingArgs a) {
   }
   float sum = 0.f;
   for (int k = 0; k < K; ++k) sum += s[idx[k]];
-  for (int k = 0; k < K; ++k) a.expert_weights[r * K + k] = s[idx[k]] / (sum + 1e-20f) * a.routed_scaling;
+  const float div = a.normalize ? sum + 1e-20f : 1.f;
+  for (int k = 0; k < K; ++k) a.expert_weights[r * K + k] = s[idx[k]] / div * a.routed_scaling;
 }
 
 }  // namespace
@@ -63,7 +91,11 @@ Status moe_route(const RoutingArgs& a, void* stream) {
   if (a.top_k < 1 || a.top_k > kMaxRoutedPerToken || a.top_k > a.experts)
     return Status::invalid_argument("moe_route: top_k " + std::to_string(a.top_k) + " must be in [1, min(experts, " +
                                     std::to_string(kMaxRoutedPerToken) + ")]");
-  if (!a.tid2eid && !a.bias) return Status::invalid_argument("moe_route: neither a bias nor a hash table");
+  if (a.n_group < 1 || a.n_group > kMaxExpertGroups || a.experts % a.n_group || a.topk_group < 1 ||
+      a.topk_group > a.n_group)
+    return Status::invalid_argument("moe_route: n_group " + std::to_string(a.n_group) + " must divide experts " +
+                                    std::to_string(a.experts) + ", be <= " + std::to_string(kMaxExpertGroups) +
+                                    " and >= topk_group " + std::to_string(a.topk_group) + " >= 1");
   if (a.tid2eid && !a.tokens) return Status::invalid_argument("moe_route: hash routing needs the token ids");
   const int threads = 128;
   route_kernel<<<(a.rows + threads - 1) / threads, threads, 0, as_stream(stream)>>>(a);

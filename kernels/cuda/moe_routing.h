@@ -1,7 +1,8 @@
-// DeepSeek-V4 MoE routing on the GPU: router logits -> scores (sqrtsoftplus, sigmoid or softmax),
-// experts chosen by the biased score top-k (the correction bias steers the choice only) or by the
-// token's row of a hash table, weights = chosen scores normalised over the chosen ones times the
-// routed scaling factor. fp32; one thread per token.
+// DeepSeek MoE routing on the GPU: router logits -> scores (sqrtsoftplus, sigmoid or softmax),
+// experts chosen by the (optionally biased: the correction bias steers the choice only) score
+// top-k, optionally limited to the best expert groups (V2 group-limited greedy, V3 noaux_tc), or
+// by the token's row of a hash table (V4); weights = the chosen scores, optionally normalised
+// over the chosen ones, times the routed scaling factor. fp32; one thread per token.
 #pragma once
 
 #include <cstdint>
@@ -12,15 +13,27 @@ namespace di::kernels::cuda {
 
 enum class RouterScore : int32_t { kSqrtSoftplus = 0, kSigmoid = 1, kSoftmax = 2 };
 
+// How an expert group ranks when only the best topk_group groups may be chosen from.
+enum class GroupScore : int32_t {
+  kMax = 0,      // its best (biased) score: DeepSeek-V2's group_limited_greedy
+  kTop2Sum = 1,  // the sum of its best two biased scores: DeepSeek-V3's noaux_tc
+};
+
 struct RoutingArgs {
   float* logits = nullptr;         // [rows, experts]; overwritten with the scores
   int64_t rows = 0;
   int32_t experts = 0;
   int32_t top_k = 0;
   RouterScore score = RouterScore::kSqrtSoftplus;
-  const float* bias = nullptr;     // [experts]: score-top-k routing (null with a hash table)
+  const float* bias = nullptr;     // [experts]: added to the scores for the choice only (null: none)
   const int32_t* tid2eid = nullptr;  // [vocab, top_k]: hash routing by token id
   const int32_t* tokens = nullptr;   // [rows], for hash routing
+  // Group-limited choice: experts split into n_group equal groups; only the topk_group best
+  // groups (ties to the lower group) compete. n_group 1: no limit.
+  int32_t n_group = 1;
+  int32_t topk_group = 1;
+  GroupScore group_score = GroupScore::kMax;
+  bool normalize = true;  // divide the chosen scores by their sum (V4; V3's norm_topk_prob)
   float routed_scaling = 1.f;
   int32_t* expert_ids = nullptr;   // [rows, top_k]
   float* expert_weights = nullptr;  // [rows, top_k]
@@ -28,6 +41,8 @@ struct RoutingArgs {
 
 // The most experts per token this kernel picks.
 constexpr int32_t kMaxRoutedPerToken = 32;
+// The most expert groups the group-limited choice handles.
+constexpr int32_t kMaxExpertGroups = 64;
 
 Status moe_route(const RoutingArgs& args, void* stream);
 

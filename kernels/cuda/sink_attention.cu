@@ -61,7 +61,7 @@ __global__ void sink_attention_kernel(SinkAttentionArgs a) {
     if (lane == 0) logits[j] = acc * a.scale;
   }
   __syncthreads();
-  const float sink = a.sinks[h];
+  const float sink = a.sinks ? a.sinks[h] : -INFINITY;  // no sinks: a logit of -inf adds nothing
   float mx = sink;
   for (int64_t j = threadIdx.x; j < nk; j += blockDim.x) mx = fmaxf(mx, logits[j]);
   mx = block_max(mx);

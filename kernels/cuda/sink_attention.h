@@ -14,7 +14,7 @@ namespace di::kernels::cuda {
 struct SinkAttentionArgs {
   const float* q = nullptr;   // [num_tokens, num_heads, head_dim]
   const float* kv = nullptr;  // [num_tokens, head_dim]: this chunk's K=V rows
-  const float* sinks = nullptr;  // [num_heads]
+  const float* sinks = nullptr;  // [num_heads]; null: no sink (plain softmax, as MLA's latent MQA)
   float* out = nullptr;       // [num_tokens, num_heads, head_dim]
   float* scratch = nullptr;   // sink_attention_scratch_floats(...) floats
   int64_t num_tokens = 0;

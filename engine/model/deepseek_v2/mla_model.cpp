@@ -6,6 +6,9 @@
 
 #include "engine/model/batch_check.h"
 #include "engine/model/deepseek_v2/moe.h"
+#ifdef DI_WITH_CUDA
+#include "engine/model/deepseek_v2/mla_cuda_model.h"
+#endif
 #include "kernels/cpu/linear.h"
 #include "kernels/cpu/rms_norm.h"
 #include "kernels/cpu/threads.h"
@@ -68,6 +71,9 @@ Result<std::unique_ptr<Model>> create_mla_model(const std::string& model_dir, co
                                                 const ModelOptions& options) {
   DI_ASSIGN_OR_RETURN(MlaConfig config, parse_mla_config(json));
   DI_ASSIGN_OR_RETURN(auto weights, load_mla_weights(model_dir, config));
+#ifdef DI_WITH_CUDA
+  if (options.device == "cuda") return MlaCudaModel::load(model_dir, std::move(config), std::move(weights), options);
+#endif
   if (options.num_threads > 0) cpu::set_num_threads(options.num_threads);
   return std::unique_ptr<Model>(new MlaModel(std::move(config), std::move(weights), model_dir));
 }

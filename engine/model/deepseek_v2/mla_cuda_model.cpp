@@ -29,14 +29,6 @@ namespace {
 constexpr int64_t kActivationReserve = int64_t{2} << 30;  // workspaces besides the caches
 constexpr float kLatentNormEps = 1e-6f;  // transformers' q_a / kv_a layernorms ignore rms_norm_eps
 
-uint16_t bf16_bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);  // NaN stays NaN
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return static_cast<uint16_t>(u >> 16);
-}
-
 int64_t align256(int64_t b) { return (b + 255) / 256 * 256; }
 
 }  // namespace
@@ -52,7 +44,8 @@ MlaCudaModel::MlaCudaModel(MlaConfig config, DType dtype, const ModelOptions& op
     : config_(std::move(config)),
       dtype_(dtype),
       rope_(config_.rope, config_.rope_interleave ? RopeLayout::kInterleaved : RopeLayout::kHalf),
-      memory_(options.gpu_memory_utilization, kActivationReserve) {
+      memory_(options.gpu_memory_utilization, kActivationReserve),
+      weights_(dtype) {
   const MlaConfig& c = config_;
   info_.family = c.model_type;
   info_.model_dir = std::move(model_dir);
@@ -81,29 +74,6 @@ Status MlaCudaModel::init_device() {
   return kc::copy_to_device(inv_freq_.get(), f.data(), static_cast<int64_t>(f.size() * 4));
 }
 
-Result<const void*> MlaCudaModel::put(const float* src, int64_t n) {
-  if (dtype_ == DType::kF32) {
-    DI_ASSIGN_OR_RETURN(const float* p, put_f32(src, n));
-    return static_cast<const void*>(p);
-  }
-  kc::DeviceBuffer b;
-  DI_RETURN_IF_ERROR(b.allocate(n * 2));
-  std::vector<uint16_t> h(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) h[i] = bf16_bits(src[i]);
-  DI_RETURN_IF_ERROR(kc::copy_to_device(b.get(), h.data(), n * 2));
-  weights_.push_back(std::move(b));
-  return static_cast<const void*>(weights_.back().get());
-}
-
-Result<const float*> MlaCudaModel::put_f32(const float* src, int64_t n) {
-  if (!src) return static_cast<const float*>(nullptr);
-  kc::DeviceBuffer b;
-  DI_RETURN_IF_ERROR(b.allocate(n * 4));
-  DI_RETURN_IF_ERROR(kc::copy_to_device(b.get(), src, n * 4));
-  weights_.push_back(std::move(b));
-  return weights_.back().as<const float>();
-}
-
 Status MlaCudaModel::put_mlp(const MlpWeights& h, MlaCudaMlp& d) {
   const int64_t I = h.intermediate, H = config_.hidden_size;
   d.inter = I;
@@ -111,15 +81,15 @@ Status MlaCudaModel::put_mlp(const MlpWeights& h, MlaCudaMlp& d) {
   std::vector<float> gu(static_cast<size_t>(2 * I * H));
   std::memcpy(gu.data(), h.gate, static_cast<size_t>(I * H) * 4);
   std::memcpy(gu.data() + I * H, h.up, static_cast<size_t>(I * H) * 4);
-  DI_ASSIGN_OR_RETURN(d.gate_up, put(gu.data(), 2 * I * H));
-  DI_ASSIGN_OR_RETURN(d.down, put(h.down, H * I));
+  DI_ASSIGN_OR_RETURN(d.gate_up, weights_.put(gu.data(), 2 * I * H));
+  DI_ASSIGN_OR_RETURN(d.down, weights_.put(h.down, H * I));
   if (h.gate_bias || h.up_bias) {
     std::vector<float> b(static_cast<size_t>(2 * I), 0.f);
     if (h.gate_bias) std::memcpy(b.data(), h.gate_bias, static_cast<size_t>(I) * 4);
     if (h.up_bias) std::memcpy(b.data() + I, h.up_bias, static_cast<size_t>(I) * 4);
-    DI_ASSIGN_OR_RETURN(d.gate_up_bias, put_f32(b.data(), 2 * I));
+    DI_ASSIGN_OR_RETURN(d.gate_up_bias, weights_.put_f32(b.data(), 2 * I));
   }
-  DI_ASSIGN_OR_RETURN(d.down_bias, put_f32(h.down_bias, H));
+  DI_ASSIGN_OR_RETURN(d.down_bias, weights_.put_f32(h.down_bias, H));
   return Status::ok();
 }
 
@@ -130,40 +100,40 @@ Status MlaCudaModel::upload(const MlaWeights& w) {
   const int64_t E = c.n_routed_experts;
   // The embedding table stays fp32 (rows are gathered into fp32 activations); the head takes the
   // model dtype.
-  DI_ASSIGN_OR_RETURN(const float* embed, put_f32(w.embed, V * H));
+  DI_ASSIGN_OR_RETURN(const float* embed, weights_.put_f32(w.embed, V * H));
   embed_ = embed;
-  DI_ASSIGN_OR_RETURN(head_, put(w.lm_head, V * H));
-  DI_ASSIGN_OR_RETURN(norm_, put_f32(w.norm, H));
+  DI_ASSIGN_OR_RETURN(head_, weights_.put(w.lm_head, V * H));
+  DI_ASSIGN_OR_RETURN(norm_, weights_.put_f32(w.norm, H));
   layers_.resize(c.num_hidden_layers);
   for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
     const MlaLayerWeights& h = w.layers[l];
     const MlaAttentionWeights& a = h.attn;
     MlaCudaLayer& d = layers_[l];
-    DI_ASSIGN_OR_RETURN(d.input_norm, put_f32(h.input_layernorm, H));
-    DI_ASSIGN_OR_RETURN(d.post_norm, put_f32(h.post_attention_layernorm, H));
+    DI_ASSIGN_OR_RETURN(d.input_norm, weights_.put_f32(h.input_layernorm, H));
+    DI_ASSIGN_OR_RETURN(d.post_norm, weights_.put_f32(h.post_attention_layernorm, H));
     if (c.q_lora_rank > 0) {
       const int64_t r = c.q_lora_rank;
-      DI_ASSIGN_OR_RETURN(d.q_a_proj, put(a.q_a_proj, r * H));
-      DI_ASSIGN_OR_RETURN(d.q_a_bias, put_f32(a.q_a_bias, r));
-      DI_ASSIGN_OR_RETURN(d.q_a_norm, put_f32(a.q_a_layernorm, r));
-      DI_ASSIGN_OR_RETURN(d.q_b_proj, put(a.q_b_proj, nh * qk * r));
+      DI_ASSIGN_OR_RETURN(d.q_a_proj, weights_.put(a.q_a_proj, r * H));
+      DI_ASSIGN_OR_RETURN(d.q_a_bias, weights_.put_f32(a.q_a_bias, r));
+      DI_ASSIGN_OR_RETURN(d.q_a_norm, weights_.put_f32(a.q_a_layernorm, r));
+      DI_ASSIGN_OR_RETURN(d.q_b_proj, weights_.put(a.q_b_proj, nh * qk * r));
     } else {
-      DI_ASSIGN_OR_RETURN(d.q_proj, put(a.q_proj, nh * qk * H));
+      DI_ASSIGN_OR_RETURN(d.q_proj, weights_.put(a.q_proj, nh * qk * H));
     }
-    DI_ASSIGN_OR_RETURN(d.kv_a_proj, put(a.kv_a_proj, (kvl + rope) * H));
-    DI_ASSIGN_OR_RETURN(d.kv_a_bias, put_f32(a.kv_a_bias, kvl + rope));
-    DI_ASSIGN_OR_RETURN(d.kv_a_norm, put_f32(a.kv_a_layernorm, kvl));
-    DI_ASSIGN_OR_RETURN(d.kv_b_proj, put(a.kv_b_proj, nh * (nope + v) * kvl));
-    DI_ASSIGN_OR_RETURN(d.w_uk_t, put(a.w_uk_t, nh * kvl * nope));
-    DI_ASSIGN_OR_RETURN(d.o_proj, put(a.o_proj, H * nh * v));
-    DI_ASSIGN_OR_RETURN(d.o_bias, put_f32(a.o_bias, H));
+    DI_ASSIGN_OR_RETURN(d.kv_a_proj, weights_.put(a.kv_a_proj, (kvl + rope) * H));
+    DI_ASSIGN_OR_RETURN(d.kv_a_bias, weights_.put_f32(a.kv_a_bias, kvl + rope));
+    DI_ASSIGN_OR_RETURN(d.kv_a_norm, weights_.put_f32(a.kv_a_layernorm, kvl));
+    DI_ASSIGN_OR_RETURN(d.kv_b_proj, weights_.put(a.kv_b_proj, nh * (nope + v) * kvl));
+    DI_ASSIGN_OR_RETURN(d.w_uk_t, weights_.put(a.w_uk_t, nh * kvl * nope));
+    DI_ASSIGN_OR_RETURN(d.o_proj, weights_.put(a.o_proj, H * nh * v));
+    DI_ASSIGN_OR_RETURN(d.o_bias, weights_.put_f32(a.o_bias, H));
     d.is_moe = h.is_moe;
     if (!h.is_moe) {
       DI_RETURN_IF_ERROR(put_mlp(h.mlp, d.mlp));
       continue;
     }
-    DI_ASSIGN_OR_RETURN(d.router, put(h.moe.gate, E * H));
-    DI_ASSIGN_OR_RETURN(d.correction_bias, put_f32(h.moe.e_score_correction_bias, E));
+    DI_ASSIGN_OR_RETURN(d.router, weights_.put(h.moe.gate, E * H));
+    DI_ASSIGN_OR_RETURN(d.correction_bias, weights_.put_f32(h.moe.e_score_correction_bias, E));
     d.experts.resize(E);
     for (int64_t e = 0; e < E; ++e) DI_RETURN_IF_ERROR(put_mlp(h.moe.experts[e], d.experts[e]));
     DI_RETURN_IF_ERROR(put_mlp(h.moe.shared, d.shared));

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/model/cuda/device_cache.h"
+#include "engine/model/cuda/device_weights.h"
 #include "engine/model/deepseek_v2/mla_config.h"
 #include "engine/model/deepseek_v2/mla_weights.h"
 #include "engine/model/model.h"
@@ -76,8 +77,6 @@ class MlaCudaModel final : public Model {
   MlaCudaModel(MlaConfig config, kernels::cuda::DType dtype, const ModelOptions& options, std::string model_dir);
   Status init_device();
   Status upload(const MlaWeights& host);
-  Result<const void*> put(const float* src, int64_t n);       // model dtype
-  Result<const float*> put_f32(const float* src, int64_t n);  // fp32 (null src: null)
   Status put_mlp(const MlpWeights& h, MlaCudaMlp& d);
   Status reserve(const ForwardBatch& batch);
   // y[M, N] (rows ldy apart) = x[M, K] (rows ldx apart) @ W^T, W [N, K] in the model dtype.
@@ -97,7 +96,7 @@ class MlaCudaModel final : public Model {
   void* stream_ = nullptr;  // cudaStream_t
   kernels::cuda::Gemm gemm_;
 
-  std::vector<kernels::cuda::DeviceBuffer> weights_;
+  cuda::DeviceWeights weights_;
   const void* embed_ = nullptr;
   const void* head_ = nullptr;
   const float* norm_ = nullptr;

@@ -33,14 +33,6 @@ namespace {
 
 constexpr int64_t kActivationReserve = int64_t{2} << 30;  // workspaces besides the caches
 
-uint16_t bf16_bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);  // NaN stays NaN
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return static_cast<uint16_t>(u >> 16);
-}
-
 int64_t align256(int64_t b) { return (b + 255) / 256 * 256; }
 
 }  // namespace
@@ -55,7 +47,8 @@ struct V4CudaModel::Seq {
 };
 
 V4CudaModel::V4CudaModel(DeepseekV4Config config, DType dtype, const ModelOptions& options, std::string model_dir)
-    : config_(std::move(config)), dtype_(dtype), memory_(options.gpu_memory_utilization, kActivationReserve) {
+    : config_(std::move(config)), dtype_(dtype), memory_(options.gpu_memory_utilization, kActivationReserve),
+      weights_(dtype) {
   const DeepseekV4Config& c = config_;
   info_.family = "deepseek_v4";
   info_.model_dir = std::move(model_dir);
@@ -87,47 +80,25 @@ Status V4CudaModel::init_device() {
   return Status::ok();
 }
 
-Result<const void*> V4CudaModel::put(const float* src, int64_t n) {
-  if (dtype_ == DType::kF32) {
-    DI_ASSIGN_OR_RETURN(const float* p, put_f32(src, n));
-    return static_cast<const void*>(p);
-  }
-  kc::DeviceBuffer b;
-  DI_RETURN_IF_ERROR(b.allocate(n * 2));
-  std::vector<uint16_t> h(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) h[i] = bf16_bits(src[i]);
-  DI_RETURN_IF_ERROR(kc::copy_to_device(b.get(), h.data(), n * 2));
-  weights_.push_back(std::move(b));
-  return static_cast<const void*>(weights_.back().get());
-}
-
-Result<const float*> V4CudaModel::put_f32(const float* src, int64_t n) {
-  kc::DeviceBuffer b;
-  DI_RETURN_IF_ERROR(b.allocate(n * 4));
-  DI_RETURN_IF_ERROR(kc::copy_to_device(b.get(), src, n * 4));
-  weights_.push_back(std::move(b));
-  return weights_.back().as<const float>();
-}
-
 Status V4CudaModel::upload(const DeepseekV4Weights& w) {
   const DeepseekV4Config& c = config_;
   const int64_t H = c.hidden_size, V = c.vocab_size, hc = c.hc_mult, mix = (2 + hc) * hc;
   const int64_t nh = c.num_attention_heads, hd = c.head_dim, qlr = c.q_lora_rank, I = c.moe_intermediate_size;
   const int64_t E = c.n_routed_experts, K = c.num_experts_per_tok;
-  DI_ASSIGN_OR_RETURN(embed_, put(w.embed, V * H));
+  DI_ASSIGN_OR_RETURN(embed_, weights_.put(w.embed, V * H));
   if (w.head == w.embed) {
     head_ = embed_;
   } else {
-    DI_ASSIGN_OR_RETURN(head_, put(w.head, V * H));
+    DI_ASSIGN_OR_RETURN(head_, weights_.put(w.head, V * H));
   }
-  DI_ASSIGN_OR_RETURN(norm_, put_f32(w.norm, H));
-  DI_ASSIGN_OR_RETURN(hc_head_.fn, put_f32(w.hc_head_fn, hc * hc * H));
-  DI_ASSIGN_OR_RETURN(hc_head_.base, put_f32(w.hc_head_base, hc));
-  DI_ASSIGN_OR_RETURN(hc_head_.scale, put_f32(w.hc_head_scale, 1));
+  DI_ASSIGN_OR_RETURN(norm_, weights_.put_f32(w.norm, H));
+  DI_ASSIGN_OR_RETURN(hc_head_.fn, weights_.put_f32(w.hc_head_fn, hc * hc * H));
+  DI_ASSIGN_OR_RETURN(hc_head_.base, weights_.put_f32(w.hc_head_base, hc));
+  DI_ASSIGN_OR_RETURN(hc_head_.scale, weights_.put_f32(w.hc_head_scale, 1));
   auto put_hc = [&](const HcWeights& h, V4CudaHc& d) -> Status {
-    DI_ASSIGN_OR_RETURN(d.fn, put_f32(h.fn, mix * hc * H));
-    DI_ASSIGN_OR_RETURN(d.base, put_f32(h.base, mix));
-    DI_ASSIGN_OR_RETURN(d.scale, put_f32(h.scale, 3));
+    DI_ASSIGN_OR_RETURN(d.fn, weights_.put_f32(h.fn, mix * hc * H));
+    DI_ASSIGN_OR_RETURN(d.base, weights_.put_f32(h.base, mix));
+    DI_ASSIGN_OR_RETURN(d.scale, weights_.put_f32(h.scale, 3));
     return Status::ok();
   };
   auto put_compressor = [&](const CompressorWeights& h, V4CudaCompressor& d) -> Status {
@@ -135,53 +106,49 @@ Status V4CudaModel::upload(const DeepseekV4Weights& w) {
     d.dim = h.dim;
     d.rate = h.rate;
     d.overlap = h.overlap;
-    DI_ASSIGN_OR_RETURN(d.wkv, put(h.wkv, width * H));
-    DI_ASSIGN_OR_RETURN(d.wgate, put(h.wgate, width * H));
-    DI_ASSIGN_OR_RETURN(d.ape, put_f32(h.ape, int64_t{h.rate} * width));
-    DI_ASSIGN_OR_RETURN(d.norm, put_f32(h.norm, h.dim));
+    DI_ASSIGN_OR_RETURN(d.wkv, weights_.put(h.wkv, width * H));
+    DI_ASSIGN_OR_RETURN(d.wgate, weights_.put(h.wgate, width * H));
+    DI_ASSIGN_OR_RETURN(d.ape, weights_.put_f32(h.ape, int64_t{h.rate} * width));
+    DI_ASSIGN_OR_RETURN(d.norm, weights_.put_f32(h.norm, h.dim));
     return Status::ok();
   };
   auto put_expert = [&](const ExpertWeights& h, V4CudaExpert& d) -> Status {
     std::vector<float> w13(static_cast<size_t>(2 * I * H));
     std::memcpy(w13.data(), h.w1, static_cast<size_t>(I * H) * 4);
     std::memcpy(w13.data() + I * H, h.w3, static_cast<size_t>(I * H) * 4);
-    DI_ASSIGN_OR_RETURN(d.w13, put(w13.data(), 2 * I * H));
-    DI_ASSIGN_OR_RETURN(d.w2, put(h.w2, H * I));
+    DI_ASSIGN_OR_RETURN(d.w13, weights_.put(w13.data(), 2 * I * H));
+    DI_ASSIGN_OR_RETURN(d.w2, weights_.put(h.w2, H * I));
     return Status::ok();
   };
   layers_.resize(c.num_hidden_layers);
   for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
     const LayerWeights& h = w.layers[l];
     V4CudaLayer& d = layers_[l];
-    DI_ASSIGN_OR_RETURN(d.attn_norm, put_f32(h.attn_norm, H));
-    DI_ASSIGN_OR_RETURN(d.ffn_norm, put_f32(h.ffn_norm, H));
+    DI_ASSIGN_OR_RETURN(d.attn_norm, weights_.put_f32(h.attn_norm, H));
+    DI_ASSIGN_OR_RETURN(d.ffn_norm, weights_.put_f32(h.ffn_norm, H));
     DI_RETURN_IF_ERROR(put_hc(h.hc_attn, d.hc_attn));
     DI_RETURN_IF_ERROR(put_hc(h.hc_ffn, d.hc_ffn));
     const AttentionWeights& a = h.attn;
-    DI_ASSIGN_OR_RETURN(d.wq_a, put(a.wq_a, qlr * H));
-    DI_ASSIGN_OR_RETURN(d.q_norm, put_f32(a.q_norm, qlr));
-    DI_ASSIGN_OR_RETURN(d.wq_b, put(a.wq_b, nh * hd * qlr));
-    DI_ASSIGN_OR_RETURN(d.wkv, put(a.wkv, hd * H));
-    DI_ASSIGN_OR_RETURN(d.kv_norm, put_f32(a.kv_norm, hd));
-    DI_ASSIGN_OR_RETURN(d.wo_a, put(a.wo_a, int64_t{c.o_groups} * c.o_lora_rank * (nh * hd / c.o_groups)));
-    DI_ASSIGN_OR_RETURN(d.wo_b, put(a.wo_b, H * c.o_groups * c.o_lora_rank));
-    DI_ASSIGN_OR_RETURN(d.sinks, put_f32(a.sinks, nh));
+    DI_ASSIGN_OR_RETURN(d.wq_a, weights_.put(a.wq_a, qlr * H));
+    DI_ASSIGN_OR_RETURN(d.q_norm, weights_.put_f32(a.q_norm, qlr));
+    DI_ASSIGN_OR_RETURN(d.wq_b, weights_.put(a.wq_b, nh * hd * qlr));
+    DI_ASSIGN_OR_RETURN(d.wkv, weights_.put(a.wkv, hd * H));
+    DI_ASSIGN_OR_RETURN(d.kv_norm, weights_.put_f32(a.kv_norm, hd));
+    DI_ASSIGN_OR_RETURN(d.wo_a, weights_.put(a.wo_a, int64_t{c.o_groups} * c.o_lora_rank * (nh * hd / c.o_groups)));
+    DI_ASSIGN_OR_RETURN(d.wo_b, weights_.put(a.wo_b, H * c.o_groups * c.o_lora_rank));
+    DI_ASSIGN_OR_RETURN(d.sinks, weights_.put_f32(a.sinks, nh));
     if (c.layer_types[l] != AttnType::kSliding) DI_RETURN_IF_ERROR(put_compressor(a.compressor, d.compressor));
     if (c.layer_types[l] == AttnType::kCSA) {
       DI_RETURN_IF_ERROR(put_compressor(a.indexer, d.indexer));
-      DI_ASSIGN_OR_RETURN(d.index_wq_b, put(a.index_wq_b, int64_t{c.index_n_heads} * c.index_head_dim * qlr));
-      DI_ASSIGN_OR_RETURN(d.index_weights_proj, put(a.index_weights_proj, int64_t{c.index_n_heads} * H));
+      DI_ASSIGN_OR_RETURN(d.index_wq_b, weights_.put(a.index_wq_b, int64_t{c.index_n_heads} * c.index_head_dim * qlr));
+      DI_ASSIGN_OR_RETURN(d.index_weights_proj, weights_.put(a.index_weights_proj, int64_t{c.index_n_heads} * H));
     }
     const MoeWeights& m = h.ffn;
-    DI_ASSIGN_OR_RETURN(d.gate, put(m.gate, E * H));
+    DI_ASSIGN_OR_RETURN(d.gate, weights_.put(m.gate, E * H));
     if (m.tid2eid) {
-      kc::DeviceBuffer b;
-      DI_RETURN_IF_ERROR(b.allocate(V * K * 4));
-      DI_RETURN_IF_ERROR(kc::copy_to_device(b.get(), m.tid2eid, V * K * 4));
-      weights_.push_back(std::move(b));
-      d.tid2eid = weights_.back().as<const int32_t>();
+      DI_ASSIGN_OR_RETURN(d.tid2eid, weights_.put_i32(m.tid2eid, V * K));
     } else {
-      DI_ASSIGN_OR_RETURN(d.gate_bias, put_f32(m.bias, E));
+      DI_ASSIGN_OR_RETURN(d.gate_bias, weights_.put_f32(m.bias, E));
     }
     d.experts.resize(E);
     for (int64_t e = 0; e < E; ++e) DI_RETURN_IF_ERROR(put_expert(m.experts[e], d.experts[e]));

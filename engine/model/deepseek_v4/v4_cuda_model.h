@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/model/cuda/device_cache.h"
+#include "engine/model/cuda/device_weights.h"
 #include "engine/model/deepseek_v4/attention.h"
 #include "engine/model/deepseek_v4/chunk.h"
 #include "engine/model/deepseek_v4/config.h"
@@ -87,8 +88,6 @@ class V4CudaModel final : public Model {
   V4CudaModel(DeepseekV4Config config, kernels::cuda::DType dtype, const ModelOptions& options, std::string model_dir);
   Status init_device();
   Status upload(const DeepseekV4Weights& host);
-  Result<const void*> put(const float* src, int64_t n);          // model dtype
-  Result<const float*> put_f32(const float* src, int64_t n);     // fp32
   Status reserve(const ForwardBatch& batch);
   // y[M, N] (fp32, rows ldy apart) = x[M, K] (fp32, rows ldx apart) @ W^T, W [N, K] in the model dtype.
   Status linear(const float* x, int64_t M, int64_t K, int64_t ldx, const void* w, int64_t N, float* y,
@@ -111,7 +110,7 @@ class V4CudaModel final : public Model {
   void* stream_ = nullptr;  // cudaStream_t
   kernels::cuda::Gemm gemm_;
 
-  std::vector<kernels::cuda::DeviceBuffer> weights_;
+  cuda::DeviceWeights weights_;
   const void* embed_ = nullptr;
   const void* head_ = nullptr;
   const float* norm_ = nullptr;

@@ -1,0 +1,52 @@
+// DeviceWeights: see device_weights.h.
+#ifdef DI_WITH_CUDA
+
+#include "engine/model/cuda/device_weights.h"
+
+#include <cstring>
+
+namespace di::engine::cuda {
+namespace kc = di::kernels::cuda;
+
+namespace {
+
+uint16_t bf16_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);  // NaN stays NaN
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+
+}  // namespace
+
+Result<const void*> DeviceWeights::put_bytes(const void* src, int64_t bytes) {
+  kc::DeviceBuffer b;
+  DI_RETURN_IF_ERROR(b.allocate(bytes));
+  DI_RETURN_IF_ERROR(kc::copy_to_device(b.get(), src, bytes));
+  buffers_.push_back(std::move(b));
+  bytes_ += bytes;
+  return static_cast<const void*>(buffers_.back().get());
+}
+
+Result<const void*> DeviceWeights::put(const float* src, int64_t n) {
+  if (dtype_ == kc::DType::kF32) return put_bytes(src, n * 4);
+  std::vector<uint16_t> h(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) h[i] = bf16_bits(src[i]);
+  return put_bytes(h.data(), n * 2);
+}
+
+Result<const float*> DeviceWeights::put_f32(const float* src, int64_t n) {
+  if (!src) return static_cast<const float*>(nullptr);
+  DI_ASSIGN_OR_RETURN(const void* p, put_bytes(src, n * 4));
+  return static_cast<const float*>(p);
+}
+
+Result<const int32_t*> DeviceWeights::put_i32(const int32_t* src, int64_t n) {
+  DI_ASSIGN_OR_RETURN(const void* p, put_bytes(src, n * 4));
+  return static_cast<const int32_t*>(p);
+}
+
+}  // namespace di::engine::cuda
+
+#endif  // DI_WITH_CUDA

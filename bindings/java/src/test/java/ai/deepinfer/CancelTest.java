@@ -107,6 +107,13 @@ class CancelTest {
     }
   }
 
+  // Not the common pool: on a 2-core machine it has one thread, which another test may still hold.
+  private static void onNewDaemonThread(Runnable r) {
+    Thread t = new Thread(r, "second-poller");
+    t.setDaemon(true);
+    t.start();
+  }
+
   @Test
   void aSecondPollerIsRefused() throws Exception {
     // One sequence slot: `blocker` runs while `queued` waits, so the consumer of `queued` sits in
@@ -118,18 +125,25 @@ class CancelTest {
         Request blocker = e.submit(prompt(), s)) {
       assertNotNull(blocker.poll(30_000));
       try (Request queued = e.submit(prompt(), s)) {
-        CountDownLatch started = new CountDownLatch(1);
-        CompletableFuture<Chunk> consumer = CompletableFuture.supplyAsync(() -> {
-          started.countDown();
-          return queued.poll(60_000);
-        });
-        assertTrue(started.await(30, TimeUnit.SECONDS));
+        // Our probe and the consumer both use tryLock, so whichever comes second is refused: a
+        // consumer that lost to a probe ends with IllegalStateException and is started again.
+        CompletableFuture<Chunk> consumer = null;
         boolean refused = false;
         long deadline = System.nanoTime() + 30_000_000_000L;
-        while (!refused && System.nanoTime() < deadline && !consumer.isDone()) {
+        while (!refused && System.nanoTime() < deadline) {
+          if (consumer == null || consumer.isCompletedExceptionally()) {
+            CountDownLatch started = new CountDownLatch(1);
+            consumer = CompletableFuture.supplyAsync(() -> {
+              started.countDown();
+              return queued.poll(60_000);
+            }, CancelTest::onNewDaemonThread);
+            assertTrue(started.await(30, TimeUnit.SECONDS));
+            Thread.sleep(20);  // give it a head start to the lock
+          }
+          assertFalse(consumer.isDone() && !consumer.isCompletedExceptionally(), "queued produced a chunk while blocked");
           try {
             queued.poll(0);
-            Thread.sleep(1);  // we took the lock before the consumer did; let it in
+            Thread.sleep(1);
           } catch (IllegalStateException expected) {
             refused = true;
           }

@@ -69,11 +69,9 @@ JNIEXPORT jlong JNICALL Java_ai_deepinfer_Engine_nCreate(JNIEnv* env, jclass, jb
   DI_JNI_BEGIN
   std::string d;
   if (!read_bytes(env, dir, &d, "modelDir")) return 0;
-  Error e;
-  di_engine* out = nullptr;
-  if (throw_if_error(env, di_engine_create(d.data(), d.size(), handle<const di_options>(options), &out, &e.err), e))
-    return 0;
-  return to_jlong(out);
+  return new_handle<di_engine>(env, [&](di_engine** out, di_error** err) {
+    return di_engine_create(d.data(), d.size(), handle<const di_options>(options), out, err);
+  });
   DI_JNI_END(0)
 }
 
@@ -100,23 +98,13 @@ JNIEXPORT jlong JNICALL Java_ai_deepinfer_Engine_nSubmitPrepared(JNIEnv* env, jc
 }
 
 JNIEXPORT jbyteArray JNICALL Java_ai_deepinfer_Engine_nInfo(JNIEnv* env, jclass, jlong p) {
-  Error e;
-  char* out = nullptr;
-  size_t len = 0;
-  if (throw_if_error(env, di_engine_info(eng(p), &out, &len, &e.err), e)) return nullptr;
-  jbyteArray a = new_bytes(env, out, len);
-  di_free(out);
-  return a;
+  return owned_bytes(env, [&](char** out, size_t* len, di_error** err) { return di_engine_info(eng(p), out, len, err); });
 }
 
 JNIEXPORT jbyteArray JNICALL Java_ai_deepinfer_Engine_nMetrics(JNIEnv* env, jclass, jlong p, jint format) {
-  Error e;
-  char* out = nullptr;
-  size_t len = 0;
-  if (throw_if_error(env, di_engine_metrics(eng(p), format, &out, &len, &e.err), e)) return nullptr;
-  jbyteArray a = new_bytes(env, out, len);
-  di_free(out);
-  return a;
+  return owned_bytes(env, [&](char** out, size_t* len, di_error** err) {
+    return di_engine_metrics(eng(p), format, out, len, err);
+  });
 }
 
 JNIEXPORT jlong JNICALL Java_ai_deepinfer_Request_nId(JNIEnv*, jclass, jlong p) {

@@ -79,42 +79,55 @@ void throw_internal(JNIEnv* env, const char* message) {
   if (!env->ExceptionCheck() && ex != nullptr) env->Throw(ex);
 }
 
-bool read_bytes(JNIEnv* env, jbyteArray array, std::string* out, const char* what) {
+namespace {
+
+// Java array -> C buffer: the Get<Type>ArrayRegion copy behind read_bytes and read_ints.
+template <class JArray, class JElem, class Out>
+bool read_array(JNIEnv* env, JArray array, Out* out, const char* what,
+                void (JNIEnv::*get)(JArray, jsize, jsize, JElem*)) {
   if (array == nullptr) {
     throw_illegal_argument(env, what);
     return false;
   }
   const jsize n = env->GetArrayLength(array);
   out->resize(static_cast<size_t>(n));
-  if (n > 0) env->GetByteArrayRegion(array, 0, n, reinterpret_cast<jbyte*>(out->data()));
+  if (n > 0) (env->*get)(array, 0, n, reinterpret_cast<JElem*>(out->data()));
   return !env->ExceptionCheck();
 }
 
-bool read_ints(JNIEnv* env, jintArray array, std::vector<int32_t>* out, const char* what) {
-  if (array == nullptr) {
-    throw_illegal_argument(env, what);
-    return false;
-  }
-  const jsize n = env->GetArrayLength(array);
-  out->resize(static_cast<size_t>(n));
-  static_assert(sizeof(jint) == sizeof(int32_t));
-  if (n > 0) env->GetIntArrayRegion(array, 0, n, reinterpret_cast<jint*>(out->data()));
-  return !env->ExceptionCheck();
-}
-
-jbyteArray new_bytes(JNIEnv* env, const char* data, size_t len) {
+// C buffer -> new Java array: the New<Type>Array + Set<Type>ArrayRegion copy behind new_bytes,
+// new_ints and new_floats. A length past a Java array's limit is an IllegalArgumentException.
+template <class JArray, class JElem, class T>
+JArray new_array(JNIEnv* env, const T* data, size_t len, const char* too_long, JArray (JNIEnv::*make)(jsize),
+                 void (JNIEnv::*set)(JArray, jsize, jsize, const JElem*)) {
+  static_assert(sizeof(T) == sizeof(JElem));
   if (len > static_cast<size_t>(INT_MAX)) {
-    throw_illegal_argument(env, "deepinfer_jni: a result over 2 GiB does not fit a Java array");
+    throw_illegal_argument(env, too_long);
     return nullptr;
   }
-  jbyteArray a = env->NewByteArray(static_cast<jsize>(len));
+  JArray a = (env->*make)(static_cast<jsize>(len));
   if (a == nullptr || env->ExceptionCheck()) return nullptr;  // OutOfMemoryError pending
-  if (len > 0) env->SetByteArrayRegion(a, 0, static_cast<jsize>(len), reinterpret_cast<const jbyte*>(data));
+  if (len > 0) (env->*set)(a, 0, static_cast<jsize>(len), reinterpret_cast<const JElem*>(data));
   if (env->ExceptionCheck()) {
     env->DeleteLocalRef(a);
     return nullptr;
   }
   return a;
+}
+
+}  // namespace
+
+bool read_bytes(JNIEnv* env, jbyteArray array, std::string* out, const char* what) {
+  return read_array(env, array, out, what, &JNIEnv::GetByteArrayRegion);
+}
+
+bool read_ints(JNIEnv* env, jintArray array, std::vector<int32_t>* out, const char* what) {
+  return read_array(env, array, out, what, &JNIEnv::GetIntArrayRegion);
+}
+
+jbyteArray new_bytes(JNIEnv* env, const char* data, size_t len) {
+  return new_array(env, data, len, "deepinfer_jni: a result over 2 GiB does not fit a Java array",
+                   &JNIEnv::NewByteArray, &JNIEnv::SetByteArrayRegion);
 }
 
 jbyteArray new_cstring_bytes(JNIEnv* env, const char* s) {
@@ -122,33 +135,13 @@ jbyteArray new_cstring_bytes(JNIEnv* env, const char* s) {
 }
 
 jintArray new_ints(JNIEnv* env, const int32_t* data, size_t len) {
-  if (len > static_cast<size_t>(INT_MAX)) {
-    throw_illegal_argument(env, "deepinfer_jni: a result over 2^31 ids does not fit a Java array");
-    return nullptr;
-  }
-  jintArray a = env->NewIntArray(static_cast<jsize>(len));
-  if (a == nullptr || env->ExceptionCheck()) return nullptr;  // OutOfMemoryError pending
-  if (len > 0) env->SetIntArrayRegion(a, 0, static_cast<jsize>(len), reinterpret_cast<const jint*>(data));
-  if (env->ExceptionCheck()) {
-    env->DeleteLocalRef(a);
-    return nullptr;
-  }
-  return a;
+  return new_array(env, data, len, "deepinfer_jni: a result over 2^31 ids does not fit a Java array",
+                   &JNIEnv::NewIntArray, &JNIEnv::SetIntArrayRegion);
 }
 
 jfloatArray new_floats(JNIEnv* env, const float* data, size_t len) {
-  if (len > static_cast<size_t>(INT_MAX)) {
-    throw_illegal_argument(env, "deepinfer_jni: a result over 2^31 floats does not fit a Java array");
-    return nullptr;
-  }
-  jfloatArray a = env->NewFloatArray(static_cast<jsize>(len));
-  if (a == nullptr || env->ExceptionCheck()) return nullptr;  // OutOfMemoryError pending
-  if (len > 0) env->SetFloatArrayRegion(a, 0, static_cast<jsize>(len), data);
-  if (env->ExceptionCheck()) {
-    env->DeleteLocalRef(a);
-    return nullptr;
-  }
-  return a;
+  return new_array(env, data, len, "deepinfer_jni: a result over 2^31 floats does not fit a Java array",
+                   &JNIEnv::NewFloatArray, &JNIEnv::SetFloatArrayRegion);
 }
 
 jobject make_chunk(JNIEnv* env, const di_chunk& c) {

@@ -74,6 +74,29 @@ jlong to_jlong(T* p) {
   return static_cast<jlong>(reinterpret_cast<intptr_t>(p));
 }
 
+// The two shapes most native methods share. `create(&out, &err)` makes a new handle: returns it
+// as a jlong, or 0 with the error thrown. `call(&out, &len, &err)` returns a library-allocated
+// byte string: copied into a Java byte[] and released with di_free at once (nullptr, thrown, on
+// error).
+template <class T, class Create>
+jlong new_handle(JNIEnv* env, Create create) {
+  Error e;
+  T* out = nullptr;
+  if (throw_if_error(env, create(&out, &e.err), e)) return 0;
+  return to_jlong(out);
+}
+
+template <class Call>
+jbyteArray owned_bytes(JNIEnv* env, Call call) {
+  Error e;
+  char* out = nullptr;
+  size_t len = 0;
+  if (throw_if_error(env, call(&out, &len, &e.err), e)) return nullptr;
+  jbyteArray a = new_bytes(env, out, len);
+  di_free(out);
+  return a;
+}
+
 }  // namespace di::jni
 
 // Every JNI entry point: no C++ exception may unwind into the JVM.

@@ -46,6 +46,16 @@ jint with_sink(JNIEnv* env, jobject sink, Call call) {
   return st;
 }
 
+// What both pushes read from Java before the call: text, token ids, error message.
+struct PushInput {
+  std::string text, error;
+  std::vector<int32_t> ids;
+  bool read(JNIEnv* env, jbyteArray t, jintArray i, jbyteArray em) {
+    return read_bytes(env, t, &text, "text") && read_ints(env, i, &ids, "tokenIds") &&
+           read_bytes(env, em, &error, "errorMessage");
+  }
+};
+
 }  // namespace
 
 extern "C" {
@@ -54,10 +64,9 @@ JNIEXPORT jlong JNICALL Java_ai_deepinfer_Parser_nCreate(JNIEnv* env, jclass, jb
   DI_JNI_BEGIN
   std::string s;
   if (!read_bytes(env, json, &s, "optionsJson")) return 0;
-  Error e;
-  di_parser* out = nullptr;
-  if (throw_if_error(env, di_parser_create_from_json(s.data(), s.size(), &out, &e.err), e)) return 0;
-  return to_jlong(out);
+  return new_handle<di_parser>(env, [&](di_parser** out, di_error** err) {
+    return di_parser_create_from_json(s.data(), s.size(), out, err);
+  });
   DI_JNI_END(0)
 }
 
@@ -66,12 +75,9 @@ JNIEXPORT jlong JNICALL Java_ai_deepinfer_Parser_nCreateForPrepared(JNIEnv* env,
   DI_JNI_BEGIN
   std::string s;
   if (!read_bytes(env, overrides, &s, "overridesJson")) return 0;
-  Error e;
-  di_parser* out = nullptr;
-  if (throw_if_error(env, di_parser_create(handle<const di_prepared>(prepared), s.empty() ? nullptr : s.data(), s.size(),
-                                           &out, &e.err), e))
-    return 0;
-  return to_jlong(out);
+  return new_handle<di_parser>(env, [&](di_parser** out, di_error** err) {
+    return di_parser_create(handle<const di_prepared>(prepared), s.empty() ? nullptr : s.data(), s.size(), out, err);
+  });
   DI_JNI_END(0)
 }
 
@@ -81,24 +87,21 @@ JNIEXPORT jint JNICALL Java_ai_deepinfer_Parser_nPush(JNIEnv* env, jclass, jlong
                                                       jint finish, jlong prompt_tokens, jlong cached_prompt_tokens,
                                                       jlong completion_tokens, jbyteArray error_message, jobject sink) {
   DI_JNI_BEGIN
-  std::string t, em;
-  std::vector<int32_t> v;
-  if (!read_bytes(env, text, &t, "text") || !read_ints(env, ids, &v, "tokenIds") ||
-      !read_bytes(env, error_message, &em, "errorMessage"))
-    return DI_E_INVALID_ARG;
+  PushInput in;
+  if (!in.read(env, text, ids, error_message)) return DI_E_INVALID_ARG;
   di_parse_chunk c;
   std::memset(&c, 0, sizeof c);
   c.struct_size = sizeof c;
-  c.text = t.data();
-  c.text_len = t.size();
-  c.token_ids = v.empty() ? nullptr : v.data();
-  c.num_token_ids = v.size();
+  c.text = in.text.data();
+  c.text_len = in.text.size();
+  c.token_ids = in.ids.empty() ? nullptr : in.ids.data();
+  c.num_token_ids = in.ids.size();
   c.finish_reason = finish;
   c.prompt_tokens = prompt_tokens;
   c.cached_prompt_tokens = cached_prompt_tokens;
   c.completion_tokens = completion_tokens;
-  c.error_message = em.empty() ? nullptr : em.data();
-  c.error_message_len = em.size();
+  c.error_message = in.error.empty() ? nullptr : in.error.data();
+  c.error_message_len = in.error.size();
   return with_sink(env, sink, [&](di_parse_event_fn fn, void* ud, di_error** err) {
     return di_parse_push(parser(p), &c, fn, ud, err);
   });
@@ -111,28 +114,25 @@ JNIEXPORT jint JNICALL Java_ai_deepinfer_Parser_nPushChunk(JNIEnv* env, jclass, 
                                                            jlong completion_tokens, jbyteArray error_message,
                                                            jobject sink) {
   DI_JNI_BEGIN
-  std::string t, em;
-  std::vector<int32_t> v;
-  if (!read_bytes(env, text, &t, "text") || !read_ints(env, ids, &v, "tokenIds") ||
-      !read_bytes(env, error_message, &em, "errorMessage"))
-    return DI_E_INVALID_ARG;
+  PushInput in;
+  if (!in.read(env, text, ids, error_message)) return DI_E_INVALID_ARG;
   // Rebuild the engine's record from the Java copy; di_parse_push_chunk reads it during the call.
   di_chunk c;
   std::memset(&c, 0, sizeof c);
   c.struct_size = sizeof c;
   c.index = static_cast<uint32_t>(index);
   c.request_id = static_cast<uint64_t>(request_id);
-  c.token_ids = v.empty() ? nullptr : v.data();
-  c.num_tokens = v.size();
-  c.text = t.c_str();
-  c.text_len = t.size();
+  c.token_ids = in.ids.empty() ? nullptr : in.ids.data();
+  c.num_tokens = in.ids.size();
+  c.text = in.text.c_str();
+  c.text_len = in.text.size();
   c.finish_reason = finish;
   c.is_final = is_final ? 1 : 0;
   c.prompt_tokens = prompt_tokens;
   c.cached_prompt_tokens = cached_prompt_tokens;
   c.completion_tokens = completion_tokens;
-  c.error_message = em.c_str();
-  c.error_message_len = em.size();
+  c.error_message = in.error.c_str();
+  c.error_message_len = in.error.size();
   return with_sink(env, sink, [&](di_parse_event_fn fn, void* ud, di_error** err) {
     return di_parse_push_chunk(parser(p), &c, fn, ud, err);
   });
@@ -148,13 +148,7 @@ JNIEXPORT jint JNICALL Java_ai_deepinfer_Parser_nFinish(JNIEnv* env, jclass, jlo
 }
 
 JNIEXPORT jbyteArray JNICALL Java_ai_deepinfer_Parser_nResponse(JNIEnv* env, jclass, jlong p) {
-  Error e;
-  char* json = nullptr;
-  size_t len = 0;
-  if (throw_if_error(env, di_parse_response(parser(p), &json, &len, &e.err), e)) return nullptr;
-  jbyteArray out = new_bytes(env, json, len);
-  di_free(json);
-  return out;
+  return owned_bytes(env, [&](char** out, size_t* len, di_error** err) { return di_parse_response(parser(p), out, len, err); });
 }
 
 }  // extern "C"

@@ -16,11 +16,9 @@ JNIEXPORT jlong JNICALL Java_ai_deepinfer_Recipe_nCreate(JNIEnv* env, jclass, jb
   DI_JNI_BEGIN
   std::string s;
   if (!read_bytes(env, path, &s, "tokenizer")) return 0;
-  Error e;
-  di_recipe* r = nullptr;
-  if (throw_if_error(env, di_recipe_create(s.data(), s.size(), handle<const di_options>(options), &r, &e.err), e))
-    return 0;
-  return to_jlong(r);
+  return new_handle<di_recipe>(env, [&](di_recipe** out, di_error** err) {
+    return di_recipe_create(s.data(), s.size(), handle<const di_options>(options), out, err);
+  });
   DI_JNI_END(0)
 }
 
@@ -32,11 +30,9 @@ JNIEXPORT jlong JNICALL Java_ai_deepinfer_Recipe_nPrepare(JNIEnv* env, jclass, j
   DI_JNI_BEGIN
   std::string body;
   if (!read_bytes(env, json, &body, "json")) return 0;
-  Error e;
-  di_prepared* out = nullptr;
-  if (throw_if_error(env, di_recipe_prepare(handle<const di_recipe>(p), protocol, body.data(), body.size(), &out, &e.err), e))
-    return 0;
-  return to_jlong(out);
+  return new_handle<di_prepared>(env, [&](di_prepared** out, di_error** err) {
+    return di_recipe_prepare(handle<const di_recipe>(p), protocol, body.data(), body.size(), out, err);
+  });
   DI_JNI_END(0)
 }
 

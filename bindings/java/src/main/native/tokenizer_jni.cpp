@@ -15,10 +15,9 @@ JNIEXPORT jlong JNICALL Java_ai_deepinfer_Tokenizer_nCreate(JNIEnv* env, jclass,
   DI_JNI_BEGIN
   std::string s;
   if (!read_bytes(env, path, &s, "path")) return 0;
-  Error e;
-  di_tokenizer* t = nullptr;
-  if (throw_if_error(env, di_tokenizer_create(s.data(), s.size(), &t, &e.err), e)) return 0;
-  return to_jlong(t);
+  return new_handle<di_tokenizer>(env, [&](di_tokenizer** out, di_error** err) {
+    return di_tokenizer_create(s.data(), s.size(), out, err);
+  });
   DI_JNI_END(0)
 }
 
@@ -90,25 +89,16 @@ JNIEXPORT jbyteArray JNICALL Java_ai_deepinfer_Tokenizer_nDecode(JNIEnv* env, jc
   DI_JNI_BEGIN
   std::vector<int32_t> v;
   if (!read_ints(env, ids, &v, "ids")) return nullptr;
-  Error e;
-  char* text = nullptr;
-  size_t len = 0;
-  if (throw_if_error(env, di_tokenizer_decode(tok(p), v.data(), v.size(), static_cast<uint32_t>(flags), &text, &len, &e.err), e))
-    return nullptr;
-  jbyteArray out = new_bytes(env, text, len);
-  di_free(text);
-  return out;
+  return owned_bytes(env, [&](char** out, size_t* len, di_error** err) {
+    return di_tokenizer_decode(tok(p), v.data(), v.size(), static_cast<uint32_t>(flags), out, len, err);
+  });
   DI_JNI_END(nullptr)
 }
 
 JNIEXPORT jbyteArray JNICALL Java_ai_deepinfer_Tokenizer_nTokenToPiece(JNIEnv* env, jclass, jlong p, jint id) {
-  Error e;
-  char* bytes = nullptr;
-  size_t len = 0;
-  if (throw_if_error(env, di_tokenizer_token_to_piece(tok(p), id, &bytes, &len, &e.err), e)) return nullptr;
-  jbyteArray out = new_bytes(env, bytes, len);
-  di_free(bytes);
-  return out;
+  return owned_bytes(env, [&](char** out, size_t* len, di_error** err) {
+    return di_tokenizer_token_to_piece(tok(p), id, out, len, err);
+  });
 }
 
 JNIEXPORT jint JNICALL Java_ai_deepinfer_Tokenizer_nTokenId(JNIEnv* env, jclass, jlong p, jbyteArray token) {

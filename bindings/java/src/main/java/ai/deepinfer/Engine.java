@@ -51,15 +51,7 @@ public final class Engine implements AutoCloseable {
   /** Loads {@code modelDir}; {@code options} (may be null) holds engine-scope keys. */
   public static Engine open(Path modelDir, Options options) {
     byte[] dir = DeepInfer.bytes(modelDir.toString());
-    if (options == null) return new Engine(nCreate(dir, 0));
-    synchronized (options) {
-      long o = options.acquire();
-      try {
-        return new Engine(nCreate(dir, o));
-      } finally {
-        options.release();
-      }
-    }
+    return Options.call(options, o -> new Engine(nCreate(dir, o)));
   }
 
   /** Submits a prompt of token ids; iterate or poll the returned request for its chunks. */
@@ -83,12 +75,7 @@ public final class Engine implements AutoCloseable {
 
   /** A JSON object: the model, the limits in force, the device. */
   public String info() {
-    long p = handle.acquire();
-    try {
-      return DeepInfer.utf8(nInfo(p));
-    } finally {
-      handle.release();
-    }
+    return handle.call(p -> DeepInfer.utf8(nInfo(p)));
   }
 
   /** Metrics as one JSON object (queues, KV use, prefix-cache hits, latencies). */
@@ -102,12 +89,7 @@ public final class Engine implements AutoCloseable {
   }
 
   private String metrics(int format) {
-    long p = handle.acquire();
-    try {
-      return DeepInfer.utf8(nMetrics(p, format));
-    } finally {
-      handle.release();
-    }
+    return handle.call(p -> DeepInfer.utf8(nMetrics(p, format)));
   }
 
   /**
@@ -124,42 +106,27 @@ public final class Engine implements AutoCloseable {
 
   private Request submitIds(int[] ids, Options sampling, ChunkListener listener) {
     Objects.requireNonNull(ids, "promptIds");
-    ChunkSink sink = listener == null ? null : new ChunkSink(listener);
-    long p = handle.acquire();
-    try {
-      if (sampling == null) return newRequest(nSubmit(p, ids, 0, sink), sink);
-      synchronized (sampling) {
-        long o = sampling.acquire();
-        try {
-          return newRequest(nSubmit(p, ids, o, sink), sink);
-        } finally {
-          sampling.release();
-        }
-      }
-    } catch (RuntimeException | Error e) {
-      if (sink != null) sink.abandon();
-      throw e;
-    } finally {
-      handle.release();
-    }
+    return submitWith(listener, (p, sink) -> Options.call(sampling, o -> newRequest(nSubmit(p, ids, o, sink), sink)));
   }
 
   private Request submitPrepared(Prepared prepared, ChunkListener listener) {
     Objects.requireNonNull(prepared, "prepared");
+    return submitWith(listener, (p, sink) -> prepared.call(pp -> newRequest(nSubmitPrepared(p, pp, sink), sink)));
+  }
+
+  private interface Submit {
+    Request apply(long engine, ChunkSink sink);
+  }
+
+  // Both submits: the engine held for the call, and a listener's sink abandoned when the submit
+  // fails (no chunk will ever reach it).
+  private Request submitWith(ChunkListener listener, Submit submit) {
     ChunkSink sink = listener == null ? null : new ChunkSink(listener);
-    long p = handle.acquire();
     try {
-      long pp = prepared.acquire();
-      try {
-        return newRequest(nSubmitPrepared(p, pp, sink), sink);
-      } finally {
-        prepared.release();
-      }
+      return handle.call(p -> submit.apply(p, sink));
     } catch (RuntimeException | Error e) {
       if (sink != null) sink.abandon();
       throw e;
-    } finally {
-      handle.release();
     }
   }
 

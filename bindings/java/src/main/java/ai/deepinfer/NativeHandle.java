@@ -4,6 +4,8 @@
 package ai.deepinfer;
 
 import java.lang.ref.Cleaner;
+import java.util.function.LongConsumer;
+import java.util.function.LongFunction;
 
 /**
  * Runs as the Cleaner action, so it must never reference the object it belongs to; that object
@@ -47,6 +49,26 @@ final class NativeHandle implements Runnable {
       }
     }
     if (p != 0) destroy.apply(p);
+  }
+
+  /** {@code f} on the pointer, held for the call: the acquire/release bracket of every method. */
+  <T> T call(LongFunction<T> f) {
+    long p = acquire();
+    try {
+      return f.apply(p);
+    } finally {
+      release();
+    }
+  }
+
+  /** {@link #call} for a call without a result. */
+  void exec(LongConsumer f) {
+    long p = acquire();
+    try {
+      f.accept(p);
+    } finally {
+      release();
+    }
   }
 
   synchronized boolean isClosed() {

@@ -3,6 +3,7 @@
 package ai.deepinfer;
 
 import java.util.Objects;
+import java.util.function.LongFunction;
 
 /**
  * Typed keyed settings. Unknown keys fail with {@link Status#UNSUPPORTED}, a value of the wrong
@@ -40,112 +41,68 @@ public final class Options implements AutoCloseable {
 
   /** A deep copy. */
   public synchronized Options copy() {
-    long p = handle.acquire();
-    try {
-      return new Options(nClone(p));
-    } finally {
-      handle.release();
-    }
+    return handle.call(p -> new Options(nClone(p)));
   }
 
   public synchronized Options set(String key, long value) {
-    long p = handle.acquire();
-    try {
-      nSetI64(p, key(key), value);
-    } finally {
-      handle.release();
-    }
+    byte[] k = key(key);
+    handle.exec(p -> nSetI64(p, k, value));
     return this;
   }
 
   public synchronized Options set(String key, double value) {
-    long p = handle.acquire();
-    try {
-      nSetF64(p, key(key), value);
-    } finally {
-      handle.release();
-    }
+    byte[] k = key(key);
+    handle.exec(p -> nSetF64(p, k, value));
     return this;
   }
 
   public synchronized Options set(String key, String value) {
-    long p = handle.acquire();
-    try {
-      nSetStr(p, key(key), DeepInfer.bytes(Objects.requireNonNull(value, "value")));
-    } finally {
-      handle.release();
-    }
+    byte[] k = key(key);
+    byte[] v = DeepInfer.bytes(Objects.requireNonNull(value, "value"));
+    handle.exec(p -> nSetStr(p, k, v));
     return this;
   }
 
   /** Sets a JSON-typed key to a JSON document. */
   public synchronized Options setJson(String key, String json) {
-    long p = handle.acquire();
-    try {
-      nSetJson(p, key(key), DeepInfer.bytes(Objects.requireNonNull(json, "json")));
-    } finally {
-      handle.release();
-    }
+    byte[] k = key(key);
+    byte[] v = DeepInfer.bytes(Objects.requireNonNull(json, "json"));
+    handle.exec(p -> nSetJson(p, k, v));
     return this;
   }
 
   /** Sets several keys from a JSON object; all-or-nothing. */
   public synchronized Options update(String json) {
-    long p = handle.acquire();
-    try {
-      nUpdateJson(p, DeepInfer.bytes(Objects.requireNonNull(json, "json")));
-    } finally {
-      handle.release();
-    }
+    byte[] v = DeepInfer.bytes(Objects.requireNonNull(json, "json"));
+    handle.exec(p -> nUpdateJson(p, v));
     return this;
   }
 
   /** An int64 key's value; {@link Status#NOT_FOUND} when it is known but unset. */
   public synchronized long getLong(String key) {
-    long p = handle.acquire();
-    try {
-      return nGetI64(p, key(key));
-    } finally {
-      handle.release();
-    }
+    byte[] k = key(key);
+    return handle.call(p -> nGetI64(p, k));
   }
 
   public synchronized double getDouble(String key) {
-    long p = handle.acquire();
-    try {
-      return nGetF64(p, key(key));
-    } finally {
-      handle.release();
-    }
+    byte[] k = key(key);
+    return handle.call(p -> nGetF64(p, k));
   }
 
   public synchronized String getString(String key) {
-    long p = handle.acquire();
-    try {
-      return DeepInfer.utf8(nGetStr(p, key(key)));
-    } finally {
-      handle.release();
-    }
+    byte[] k = key(key);
+    return handle.call(p -> DeepInfer.utf8(nGetStr(p, k)));
   }
 
   /** A JSON key's value as compact JSON text. */
   public synchronized String getJson(String key) {
-    long p = handle.acquire();
-    try {
-      return DeepInfer.utf8(nGetJson(p, key(key)));
-    } finally {
-      handle.release();
-    }
+    byte[] k = key(key);
+    return handle.call(p -> DeepInfer.utf8(nGetJson(p, k)));
   }
 
   /** Every set key as one JSON object. */
   public synchronized String toJson() {
-    long p = handle.acquire();
-    try {
-      return DeepInfer.utf8(nToJson(p));
-    } finally {
-      handle.release();
-    }
+    return handle.call(p -> DeepInfer.utf8(nToJson(p)));
   }
 
   @Override
@@ -153,13 +110,15 @@ public final class Options implements AutoCloseable {
     cleanable.clean();
   }
 
-  // For other binding classes: hold the handle for the duration of one call.
-  long acquire() {
-    return handle.acquire();
-  }
-
-  void release() {
-    handle.release();
+  /**
+   * For other binding classes: {@code f} on the pointer of {@code options} (0 for null), held and
+   * locked for the one call that reads it.
+   */
+  static <T> T call(Options options, LongFunction<T> f) {
+    if (options == null) return f.apply(0);
+    synchronized (options) {
+      return options.handle.call(f);
+    }
   }
 
   private static byte[] key(String key) {

@@ -42,12 +42,7 @@ public final class Parser implements AutoCloseable {
   public static Parser forRequest(Prepared prepared, String overridesJson) {
     Objects.requireNonNull(prepared, "prepared");
     byte[] overrides = overridesJson == null ? new byte[0] : DeepInfer.bytes(overridesJson);
-    long pp = prepared.acquire();
-    try {
-      return new Parser(nCreateForPrepared(pp, overrides));
-    } finally {
-      prepared.release();
-    }
+    return prepared.call(pp -> new Parser(nCreateForPrepared(pp, overrides)));
   }
 
   /**
@@ -57,15 +52,9 @@ public final class Parser implements AutoCloseable {
   public synchronized boolean push(Chunk chunk, ParserListener listener) {
     Objects.requireNonNull(chunk, "chunk");
     EventSink sink = listener == null ? null : new EventSink(listener);
-    long p = handle.acquire();
-    int st;
-    try {
-      st = nPushChunk(p, chunk.index(), chunk.requestId(), chunk.rawTokenIds(), chunk.rawText(),
-          chunk.finishCode(), chunk.isFinal(), chunk.promptTokens(), chunk.cachedPromptTokens(),
-          chunk.completionTokens(), chunk.rawErrorMessage(), sink);
-    } finally {
-      handle.release();
-    }
+    int st = handle.call(p -> nPushChunk(p, chunk.index(), chunk.requestId(), chunk.rawTokenIds(),
+        chunk.rawText(), chunk.finishCode(), chunk.isFinal(), chunk.promptTokens(),
+        chunk.cachedPromptTokens(), chunk.completionTokens(), chunk.rawErrorMessage(), sink));
     return done(st, sink);
   }
 
@@ -78,13 +67,8 @@ public final class Parser implements AutoCloseable {
     Objects.requireNonNull(text, "text");
     Objects.requireNonNull(finish, "finish");
     EventSink sink = listener == null ? null : new EventSink(listener);
-    long p = handle.acquire();
-    int st;
-    try {
-      st = nPush(p, text, tokenIds == null ? new int[0] : tokenIds, finish.code(), -1, -1, -1, new byte[0], sink);
-    } finally {
-      handle.release();
-    }
+    int[] ids = tokenIds == null ? new int[0] : tokenIds;
+    int st = handle.call(p -> nPush(p, text, ids, finish.code(), -1, -1, -1, new byte[0], sink));
     return done(st, sink);
   }
 
@@ -103,14 +87,7 @@ public final class Parser implements AutoCloseable {
   /** Ends the output without a finish reason from the engine and delivers the rest. */
   public synchronized void finish(ParserListener listener) {
     EventSink sink = listener == null ? null : new EventSink(listener);
-    long p = handle.acquire();
-    int st;
-    try {
-      st = nFinish(p, sink);
-    } finally {
-      handle.release();
-    }
-    done(st, sink);
+    done(handle.call(p -> nFinish(p, sink)), sink);
   }
 
   /** True once the terminal event was delivered. */
@@ -123,12 +100,7 @@ public final class Parser implements AutoCloseable {
    * output must have ended ({@link Status#STATE} otherwise).
    */
   public synchronized String response() {
-    long p = handle.acquire();
-    try {
-      return DeepInfer.utf8(nResponse(p));
-    } finally {
-      handle.release();
-    }
+    return handle.call(p -> DeepInfer.utf8(nResponse(p)));
   }
 
   @Override

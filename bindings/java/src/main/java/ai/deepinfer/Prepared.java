@@ -2,6 +2,8 @@
 // copies from the native object, which lives until close().
 package ai.deepinfer;
 
+import java.util.function.LongFunction;
+
 /** A prepared request: prompt, token ids, sampling, stops, constraint, parser options. */
 public final class Prepared implements AutoCloseable {
   static {
@@ -31,22 +33,12 @@ public final class Prepared implements AutoCloseable {
 
   /** The prompt's token ids; null when the recipe has no tokenizer. */
   public int[] tokenIds() {
-    long p = handle.acquire();
-    try {
-      return nTokenIds(p);
-    } finally {
-      handle.release();
-    }
+    return handle.call(Prepared::nTokenIds);
   }
 
   /** Pairs [begin, end) of ids that came from template text, flattened. */
   public int[] specialRanges() {
-    long p = handle.acquire();
-    try {
-      return nSpecialRanges(p);
-    } finally {
-      handle.release();
-    }
+    return handle.call(Prepared::nSpecialRanges);
   }
 
   /** Sampling options as a JSON object of option keys (usable with {@link Options#fromJson}). */
@@ -61,12 +53,7 @@ public final class Prepared implements AutoCloseable {
 
   /** True when the client asked for a streamed response. */
   public boolean stream() {
-    long p = handle.acquire();
-    try {
-      return nStream(p) != 0;
-    } finally {
-      handle.release();
-    }
+    return handle.call(p -> nStream(p) != 0);
   }
 
   /** The output constraint: {"type": "none" | "json_object" | "json_schema", ...}. */
@@ -90,12 +77,7 @@ public final class Prepared implements AutoCloseable {
    */
   public byte[] imageData(int index) {
     if (index < 0) return null;
-    long p = handle.acquire();
-    try {
-      return nImageData(p, index);
-    } finally {
-      handle.release();
-    }
+    return handle.call(p -> nImageData(p, index));
   }
 
   /** {"model", "requested_model", "encoding", "protocol", "prompt_tokens", "thinking"}. */
@@ -108,21 +90,13 @@ public final class Prepared implements AutoCloseable {
     cleanable.clean();
   }
 
-  long acquire() {
-    return handle.acquire();
-  }
-
-  void release() {
-    handle.release();
+  // For other binding classes: f on the pointer, held for one call.
+  <T> T call(LongFunction<T> f) {
+    return handle.call(f);
   }
 
   private String text(int which) {
-    long p = handle.acquire();
-    try {
-      return DeepInfer.utf8(nText(p, which));
-    } finally {
-      handle.release();
-    }
+    return handle.call(p -> DeepInfer.utf8(nText(p, which)));
   }
 
   private static native void nDestroy(long p);

@@ -25,15 +25,7 @@ public final class Recipe implements AutoCloseable {
    */
   public static Recipe create(Path tokenizer, Options options) {
     byte[] path = tokenizer == null ? new byte[0] : DeepInfer.bytes(tokenizer.toString());
-    if (options == null) return new Recipe(nCreate(path, 0));
-    synchronized (options) {
-      long o = options.acquire();
-      try {
-        return new Recipe(nCreate(path, o));
-      } finally {
-        options.release();
-      }
-    }
+    return Options.call(options, o -> new Recipe(nCreate(path, o)));
   }
 
   /**
@@ -43,12 +35,7 @@ public final class Recipe implements AutoCloseable {
   public Prepared prepare(Protocol protocol, String json) {
     Objects.requireNonNull(protocol, "protocol");
     byte[] body = DeepInfer.bytes(Objects.requireNonNull(json, "json"));
-    long p = handle.acquire();
-    try {
-      return new Prepared(nPrepare(p, protocol.code(), body));
-    } finally {
-      handle.release();
-    }
+    return handle.call(p -> new Prepared(nPrepare(p, protocol.code(), body)));
   }
 
   @Override

@@ -53,12 +53,7 @@ public final class Tokenizer implements AutoCloseable {
   public int[] encode(String text, boolean addedTokens, boolean addSpecial) {
     int flags = (addedTokens ? 1 : 0) | (addSpecial ? 2 : 0);
     byte[] bytes = DeepInfer.bytes(Objects.requireNonNull(text, "text"));
-    long p = handle.acquire();
-    try {
-      return nEncode(p, bytes, flags);
-    } finally {
-      handle.release();
-    }
+    return handle.call(p -> nEncode(p, bytes, flags));
   }
 
   /** Encodes each segment on its own (see {@link Segment}); no BOS/EOS is added. */
@@ -70,12 +65,7 @@ public final class Tokenizer implements AutoCloseable {
       special[i] = segments.get(i).special();
     }
     int[][] out = new int[2][];
-    long p = handle.acquire();
-    try {
-      nEncodeSegments(p, texts, special, out);
-    } finally {
-      handle.release();
-    }
+    handle.exec(p -> nEncodeSegments(p, texts, special, out));
     return new Encoding(out[0], out[1]);
   }
 
@@ -86,53 +76,28 @@ public final class Tokenizer implements AutoCloseable {
 
   public String decode(int[] ids, boolean skipSpecial) {
     Objects.requireNonNull(ids, "ids");
-    long p = handle.acquire();
-    try {
-      return DeepInfer.utf8(nDecode(p, ids, skipSpecial ? 1 : 0));
-    } finally {
-      handle.release();
-    }
+    return handle.call(p -> DeepInfer.utf8(nDecode(p, ids, skipSpecial ? 1 : 0)));
   }
 
   /** The raw bytes a token stands for; possibly part of a UTF-8 character. */
   public byte[] tokenToPiece(int id) {
-    long p = handle.acquire();
-    try {
-      return nTokenToPiece(p, id);
-    } finally {
-      handle.release();
-    }
+    return handle.call(p -> nTokenToPiece(p, id));
   }
 
   /** The id of a token by its tokenizer.json spelling; {@link Status#NOT_FOUND} if none. */
   public int tokenId(String token) {
     byte[] bytes = DeepInfer.bytes(Objects.requireNonNull(token, "token"));
-    long p = handle.acquire();
-    try {
-      return nTokenId(p, bytes);
-    } finally {
-      handle.release();
-    }
+    return handle.call(p -> nTokenId(p, bytes));
   }
 
   /** The number of ids (largest id + 1). */
   public long vocabSize() {
-    long p = handle.acquire();
-    try {
-      return nVocabSize(p);
-    } finally {
-      handle.release();
-    }
+    return handle.call(Tokenizer::nVocabSize);
   }
 
   public SpecialIds specialIds() {
-    long p = handle.acquire();
-    try {
-      int[] v = nSpecialIds(p);
-      return new SpecialIds(v[0], v[1], v[2] != 0);
-    } finally {
-      handle.release();
-    }
+    int[] v = handle.call(Tokenizer::nSpecialIds);
+    return new SpecialIds(v[0], v[1], v[2] != 0);
   }
 
   @Override

@@ -72,3 +72,23 @@ def test_sampling_value_out_of_range_is_named(tiny_engine):
     with pytest.raises(deepinfer.InvalidArgumentError) as e:
         tiny_engine.submit([1, 2, 3], deepinfer.SamplingParams(top_p=1.5))
     assert "top_p" in e.value.message
+
+
+def test_every_status_the_library_names_has_its_exception_class():
+    # Scan a range wider than the enum: a code the library names but the binding does not map
+    # would surface as the bare DeepInferError base class.
+    from deepinfer.errors import _from_status
+    named = {}
+    for code in range(-64, 0):
+        name = deepinfer.status_name(code)
+        if name != "DI_UNKNOWN_STATUS":
+            named[code] = name
+    assert len(named) >= 12, named
+    for code, name in named.items():
+        e = _from_status(code, name, "m", '{"status": 400, "body": {"error": "x"}}')
+        assert type(e) is not deepinfer.DeepInferError, name
+        assert type(e).status == code and type(e).status_name == name
+        assert str(e) == f"{name}: m" and e.http_status == 400 and e.body == {"error": "x"}
+        assert getattr(deepinfer, type(e).__name__) is type(e)  # exported by the package
+    plain = _from_status(-1, "DI_E_INVALID_ARG", "m", "not json")
+    assert plain.detail == "not json" and plain.http_status is None and plain.body is None

@@ -64,17 +64,9 @@ func (e *Engine) Submit(ids []int32, sampling *Options) (*Request, error) {
 		return nil, err
 	}
 	defer sampling.unlock()
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if e.ptr == nil {
-		return nil, ErrClosed
-	}
-	var r *C.di_request
-	var cerr *C.di_error
-	if err := toError(C.di_submit(e.ptr, cids, n, o, nil, nil, &r, &cerr), cerr); err != nil {
-		return nil, err
-	}
-	return newRequest(r), nil
+	return e.submit(func(ep *C.di_engine, r **C.di_request, cerr **C.di_error) C.di_status {
+		return C.di_submit(ep, cids, n, o, nil, nil, r, cerr)
+	})
 }
 
 // SubmitPrepared queues a recipe-prepared request with its own sampling options. Feed its chunks
@@ -85,17 +77,9 @@ func (e *Engine) SubmitPrepared(p *Prepared) (*Request, error) {
 	if p.ptr == nil {
 		return nil, ErrClosed
 	}
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if e.ptr == nil {
-		return nil, ErrClosed
-	}
-	var r *C.di_request
-	var cerr *C.di_error
-	if err := toError(C.di_submit_prepared(e.ptr, p.ptr, nil, nil, &r, &cerr), cerr); err != nil {
-		return nil, err
-	}
-	return newRequest(r), nil
+	return e.submit(func(ep *C.di_engine, r **C.di_request, cerr **C.di_error) C.di_status {
+		return C.di_submit_prepared(ep, p.ptr, nil, nil, r, cerr)
+	})
 }
 
 // Metrics returns the engine's metrics as JSON, or the Prometheus text exposition.
@@ -116,16 +100,38 @@ func (e *Engine) Info() (string, error) {
 	})
 }
 
-func (e *Engine) text(f func(*C.di_engine, **C.char, *C.size_t, **C.di_error) C.di_status) (string, error) {
+// use runs f on the engine's pointer, held against a concurrent Close; ErrClosed after Close.
+func (e *Engine) use(f func(*C.di_engine) error) error {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	if e.ptr == nil {
-		return "", ErrClosed
+		return ErrClosed
 	}
+	return f(e.ptr)
+}
+
+// submit runs one di_submit* call (both submits differ only in it) and wraps the new request.
+func (e *Engine) submit(call func(*C.di_engine, **C.di_request, **C.di_error) C.di_status) (*Request, error) {
+	var r *C.di_request
+	err := e.use(func(p *C.di_engine) error {
+		var cerr *C.di_error
+		return toError(call(p, &r, &cerr), cerr)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return newRequest(r), nil
+}
+
+// text runs a call that returns a library-allocated string (info, metrics) and copies it out.
+func (e *Engine) text(f func(*C.di_engine, **C.char, *C.size_t, **C.di_error) C.di_status) (string, error) {
 	var s *C.char
 	var n C.size_t
-	var cerr *C.di_error
-	if err := toError(f(e.ptr, &s, &n, &cerr), cerr); err != nil {
+	err := e.use(func(p *C.di_engine) error {
+		var cerr *C.di_error
+		return toError(f(p, &s, &n, &cerr), cerr)
+	})
+	if err != nil {
 		return "", err
 	}
 	return takeString(s, n), nil

@@ -4,8 +4,10 @@ package deepinfer
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -107,6 +109,19 @@ const longTokens = 16000
 // with room for a loaded CI machine (a cancel that did not work runs the whole long request).
 const promptly = 10 * time.Second
 
+// ownEngine opens an engine of its own (quick while the shared tokenizer is loaded) for a test
+// that closes it or needs it idle.
+func ownEngine(t *testing.T, maxNumSeqs int) *Engine {
+	tinyShared(t)
+	opts := mustOptions(t, map[string]any{"max_num_seqs": maxNumSeqs})
+	defer opts.Close()
+	e, err := NewEngine(tinyModel(t), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
 func longRequest(t *testing.T, e *Engine) *Request {
 	r, err := e.Submit([]int32{1, 2, 3}, greedyOptions(t, longTokens))
 	if err != nil {
@@ -188,16 +203,9 @@ func TestCloseWhileAnotherGoroutinePolls(t *testing.T) {
 	}
 }
 
-// Its own engine (quick to open while the shared tokenizer is loaded), closed while the long
-// request is far from done.
+// An engine closed while the long request is far from done.
 func TestRequestOutlivesItsEngine(t *testing.T) {
-	tinyShared(t)
-	opts := mustOptions(t, map[string]any{"max_num_seqs": 1})
-	e, err := NewEngine(tinyModel(t), opts)
-	opts.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := ownEngine(t, 1)
 	r := longRequest(t, e)
 	defer r.Close()
 	e.Close()
@@ -209,6 +217,34 @@ func TestRequestOutlivesItsEngine(t *testing.T) {
 	if _, err := e.Submit([]int32{1}, nil); !errors.Is(err, ErrState) {
 		t.Errorf("submit after close: %v", err)
 	}
+}
+
+// Requests nobody closes are cancelled and freed by their finalizer (the safety net): the
+// engine goes idle although each request has minutes of work left. The loop ends as soon as that
+// happens; its deadline only absorbs a slow machine and is far below the requests' own length.
+func TestForgottenRequestsAreCancelledByTheFinalizer(t *testing.T) {
+	e := ownEngine(t, 2)
+	defer e.Close()
+	for i := 0; i < 4; i++ {
+		longRequest(t, e) // dropped at once
+	}
+	var m map[string]any
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		runtime.GC()
+		js, err := e.Metrics(false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m = map[string]any{}
+		if err := json.Unmarshal([]byte(js), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m["num_requests_running"] == 0.0 && m["num_requests_waiting"] == 0.0 &&
+			m["kv_blocks_free"] == m["kv_blocks_total"] {
+			return
+		}
+	}
+	t.Fatalf("unreachable requests still run: %v", m)
 }
 
 func TestErrorsCarryStatusAndMessage(t *testing.T) {

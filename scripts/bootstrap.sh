@@ -10,7 +10,7 @@ DEBIAN_PACKAGES=(
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libutf8proc-dev libcurl4-openssl-dev libwebp-dev libstb-dev libturbojpeg0-dev
   libcpp-httplib-dev
-  python3 python3-dev python3-pybind11 pybind11-dev python3-pytest python3-numpy python3-setuptools
+  python3 python3-dev python3-pybind11 pybind11-dev python3-pytest python3-numpy python3-setuptools python3-pip
   python3-jsonschema
   openjdk-17-jdk-headless junit5 curl
   golang-go

@@ -7,7 +7,7 @@ Uses setuptools and pybind11 from the system (Debian: python3-setuptools, python
 import os
 from pathlib import Path
 
-from pybind11.setup_helpers import Pybind11Extension, build_ext
+from pybind11.setup_helpers import ParallelCompile, Pybind11Extension, build_ext
 from setuptools import setup
 
 here = Path(__file__).resolve().parent
@@ -16,6 +16,9 @@ lib = Path(os.environ.get("DI_BUILD_DIR", root / "build")).resolve() / "lib"
 if not (lib / "libdeepinfer.so").exists():
     raise SystemExit(f"libdeepinfer.so not found in {lib}: build the library first "
                      "(cmake --build build --target deepinfer) or set DI_BUILD_DIR")
+
+# The module's sources compile in parallel (NPY_NUM_BUILD_JOBS jobs, default: every CPU).
+ParallelCompile("NPY_NUM_BUILD_JOBS").install()
 
 native = Pybind11Extension(
     "deepinfer._native",

@@ -36,7 +36,7 @@ jvm=(java -Xcheck:jni -Xms192m -Xmx192m -XX:+AlwaysPreTouch -Dfile.encoding=UTF-
 # --- JUnit ------------------------------------------------------------------------------------
 log=$build/java-junit.log
 # DI_JAVA_TESTS narrows the run (e.g. "--select-class ai.deepinfer.EngineTest") while developing.
-timeout 900 "${jvm[@]}" -Ddeepinfer.test.model="$model" -Ddeepinfer.test.cli="$cli" \
+timeout 1500 "${jvm[@]}" -Ddeepinfer.test.model="$model" -Ddeepinfer.test.cli="$cli" \
   -Ddeepinfer.test.exports="$root/abi/exports.txt" \
   -jar "$junit" --disable-banner --details=tree --disable-ansi-colors \
   --config=junit.jupiter.execution.timeout.default=300s \

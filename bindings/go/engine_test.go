@@ -239,8 +239,10 @@ func TestForgottenRequestsAreCancelledByTheFinalizer(t *testing.T) {
 		if err := json.Unmarshal([]byte(js), &m); err != nil {
 			t.Fatal(err)
 		}
-		if m["num_requests_running"] == 0.0 && m["num_requests_waiting"] == 0.0 &&
-			m["kv_blocks_free"] == m["kv_blocks_total"] {
+		// Finished (any reason) = submitted: a request not yet scheduled counts as neither
+		// running nor waiting, so those two alone read idle right after the submits.
+		if m["requests_finished"] == m["requests_submitted"] && m["num_requests_running"] == 0.0 &&
+			m["num_requests_waiting"] == 0.0 && m["kv_blocks_free"] == m["kv_blocks_total"] {
 			return
 		}
 	}

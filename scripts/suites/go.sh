@@ -34,7 +34,7 @@ count_json() {  # count_json LOG: add go test -json per-test results
   echo "$2: $p passed, $f failed"
 }
 
-(cd bindings/go && GODEBUG=cgocheck=2 go test -race -count=1 -json . >"$build/go-race.json" 2>&1)
+(cd bindings/go && GODEBUG=cgocheck=2 go test -race -count=1 -timeout 30m -json . >"$build/go-race.json" 2>&1)
 rc=$?
 count_json "$build/go-race.json" "go test -race"
 if [ "$rc" != 0 ]; then
@@ -43,7 +43,7 @@ if [ "$rc" != 0 ]; then
 fi
 
 # Two malloc arenas (as the Java suite) keep glibc's per-thread arenas from adding RSS noise.
-(cd bindings/go && MALLOC_ARENA_MAX=2 GODEBUG=cgocheck=2 go test -count=1 -json -run 'TestCreateGenerateDestroyCycles' . >"$build/go-leak.json" 2>&1)
+(cd bindings/go && MALLOC_ARENA_MAX=2 GODEBUG=cgocheck=2 go test -count=1 -timeout 30m -json -run 'TestCreateGenerateDestroyCycles' . >"$build/go-leak.json" 2>&1)
 rc=$?
 count_json "$build/go-leak.json" "go test (leak)"
 grep -oE '[0-9]+ engine cycles in [^"]*KiB' "$build/go-leak.json" | head -1

@@ -46,6 +46,7 @@ class CancelTest {
     for (long deadline = System.nanoTime() + 60_000_000_000L; System.nanoTime() < deadline; ) {
       m = MiniJson.object(engine.metrics());
       if (TestEnv.number(m.get("kv_blocks_free")) == TestEnv.number(m.get("kv_blocks_total"))
+          && TestEnv.number(m.get("requests_finished")) == TestEnv.number(m.get("requests_submitted"))
           && TestEnv.number(m.get("num_requests_running")) == 0) return;
       Thread.sleep(10);
     }
@@ -184,7 +185,10 @@ class CancelTest {
     for (long deadline = System.nanoTime() + 60_000_000_000L; System.nanoTime() < deadline; ) {
       System.gc();
       Map<String, Object> m = MiniJson.object(engine.metrics());
-      if (TestEnv.number(m.get("num_requests_running")) == 0 && TestEnv.number(m.get("num_requests_waiting")) == 0
+      // Finished (any reason) = submitted: a request not yet scheduled counts as neither running
+      // nor waiting, so those two alone read idle right after the submits.
+      if (TestEnv.number(m.get("requests_finished")) == TestEnv.number(m.get("requests_submitted"))
+          && TestEnv.number(m.get("num_requests_running")) == 0 && TestEnv.number(m.get("num_requests_waiting")) == 0
           && TestEnv.number(m.get("kv_blocks_free")) == TestEnv.number(m.get("kv_blocks_total"))) return;
       Thread.sleep(20);
     }

@@ -198,8 +198,8 @@ TEST_F(TinyModel, ChatTurnsEqualGenerateOnTheRenderedConversation) {
   EXPECT_NE(answer1, answer2);
 }
 
-// Without --model, chat (like generate and serve) uses models/tiny-v4 under the working
-// directory; when it is missing the error says how to make it.
+// Without --model, chat and serve (and generate) use models/tiny-v4 under the working directory;
+// when it is missing the error says how to make it.
 TEST_F(TinyModel, ChatDefaultsToTheBundledTinyModel) {
   const fs::path cwd = fs::path(*dir_ + "-cwd");
   fs::create_directories(cwd / "models");
@@ -207,6 +207,9 @@ TEST_F(TinyModel, ChatDefaultsToTheBundledTinyModel) {
   std::string with_model, by_default, err;
   EXPECT_EQ(run_with_stderr(in_cwd + " chat --message hello --max-tokens 5", err), 1);
   EXPECT_NE(err.find("make-tiny-model"), std::string::npos) << err;
+  // serve looks in the same place (it would start serving if the model were there).
+  EXPECT_EQ(run_with_stderr(in_cwd + " serve --port 0", err), 1);
+  EXPECT_NE(err.find("models/tiny-v4: the bundled tiny model is not there"), std::string::npos) << err;
   fs::create_directory_symlink(*dir_, cwd / "models" / "tiny-v4");
   ASSERT_EQ(run(in_cwd + " chat --message hello --max-tokens 5", by_default), 0);
   ASSERT_EQ(run(cli() + " chat --model " + *dir_ + " --message hello --max-tokens 5", with_model), 0);

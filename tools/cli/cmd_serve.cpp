@@ -121,6 +121,10 @@ int cmd_serve(int argc, char** argv) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
+  if (Status st = check_default_model(config.model_dir); !st.is_ok()) {
+    std::fprintf(stderr, "deepinfer serve: %s\n", st.message().c_str());
+    return 1;
+  }
   auto srv = server::HttpServer::create(std::move(config));
   if (!srv.is_ok()) {
     std::fprintf(stderr, "deepinfer serve: %s\n", srv.status().message().c_str());

@@ -659,21 +659,26 @@ Result<ojson> JsonSchemaRules::resolve(const ojson& schema, const std::string& p
 uint32_t JsonSchemaRules::any_value() const { return c_->any_value(); }
 uint32_t JsonSchemaRules::any_object() const { return c_->any_object(); }
 
-Result<std::shared_ptr<const Grammar>> compile_json_schema(const ojson& schema, const JsonSchemaOptions& options) {
+Result<std::shared_ptr<const Grammar>> compile_json_schema(const ojson& schema, const JsonSchemaOptions& options,
+                                                           const GrammarLimits& limits) {
   GrammarBuilder b;
+  b.set_limits(limits);
   JsonSchemaRules::Compiler c(b, schema, options);
   return c.compile();
 }
 
-Result<std::shared_ptr<const Grammar>> compile_json_schema_text(std::string_view text, const JsonSchemaOptions& options) {
+Result<std::shared_ptr<const Grammar>> compile_json_schema_text(std::string_view text, const JsonSchemaOptions& options,
+                                                                const GrammarLimits& limits) {
   ojson schema = ojson::parse(text.begin(), text.end(), nullptr, false);
   if (schema.is_discarded()) return Status::parse("json_schema: the schema is not valid JSON");
-  return compile_json_schema(schema, options);
+  return compile_json_schema(schema, options, limits);
 }
 
-Result<std::shared_ptr<const Grammar>> compile_any_json(const JsonSchemaOptions& options, bool object_only) {
+Result<std::shared_ptr<const Grammar>> compile_any_json(const JsonSchemaOptions& options, bool object_only,
+                                                        const GrammarLimits& limits) {
   static const ojson kEmpty = ojson::object();
   GrammarBuilder b;
+  b.set_limits(limits);
   JsonSchemaRules::Compiler c(b, kEmpty, options);
   return c.compile_any(object_only);
 }

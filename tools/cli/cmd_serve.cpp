@@ -33,7 +33,8 @@ void usage() {
       "  Defaults: --max-body-bytes 8388608 --read-timeout 30 --write-timeout 30\n"
       "            --request-timeout 600 --max-connections 256. Logs: JSON lines on stderr.\n"
       "  engine:   --threads N --max-model-len N --max-num-seqs N --max-num-batched-tokens N\n"
-      "            --kv-cache-bytes N --block-size N --deterministic --no-prefix-caching\n",
+      "            --kv-cache-bytes N --block-size N --deterministic --no-prefix-caching\n"
+      "            --constraint-max-compile-work N (structured-output compile budget; 0 = none)\n",
       default_tiny_model_dir().c_str());
 }
 

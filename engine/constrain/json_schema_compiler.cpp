@@ -15,7 +15,8 @@
 
 namespace di::engine::constrain {
 
-ExprPtr json_format_expr(const std::string& format);  // json_formats.cpp
+ExprPtr json_format_expr(const std::string& format);        // json_formats.cpp
+bool json_format_unassertable(const std::string& format);  // json_formats.cpp
 
 std::string JsonSchemaOptions::cache_key() const {
   return std::to_string(int(whitespace)) + "/" + std::to_string(max_whitespace) + "/" + (strict ? "strict" : "lax") + (assert_formats ? "/fmt" : "");
@@ -451,8 +452,11 @@ class JsonSchemaRules::Compiler {
         if (body) return unsupported_keyword(path, "format", "together with pattern");
         if (has_len) return unsupported_keyword(path, "format", "together with minLength/maxLength");
         body = f;
+      } else if (json_format_unassertable(s["format"].get<std::string>())) {
+        // Accepting any string would silently drop an assertion the caller asked for.
+        return unsupported_keyword(path, "format", "'" + s["format"].get<std::string>() + "' cannot be enforced");
       }
-      // Other formats are annotations in draft 2020-12: any string is valid.
+      // Other (non-standard) formats are annotations in draft 2020-12: any string is valid.
     }
     if (!body) {
       if (!has_len) return rule_ref(string_);

@@ -2,8 +2,10 @@
 // type, properties, required, additionalProperties, enum, const, anyOf, oneOf (provably exclusive
 // branches), allOf (mergeable branches), $ref/$defs (local), items, prefixItems, min/maxItems,
 // pattern, min/maxLength, format (date, time, date-time, duration, uuid, ipv4, ipv6, email,
-// hostname, uri, uri-reference), minimum/maximum/exclusive*, integer multipleOf, nullable. Any other assertion
-// keyword is an error naming it, never silently ignored. Does not know tokens or matchers.
+// hostname, uri, uri-reference, json-pointer, relative-json-pointer, uri-template; regex, iri,
+// iri-reference, idn-email and idn-hostname are refused while formats are asserted),
+// minimum/maximum/exclusive*, multipleOf 1 on integers, nullable. Any other assertion keyword is
+// an error naming it, never silently ignored. Does not know tokens or matchers.
 #pragma once
 
 #include <cstdint>

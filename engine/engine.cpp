@@ -121,10 +121,11 @@ Result<std::shared_ptr<RequestStream>> LLMEngine::submit(std::vector<int32_t> pr
   }
   DI_RETURN_IF_ERROR(params.validate(mi.vocab_size));
   const auto len = static_cast<int64_t>(prompt.size());
-  if (len + (params.max_tokens > 0 ? params.max_tokens : 1) > cfg.max_model_len)
-    return Status::limit("prompt: " + std::to_string(len) + " tokens + max_tokens " +
-                         std::to_string(std::max<int64_t>(params.max_tokens, 1)) + " exceed max_model_len " +
-                         std::to_string(cfg.max_model_len));
+  // Compared as a difference: len + max_tokens overflows for max_tokens near INT64_MAX.
+  const int64_t wanted = params.max_tokens > 0 ? params.max_tokens : 1;
+  if (wanted > cfg.max_model_len - len)
+    return Status::limit("prompt: " + std::to_string(len) + " tokens + max_tokens " + std::to_string(wanted) +
+                         " exceed max_model_len " + std::to_string(cfg.max_model_len));
   if (params.n > cfg.max_num_seqs)
     return Status::limit("n: " + std::to_string(params.n) + " completions exceed max_num_seqs " +
                          std::to_string(cfg.max_num_seqs));
@@ -329,7 +330,9 @@ void LLMEngine::Impl::run_step() {
     }
     const bool samples = s.samples();
     scheduler->advance(s);
-    prompt_tokens += samples ? s.num_tokens - 1 : s.num_tokens;
+    // Prompt positions computed this step (a decode token, or output re-fed after a preemption,
+    // is not a prompt token).
+    prompt_tokens += std::max<int64_t>(0, std::min(s.start + s.num_tokens, seq.num_prompt_tokens) - s.start);
     if (!samples) continue;
     std::span<const float> row(logits.data() + i * vocab, vocab);
     if (req.forks_pending && seq.index == 0 && seq.num_output_tokens() == 0) {

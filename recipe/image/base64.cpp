@@ -24,8 +24,10 @@ bool is_ascii_whitespace(char c) {
 
 size_t base64_decoded_size_bound(std::string_view text) { return text.size() / 4 * 3 + 3; }
 
-Result<Bytes> decode_base64(std::string_view text, std::string_view field) {
-  // Pass 1: count the significant characters and find where the padding starts.
+namespace {
+
+// Pass 1 of decoding: validates and counts the significant characters.
+std::string scan(std::string_view text, size_t* significant) {
   size_t chars = 0;
   size_t pad = 0;
   for (size_t i = 0; i < text.size(); ++i) {
@@ -36,18 +38,30 @@ Result<Bytes> decode_base64(std::string_view text, std::string_view field) {
       continue;
     }
     if (pad > 0 || kTable[static_cast<uint8_t>(c)] < 0) {
-      return Status::invalid_argument(std::string(field) + ": invalid base64 at offset " +
-                                      std::to_string(i));
+      return "invalid base64 at offset " + std::to_string(i);
     }
     ++chars;
   }
   // Padding is only allowed to complete the last quantum to a multiple of 4 characters.
-  if (pad > 2 || (pad > 0 && (chars + pad) % 4 != 0)) {
-    return Status::invalid_argument(std::string(field) + ": invalid base64 padding");
-  }
+  if (pad > 2 || (pad > 0 && (chars + pad) % 4 != 0)) return "invalid base64 padding";
   if (chars % 4 == 1) {
-    return Status::invalid_argument(std::string(field) + ": truncated base64 (" +
-                                    std::to_string(chars) + " significant characters)");
+    return "truncated base64 (" + std::to_string(chars) + " significant characters)";
+  }
+  *significant = chars;
+  return "";
+}
+
+}  // namespace
+
+std::string base64_problem(std::string_view text) {
+  size_t chars = 0;
+  return scan(text, &chars);
+}
+
+Result<Bytes> decode_base64(std::string_view text, std::string_view field) {
+  size_t chars = 0;
+  if (std::string problem = scan(text, &chars); !problem.empty()) {
+    return Status::invalid_argument(std::string(field) + ": " + problem);
   }
   Bytes out;
   out.reserve(chars / 4 * 3 + 2);

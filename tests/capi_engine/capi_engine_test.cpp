@@ -3,8 +3,10 @@
 // as alone (greedy, and seeded sampling in deterministic mode); a small KV budget preempts and
 // still matches; prefix-cache hits are reported and change nothing; cancel returns every block;
 // bad inputs are clear errors.
+#include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <fstream>
 #include <thread>
 
 #include "tests/capi_engine/capi_engine_fixture.h"
@@ -179,6 +181,66 @@ TEST(CapiEngine, CancelDuringPrefillAndDuringDecodeReturnsEveryBlock) {
   wait_pool_full(e.get());
 }
 
+// Logprobs through di_chunk against transformers: each greedy token's logprob is log-softmax of
+// the fixture's logits row that predicted it, and top_logprobs hold the row's best values.
+TEST(CapiEngine, LogprobsAndTopLogprobsEqualTransformersLogSoftmax) {
+  for (const char* name : {"mixed_yarn_hc2", "odd_rates_hc4"}) {
+    V4Fixture f = load_v4_fixture(name);
+    const size_t vocab = 512, rows = f.prompt.size() + f.greedy.size();
+    std::vector<float> logits(rows * vocab);
+    std::ifstream in(f.dir + "/logits.f32", std::ios::binary);
+    ASSERT_TRUE(in.read(reinterpret_cast<char*>(logits.data()), static_cast<std::streamsize>(logits.size() * 4))) << name;
+    Engine e = engine(f.dir, R"({"max_model_len": 256})");
+    Request r = submit(e.get(), f.prompt, R"({"temperature": 0, "ignore_eos": 1, "logprobs": 1, "top_logprobs": 5, "max_tokens": )" +
+                                              std::to_string(f.greedy.size()) + "}");
+    std::vector<int32_t> tokens;
+    std::vector<float> lps, top_lps;
+    std::vector<int32_t> top_ids;
+    for (;;) {
+      di_chunk c;
+      c.struct_size = sizeof c;
+      const di_status st = di_poll_chunk(r.get(), 60000, &c, nullptr);
+      if (st == DI_END_OF_STREAM) break;
+      ASSERT_EQ(st, DI_OK);
+      if (c.num_tokens == 0) continue;
+      ASSERT_NE(c.logprobs, nullptr);
+      ASSERT_EQ(c.num_top_logprobs, 5u);
+      tokens.insert(tokens.end(), c.token_ids, c.token_ids + c.num_tokens);
+      lps.insert(lps.end(), c.logprobs, c.logprobs + c.num_tokens);
+      top_ids.insert(top_ids.end(), c.top_logprob_ids, c.top_logprob_ids + c.num_tokens * 5);
+      top_lps.insert(top_lps.end(), c.top_logprobs, c.top_logprobs + c.num_tokens * 5);
+    }
+    ASSERT_EQ(tokens, f.greedy) << name;
+    for (size_t k = 0; k < tokens.size(); ++k) {
+      const float* row = logits.data() + (f.prompt.size() - 1 + k) * vocab;
+      const float mx = *std::max_element(row, row + vocab);
+      double z = 0;
+      for (size_t v = 0; v < vocab; ++v) z += std::exp(static_cast<double>(row[v] - mx));
+      auto lsm = [&](int32_t t) { return static_cast<double>(row[t] - mx) - std::log(z); };
+      std::vector<double> sorted;
+      for (size_t v = 0; v < vocab; ++v) sorted.push_back(lsm(static_cast<int32_t>(v)));
+      std::sort(sorted.rbegin(), sorted.rend());
+      EXPECT_NEAR(lps[k], lsm(tokens[k]), 1e-3) << name << " " << k;
+      EXPECT_EQ(top_ids[k * 5], tokens[k]) << name << " " << k;  // greedy: the best is the token
+      for (size_t i = 0; i < 5; ++i) {
+        // The i-th best value, and the value transformers gives the id reported there.
+        EXPECT_NEAR(top_lps[k * 5 + i], sorted[i], 1e-3) << name << " " << k << " " << i;
+        EXPECT_NEAR(top_lps[k * 5 + i], lsm(top_ids[k * 5 + i]), 1e-3) << name << " " << k << " " << i;
+      }
+    }
+  }
+  // Without logprobs asked for, a chunk carries none.
+  V4Fixture f = load_v4_fixture("mixed_yarn_hc2");
+  Engine e = engine(f.dir, R"({"max_model_len": 256})");
+  Request r = submit(e.get(), f.prompt, R"({"temperature": 0, "max_tokens": 2})");
+  di_chunk c;
+  c.struct_size = sizeof c;
+  ASSERT_EQ(di_poll_chunk(r.get(), 60000, &c, nullptr), DI_OK);
+  EXPECT_EQ(c.logprobs, nullptr);
+  EXPECT_EQ(c.num_top_logprobs, 0u);
+  EXPECT_EQ(c.top_logprob_ids, nullptr);
+}
+
 TEST(CapiEngine, NGreaterThanOneGreedyGivesNCopiesOfTransformersGreedy) {
   V4Fixture f = load_v4_fixture("mixed_yarn_hc2");
   Engine e = engine(f.dir, R"({"max_model_len": 256})");
@@ -208,6 +270,18 @@ TEST(CapiEngine, BadInputsAreClearErrors) {
   expect({1}, R"({"top_p": 1.5})", DI_E_INVALID_ARG, "top_p");
   expect({1}, R"({"stop_token_ids": [9999]})", DI_E_INVALID_ARG, "stop_token_ids[0]");
   expect({1}, R"({"max_tokens": 1000})", DI_E_LIMIT, "max_model_len");
+  expect({1}, R"({"max_tokens": 9223372036854775807})", DI_E_LIMIT, "max_model_len");
+  expect({1}, R"({"n": 0})", DI_E_INVALID_ARG, "n");
+  expect({1}, R"({"top_k": -2})", DI_E_INVALID_ARG, "top_k");
+  expect({1}, R"({"min_p": 1.5})", DI_E_INVALID_ARG, "min_p");
+  expect({1}, R"({"repetition_penalty": 0})", DI_E_INVALID_ARG, "repetition_penalty");
+  expect({1}, R"({"presence_penalty": 2.5})", DI_E_INVALID_ARG, "presence_penalty");
+  expect({1}, R"({"frequency_penalty": -3})", DI_E_INVALID_ARG, "frequency_penalty");
+  expect({1}, R"({"logit_bias": {"512": 1}})", DI_E_INVALID_ARG, "logit_bias");
+  expect({1}, R"({"logit_bias": {"5": 1e300}})", DI_E_INVALID_ARG, "logit_bias[5]");
+  expect({1}, R"({"top_logprobs": 21})", DI_E_INVALID_ARG, "top_logprobs");
+  expect({1}, R"({"min_tokens": 5, "max_tokens": 2})", DI_E_INVALID_ARG, "min_tokens");
+  expect({1}, R"({"n": 1000})", DI_E_INVALID_ARG, "n");
   expect({1}, R"({"stop": ["x"]})", DI_E_INVALID_ARG, "stop");  // no tokenizer.json in the fixture
 
   di_options* o = nullptr;

@@ -33,6 +33,18 @@ int run(const std::string& cmd, std::string& out) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+// As run(), with standard error in `out` too.
+int run_with_stderr(const std::string& cmd, std::string& out) {
+  out.clear();
+  FILE* p = popen(("(" + cmd + ") 2>&1").c_str(), "r");
+  if (!p) return -1;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int st = pclose(p);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
 std::string slurp(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
   std::ostringstream s;
@@ -112,6 +124,98 @@ TEST_F(TinyModel, GenerateTextPromptBatchFileAndStream) {
   EXPECT_EQ(out, one["text"].get<std::string>() + "\n");
   EXPECT_EQ(run(cli() + " generate --model " + *dir_ + " --prompt hi --temperature -1", out), 2);
   EXPECT_EQ(run(cli() + " generate --model " + *dir_ + " --prompt hi --top-p 0", out), 2);
+}
+
+// Every line of a batch file gives what the same request gives alone, in input order; a bad line
+// becomes an error line in its place (ids that do not fit a token id are refused, not wrapped).
+TEST_F(TinyModel, BatchFileLinesEqualTheSameRequestsAloneInOrder) {
+  const fs::path batch = fs::path(*dir_) / "batch2.jsonl";
+  const std::vector<std::string> lines = {
+      R"({"prompt_ids": [0, 100, 200, 300], "max_tokens": 6, "ignore_eos": 1})",
+      R"({"prompt_ids": [0, 4294967297], "max_tokens": 2})",
+      R"({"prompt_ids": [0, 7, 9], "temperature": 0.9, "seed": 11, "top_k": 40, "max_tokens": 7, "ignore_eos": 1})",
+      R"({"prompt_ids": [0, 1.5]})",
+      R"({"prompt_ids": [0, 55], "max_tokens": 0})",
+      R"({"prompt_ids": [0, 100, 200], "n": 2, "temperature": 1, "seed": 3, "max_tokens": 4, "ignore_eos": 1})",
+  };
+  {
+    std::ofstream f(batch);
+    for (const std::string& l : lines) f << l << "\n";
+  }
+  std::string out;
+  EXPECT_EQ(run(cli() + " generate --model " + *dir_ + " --batch-file " + batch.string(), out), 2) << out;
+  std::istringstream in(out);
+  std::vector<json> results;
+  for (std::string l; std::getline(in, l);) results.push_back(json::parse(l));
+  ASSERT_EQ(results.size(), lines.size()) << out;
+  EXPECT_NE(results[1]["error"].get<std::string>().find("prompt_ids[1]"), std::string::npos) << results[1];
+  EXPECT_NE(results[3]["error"].get<std::string>().find("prompt_ids[1]"), std::string::npos) << results[3];
+  EXPECT_NE(results[4]["error"].get<std::string>().find("max_tokens"), std::string::npos) << results[4];
+  for (size_t i : {0u, 2u, 5u}) {
+    const fs::path one = fs::path(*dir_) / ("one" + std::to_string(i) + ".jsonl");
+    std::ofstream(one) << lines[i] << "\n";
+    std::string alone;
+    ASSERT_EQ(run(cli() + " generate --model " + *dir_ + " --batch-file " + one.string(), alone), 0) << alone;
+    EXPECT_EQ(results[i], json::parse(alone)) << i;
+    EXPECT_FALSE(results[i]["ids"].empty()) << i;
+  }
+  EXPECT_EQ(results[5]["choices"].size(), 2u);
+}
+
+// A chat turn is the recipe's V4 rendering of the conversation so far (the reference-checked
+// `render --messages`), tokenized and generated greedily: the same text `generate` gives for
+// those ids. The second turn's prompt carries the first answer.
+TEST_F(TinyModel, ChatTurnsEqualGenerateOnTheRenderedConversation) {
+  std::string out;
+  ASSERT_EQ(run(cli() + " chat --model " + *dir_ + " --message hello --message again --max-tokens 6", out), 0) << out;
+  std::istringstream lines(out);
+  std::string answer1, answer2;
+  std::getline(lines, answer1);
+  std::getline(lines, answer2);
+  auto generate_on = [&](const json& messages) {
+    const fs::path req = fs::path(*dir_) / "render.json";
+    json body = json::object();
+    body["messages"] = messages;
+    body["kwargs"] = {{"thinking_mode", "chat"}};
+    std::ofstream(req) << body.dump();
+    std::string rendered, ids;
+    EXPECT_EQ(run(cli() + " render --encoding dsv4 --messages < " + req.string(), rendered), 0) << rendered;
+    std::ofstream(req) << json{{"text", json::parse(rendered)["prompt"]}}.dump() << "\n";
+    EXPECT_EQ(run(cli() + " tokenize --tokenizer " + *dir_ + " < " + req.string(), ids), 0) << ids;
+    std::string csv;
+    const json parsed = json::parse(ids);
+    for (const json& id : parsed["ids"]) csv += (csv.empty() ? "" : ",") + std::to_string(id.get<int>());
+    std::string gen;
+    EXPECT_EQ(run_with_stderr(cli() + " generate --model " + *dir_ + " --prompt-ids " + csv + " --max-tokens 6 --json", gen), 0)
+        << rendered << ids << gen;
+    return json::parse(gen)["text"].get<std::string>();
+  };
+  json messages = json::array({{{"role", "user"}, {"content", "hello"}}});
+  EXPECT_EQ(answer1, generate_on(messages));
+  messages.push_back({{"role", "assistant"}, {"content", answer1}});
+  messages.push_back({{"role", "user"}, {"content", "again"}});
+  EXPECT_EQ(answer2, generate_on(messages));
+  EXPECT_NE(answer1, answer2);
+}
+
+// Without --model, chat and serve (and generate) use models/tiny-v4 under the working directory;
+// when it is missing the error says how to make it.
+TEST_F(TinyModel, ChatDefaultsToTheBundledTinyModel) {
+  const fs::path cwd = fs::path(*dir_ + "-cwd");
+  fs::create_directories(cwd / "models");
+  const std::string in_cwd = "cd " + cwd.string() + " && " + cli();
+  std::string with_model, by_default, err;
+  EXPECT_EQ(run_with_stderr(in_cwd + " chat --message hello --max-tokens 5", err), 1);
+  EXPECT_NE(err.find("make-tiny-model"), std::string::npos) << err;
+  // serve looks in the same place (it would start serving if the model were there).
+  EXPECT_EQ(run_with_stderr(in_cwd + " serve --port 0", err), 1);
+  EXPECT_NE(err.find("models/tiny-v4: the bundled tiny model is not there"), std::string::npos) << err;
+  fs::create_directory_symlink(*dir_, cwd / "models" / "tiny-v4");
+  ASSERT_EQ(run(in_cwd + " chat --message hello --max-tokens 5", by_default), 0);
+  ASSERT_EQ(run(cli() + " chat --model " + *dir_ + " --message hello --max-tokens 5", with_model), 0);
+  EXPECT_EQ(by_default, with_model);
+  EXPECT_FALSE(with_model.empty());
+  fs::remove_all(cwd);
 }
 
 TEST_F(TinyModel, ChatRunsTurnsThroughTheRecipe) {

@@ -12,6 +12,7 @@
 #include "base/utf8.h"
 #include "engine/engine.h"
 #include "engine/llm.h"
+#include "tests/engine/engine_test_util.h"
 #include "tests/engine/toy_model.h"
 
 namespace di::engine {
@@ -19,70 +20,7 @@ namespace {
 
 using testing::ToyModel;
 using testing::ToyTokenText;
-
-struct Completion {
-  std::vector<int32_t> tokens;
-  std::string text;
-  FinishReason finish = FinishReason::kNone;
-  int64_t cached = 0;
-};
-
-std::unique_ptr<LLMEngine> make_engine(EngineConfig c = {}, int64_t kv_bytes = 0, int delay_ms = 0) {
-  if (c.max_model_len == 0) c.max_model_len = 256;
-  if (kv_bytes) c.kv_cache_bytes = kv_bytes;
-  auto r = LLMEngine::create(std::make_unique<ToyModel>(4096, delay_ms), c, std::make_shared<ToyTokenText>());
-  EXPECT_TRUE(r.is_ok()) << r.status().message();
-  return std::move(r).value();
-}
-
-std::vector<Completion> drain(RequestStream& s, int n = 1) {
-  std::vector<Completion> out(n);
-  CompletionChunk c;
-  for (;;) {
-    auto r = s.poll(20000, &c);
-    if (r == RequestStream::Poll::kEnd) break;
-    EXPECT_EQ(r, RequestStream::Poll::kChunk) << "poll timed out";
-    if (r != RequestStream::Poll::kChunk) break;
-    Completion& o = out[c.index];
-    o.tokens.insert(o.tokens.end(), c.token_ids.begin(), c.token_ids.end());
-    o.text += c.text;
-    o.cached = c.cached_prompt_tokens;
-    if (c.finish_reason != FinishReason::kNone) o.finish = c.finish_reason;
-  }
-  return out;
-}
-
-std::vector<int32_t> prompt_of(int len, int salt) {
-  std::vector<int32_t> p;
-  for (int i = 0; i < len; ++i) p.push_back(1 + (i * 7 + salt * 13) % 96);
-  return p;
-}
-
-std::vector<std::vector<int32_t>> mixed_prompts() {
-  std::vector<std::vector<int32_t>> ps;
-  for (int i = 0; i < 16; ++i) ps.push_back(prompt_of(3 + (i * 11) % 45, i));
-  return ps;
-}
-
-std::vector<Completion> run_batch(LLMEngine& e, const std::vector<std::vector<int32_t>>& prompts,
-                                  const std::function<SamplingParams(int)>& params) {
-  std::vector<std::shared_ptr<RequestStream>> streams;
-  for (size_t i = 0; i < prompts.size(); ++i) {
-    auto r = e.submit(prompts[i], params(static_cast<int>(i)));
-    EXPECT_TRUE(r.is_ok()) << r.status().message();
-    streams.push_back(*r);
-  }
-  std::vector<Completion> out;
-  for (auto& s : streams) out.push_back(drain(*s)[0]);
-  return out;
-}
-
-SamplingParams greedy(int max_tokens = 12) {
-  SamplingParams p;
-  p.temperature = 0;
-  p.max_tokens = max_tokens;
-  return p;
-}
+using namespace testing::engine_util;
 
 TEST(Engine, SixteenMixedRequestsBatchedEqualAloneAndTheReferenceGreedy) {
   auto prompts = mixed_prompts();
@@ -224,16 +162,6 @@ TEST(Engine, StopStringEndsTheTextBeforeIt) {
   EXPECT_EQ(out.text, full.text.substr(0, at));
 }
 
-void wait_pool_full(LLMEngine& e) {
-  for (int i = 0; i < 500; ++i) {
-    KvCacheStats s = e.kv_stats();
-    if (s.num_free_blocks == s.num_blocks) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  KvCacheStats s = e.kv_stats();
-  EXPECT_EQ(s.num_free_blocks, s.num_blocks);
-}
-
 TEST(Engine, CancelDuringPrefillAndDecodeReturnsEveryBlock) {
   EngineConfig c;
   c.max_num_batched_tokens = 4;  // a 200-token prompt takes 50 steps of 2 ms
@@ -368,6 +296,8 @@ TEST(Engine, ConcurrentSubmitPollCancelDestroyAllEnd) {
 
 namespace di::engine {
 namespace {
+
+using namespace testing::engine_util;
 
 TEST(LLM, GenerateReturnsEveryPromptInOrderWithText) {
   EngineConfig c;

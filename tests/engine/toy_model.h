@@ -6,6 +6,7 @@
 // computes the same logits from the token list alone, without any cache.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -28,12 +29,13 @@ class ToyModel final : public Model {
   const ModelInfo& info() const override { return info_; }
   const std::vector<CacheGroupSpec>& cache_groups() const override { return groups_; }
   Status forward(const ForwardBatch& batch, std::vector<float>& logits) override;
-  int64_t forwards() const { return forwards_; }
+  // Forward calls so far; read from test threads while the engine's step thread runs.
+  int64_t forwards() const { return forwards_.load(); }
 
  private:
   ModelInfo info_;
   std::vector<CacheGroupSpec> groups_;
-  int64_t forwards_ = 0;
+  std::atomic<int64_t> forwards_{0};
   int delay_ms_ = 0;
 };
 

@@ -1,6 +1,7 @@
 // `deepinfer generate`: runs prompts (text, token ids, or a JSON Lines batch) through the engine
 // via the C ABI — continuous batching, every sampling option, streaming — and prints the
 // completions (text, or ids when the model has no tokenizer; JSON with --json / --batch-file).
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -186,7 +187,23 @@ int cmd_generate(int argc, char** argv) {
       }
       p = std::move(t).value();
     } else {
-      for (const json& id : batch[i].first) p.push_back(id.is_number_integer() ? id.get<int32_t>() : -1);
+      // Checked here: a bare get<int32_t>() would wrap 4294967297 into token 1.
+      for (size_t k = 0; k < batch[i].first.size() && errors[i].is_null(); ++k) {
+        const json& id = batch[i].first[k];
+        if (id.is_number_unsigned() && id.get<uint64_t>() <= static_cast<uint64_t>(INT32_MAX)) {
+          p.push_back(static_cast<int32_t>(id.get<uint64_t>()));
+        } else if (id.is_number_integer() && !id.is_number_unsigned() && id.get<int64_t>() >= 0 &&
+                   id.get<int64_t>() <= INT32_MAX) {
+          p.push_back(static_cast<int32_t>(id.get<int64_t>()));
+        } else {
+          errors[i] = "prompt_ids[" + std::to_string(k) + "]: expected a token id (an integer in [0, 2147483647]), got " +
+                      id.dump();
+        }
+      }
+      if (!errors[i].is_null()) {
+        reqs.push_back(nullptr);
+        continue;
+      }
     }
     auto r = s.submit(p, batch[i].second);
     if (!r.is_ok()) errors[i] = r.status().message();

@@ -2,15 +2,14 @@
 // response, through the same OutputParser the library uses. Parser options come from the API
 // request (--request, through the recipe's prepare step) and flags; parsing is the recipe's.
 #include <cstdio>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "recipe/prepare/prepare.h"
 #include "recipe/protocol/output_parser.h"
+#include "tools/cli/cli_args.h"
 #include "tools/cli/commands.h"
 
 namespace di::cli {
@@ -33,17 +32,7 @@ constexpr const char* kUsage =
     "                   tokenizer's added-token matching would\n"
     "Exit status: 0 parsed, 2 bad usage or input, 1 internal failure.\n";
 
-int usage_error(const std::string& msg) {
-  std::fprintf(stderr, "deepinfer parse: %s\n\n%s", msg.c_str(), kUsage);
-  return 2;
-}
-
-bool read_file(const std::string& path, std::string* out) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return false;
-  out->assign(std::istreambuf_iterator<char>(f), {});
-  return true;
-}
+int usage_error(const std::string& msg) { return cli_usage_error("parse", msg, kUsage); }
 
 // The parser options of an API request, from the recipe's own prepare step (validation,
 // thinking, tools and tool_choice, stops, response_format, include_usage) exactly as the library
@@ -68,7 +57,7 @@ bool options_from_request(recipe::Protocol protocol, recipe::Encoding encoding,
 // Control token ids from tokenizer.json's added_tokens.
 bool apply_tokenizer(const std::string& path, recipe::ParserOptions* o, std::string* error) {
   std::string text;
-  if (!read_file(path, &text)) return *error = path + ": cannot read", false;
+  if (!read_whole_file(path, &text)) return *error = path + ": cannot read", false;
   json tok = json::parse(text, nullptr, false);
   if (tok.is_discarded() || !tok.contains("added_tokens") || !tok["added_tokens"].is_array())
     return *error = path + ": not a tokenizer.json (no added_tokens array)", false;
@@ -89,32 +78,14 @@ bool apply_tokenizer(const std::string& path, recipe::ParserOptions* o, std::str
 int cmd_parse(int argc, char** argv) {
   std::string protocol_name, encoding = "dsv41", tokenizer, request_path, options_path;
   bool stream = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&](std::string& dst) {
-      if (i + 1 >= argc) return false;
-      dst = argv[++i];
-      return true;
-    };
-    if (a == "--help" || a == "-h") {
-      std::printf("%s", kUsage);
-      return 0;
-    } else if (a == "--stream") {
-      stream = true;
-    } else if (a == "--protocol") {
-      if (!value(protocol_name)) return usage_error("--protocol needs a value");
-    } else if (a == "--encoding") {
-      if (!value(encoding)) return usage_error("--encoding needs a value");
-    } else if (a == "--tokenizer") {
-      if (!value(tokenizer)) return usage_error("--tokenizer needs a path");
-    } else if (a == "--request") {
-      if (!value(request_path)) return usage_error("--request needs a file");
-    } else if (a == "--options") {
-      if (!value(options_path)) return usage_error("--options needs a file");
-    } else {
-      return usage_error("unknown argument '" + a + "'");
-    }
-  }
+  const int rc = parse_cli_options("parse", argc, argv, kUsage,
+                                   {{"--stream", nullptr, &stream},
+                                    {"--protocol", &protocol_name},
+                                    {"--encoding", &encoding},
+                                    {"--tokenizer", &tokenizer},
+                                    {"--request", &request_path},
+                                    {"--options", &options_path}});
+  if (rc >= 0) return rc;
   if (protocol_name.empty()) return usage_error("--protocol is required");
   auto protocol = recipe::parse_protocol(protocol_name);
   if (!protocol.is_ok()) return usage_error(protocol.status().message());
@@ -126,7 +97,7 @@ int cmd_parse(int argc, char** argv) {
     json base = json::object();
     if (!request_path.empty()) {
       std::string text;
-      if (!read_file(request_path, &text)) return usage_error(request_path + ": cannot read");
+      if (!read_whole_file(request_path, &text)) return usage_error(request_path + ": cannot read");
       std::string error;
       const auto enc = encoding == "dsv4" ? recipe::Encoding::kDsv4 : recipe::Encoding::kDsv41;
       if (!options_from_request(*protocol, enc, text, &o, &error)) {
@@ -137,7 +108,7 @@ int cmd_parse(int argc, char** argv) {
     }
     if (!options_path.empty()) {
       std::string text;
-      if (!read_file(options_path, &text)) return usage_error(options_path + ": cannot read");
+      if (!read_whole_file(options_path, &text)) return usage_error(options_path + ": cannot read");
       json extra = json::parse(text, nullptr, false);
       if (extra.is_discarded() || !extra.is_object())
         return usage_error(options_path + ": expected a JSON object");

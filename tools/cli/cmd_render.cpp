@@ -2,15 +2,13 @@
 // DeepSeek's reference encode_messages(messages, **kwargs); with --protocol it runs a whole API
 // request through the recipe (validation, prompt, token ids). Prints one JSON object.
 #include <cstdio>
-#include <cstring>
-#include <iostream>
-#include <iterator>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "deepinfer.h"
 #include "recipe/encoding/encoder.h"
+#include "tools/cli/cli_args.h"
 #include "tools/cli/commands.h"
 
 namespace di::cli {
@@ -117,31 +115,19 @@ int render_request(const std::string& encoding, const std::string& protocol,
 int cmd_render(int argc, char** argv) {
   std::string encoding = "dsv4", protocol, tokenizer, options;
   bool messages = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&](std::string& dst) {
-      if (i + 1 >= argc) return false;
-      dst = argv[++i];
-      return true;
-    };
-    if (a == "--help" || a == "-h") {
-      std::printf("%s", kUsage);
-      return 0;
-    } else if (a == "--messages") {
-      messages = true;
-    } else if ((a == "--encoding" && value(encoding)) || (a == "--protocol" && value(protocol)) ||
-               (a == "--tokenizer" && value(tokenizer)) || (a == "--options" && value(options))) {
-    } else {
-      std::fprintf(stderr, "deepinfer render: unexpected argument '%s'\n%s", a.c_str(), kUsage);
-      return 2;
-    }
-  }
+  const int rc = parse_cli_options("render", argc, argv, kUsage,
+                                   {{"--messages", nullptr, &messages},
+                                    {"--encoding", &encoding},
+                                    {"--protocol", &protocol},
+                                    {"--tokenizer", &tokenizer},
+                                    {"--options", &options}});
+  if (rc >= 0) return rc;
   auto enc = recipe::parse_encoding(encoding);
   if (!enc.is_ok()) {
     std::fprintf(stderr, "deepinfer render: %s\n", enc.status().message().c_str());
     return 2;
   }
-  std::string body((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+  const std::string body = read_all_stdin();
   if (messages) return render_messages(*enc, body);
   return render_request(encoding, protocol, tokenizer, options, body);
 }

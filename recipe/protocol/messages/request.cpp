@@ -7,6 +7,7 @@
 #include <set>
 
 #include "recipe/encoding/py_json.h"
+#include "recipe/image/base64.h"
 #include "recipe/protocol/request_steps.h"
 #include "recipe/protocol/sampling_fields.h"
 #include "recipe/protocol/tool_fields.h"
@@ -66,6 +67,9 @@ Result<ImageRef> read_image(const ordered_json& block, const std::string& path) 
       return sf.error("media_type", "expected one of \"image/jpeg\", \"image/png\", \"image/gif\" "
                                     "or \"image/webp\", got \"" + r.media_type + "\"");
     if (r.data.empty()) return sf.error("data", "must not be empty");
+    // Rejected here whatever the image policy, as the recipe's converter does (recipe-spec §6.3).
+    if (std::string problem = image::base64_problem(r.data); !problem.empty())
+      return sf.error("data", problem);
   } else if (type == "url") {
     r.kind = ImageRef::Kind::kUrl;
     DI_ASSIGN_OR_RETURN(r.url, sf.required_str("url"));

@@ -3,7 +3,7 @@
 // inserts, deletes, splices, JSON-ish tokens) until the time budget is spent. A crash or hang
 // fails the test; under DI_SANITIZE=address it also catches leaks. The coverage-guided run is
 // run_libfuzzer.sh.
-// usage: recipe_request_fuzz_smoke SECONDS SEED_FILE...
+// usage: <fuzz_smoke> SECONDS SEED_FILE... (shared by the recipe's request and output targets)
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -62,6 +62,6 @@ int main(int argc, char** argv) {
     run(s);
     ++runs;
   }
-  std::printf("recipe request fuzz: %zu mutated inputs in %.0f s, no crash\n", runs, seconds);
+  std::printf("%s: %zu mutated inputs in %.0f s, no crash\n", argv[0], runs, seconds);
   return 0;
 }

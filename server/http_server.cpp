@@ -99,7 +99,13 @@ Status HttpServer::Impl::load() {
   for (size_t i = 1; i < c.served_model_names.size(); ++i) aliases.push_back(c.served_model_names[i]);
   json recipe_options = {{"recipe_encoding", c.encoding},
                          {"recipe_model", c.served_model_names.front()},
-                         {"recipe_model_aliases", aliases}};
+                         {"recipe_model_aliases", aliases},
+                         {"recipe_image_policy", c.image_policy}};
+  // The fetch options exist only for a vision recipe (the recipe refuses them otherwise).
+  if (c.image_policy == "vision") {
+    recipe_options["recipe_image_allow_remote"] = c.image_allow_remote ? 1 : 0;
+    recipe_options["recipe_image_allow_destinations"] = c.image_allow_destinations;
+  }
   if (max_model_len > 0) recipe_options["recipe_context_length"] = max_model_len;
   const std::string rj = recipe_options.dump();
   di_options_create(&opts, nullptr);

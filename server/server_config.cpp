@@ -20,6 +20,10 @@ Status ServerConfig::validate() {
   }
   for (const std::string& n : served_model_names)
     if (n.empty()) return Status::invalid_argument("--served-model-name: expected a non-empty name");
+  if (image_policy != "unsupported" && image_policy != "reject" && image_policy != "vision")
+    return Status::invalid_argument("--image-policy: expected unsupported, reject or vision, got '" + image_policy + "'");
+  if (image_policy != "vision" && (!image_allow_remote || !image_allow_destinations.empty()))
+    return Status::invalid_argument("--image-allow-destination/--no-remote-images: need --image-policy vision");
   const ServerLimits& l = limits;
   if (l.max_body_bytes < 1024)
     return Status::invalid_argument("--max-body-bytes: expected >= 1024, got " + std::to_string(l.max_body_bytes));

@@ -30,6 +30,12 @@ struct ServerConfig {
   // The first is the model name responses carry; every one is accepted in requests.
   std::vector<std::string> served_model_names;
   std::string encoding = "dsv4";      // the recipe's prompt format
+  // Images in requests: "unsupported" (the model sees a placeholder), "reject" (400) or
+  // "vision" (fetched through the recipe's destination filter, decoded, counted).
+  std::string image_policy = "unsupported";
+  bool image_allow_remote = true;     // vision: false refuses http(s) image URLs
+  // vision: internal addresses image fetches may reach after all (CIDR or host:port).
+  std::vector<std::string> image_allow_destinations;
   nlohmann::json engine_options = nlohmann::json::object();  // engine-scope di_options keys
   ServerLimits limits;
 

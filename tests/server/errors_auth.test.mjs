@@ -1,14 +1,16 @@
 // Bad requests surface as the SDKs' typed errors with the right status; a wrong or missing API
-// key is a 401 in each API's format; oversized bodies are refused with 413; no stack traces.
+// key is a 401 in each API's format; oversized bodies are refused with 413; no stack traces;
+// stalled clients are dropped after the read timeout; every request leaves one JSON log line.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { startServer, API_KEY, MODEL } from './harness.mjs';
+import net from 'node:net';
+import { startServer, waitFor, API_KEY, MODEL } from './harness.mjs';
 
 let server, openai, anthropic;
 before(async () => {
-  server = await startServer(['--max-body-bytes', '65536']);
+  server = await startServer(['--max-body-bytes', '65536', '--read-timeout', '1']);
   openai = new OpenAI({ apiKey: API_KEY, baseURL: `${server.base}/v1`, maxRetries: 0 });
   anthropic = new Anthropic({ apiKey: API_KEY, baseURL: server.base, maxRetries: 0 });
 });
@@ -85,4 +87,141 @@ test('malformed JSON, oversized bodies and unknown routes get API-shaped errors'
   const nf = await fetch(`${server.base}/v1/nothing`, { headers: h });
   assert.equal(nf.status, 404);
   assert.equal((await nf.json()).error.type, 'invalid_request_error');
+});
+
+// Opens a raw connection, writes `head` and nothing more; resolves with how long the server
+// took to close it and what it sent back.
+function stall(port, head) {
+  return new Promise((resolve, reject) => {
+    const t0 = Date.now();
+    let got = '';
+    const sock = net.connect(port, '127.0.0.1', () => sock.write(head));
+    sock.setEncoding('utf8');
+    sock.on('data', (d) => { got += d; });
+    sock.on('error', () => {});
+    sock.on('close', () => resolve({ ms: Date.now() - t0, got }));
+    setTimeout(() => { sock.destroy(); reject(new Error('the server kept a stalled connection open for 20 s')); }, 20000);
+  });
+}
+
+test('read timeout: clients that stall in the headers or the body are dropped; others are served meanwhile', async () => {
+  const headers = stall(server.port, 'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: appl');
+  const body = stall(server.port, `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${API_KEY}\r\n` +
+    'Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"model": "');
+  // While both hold a connection, a well-behaved client gets its answer.
+  const r = await openai.chat.completions.create({ model: MODEL, max_tokens: 1, messages: [{ role: 'user', content: 'x' }] });
+  assert.equal(r.object, 'chat.completion');
+  for (const s of await Promise.all([headers, body])) {
+    // --read-timeout 1: closed within seconds (httplib adds its keep-alive wait: ~6 s measured),
+    // never answered 200.
+    assert.ok(s.ms >= 900 && s.ms < 15000, `closed after ${s.ms} ms`);
+    assert.doesNotMatch(s.got, /^HTTP\/1\.1 200/);
+  }
+  assert.equal((await fetch(`${server.base}/health`)).status, 200);
+});
+
+test('structured logs: one JSON line per request carrying its x-request-id, route, status and tokens', async () => {
+  const r = await fetch(`${server.base}/v1/chat/completions`, {
+    method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${API_KEY}` },
+    body: JSON.stringify({ model: MODEL, max_tokens: 2, messages: [{ role: 'user', content: 'log me' }] }),
+  });
+  assert.equal(r.status, 200);
+  const id = r.headers.get('x-request-id');
+  assert.match(id, /^req_[0-9a-f]{16}$/);
+  const usage = (await r.json()).usage;
+  const bad = await fetch(`${server.base}/v1/messages`, {
+    method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': API_KEY },
+    body: JSON.stringify({ model: MODEL, max_tokens: -3, messages: [{ role: 'user', content: 'x' }] }),
+  });
+  assert.equal(bad.status, 400);
+  const badId = bad.headers.get('x-request-id');
+  assert.notEqual(badId, id);
+  const find = (rid) => server.logs.map((l) => JSON.parse(l)).find((j) => j.event === 'request' && j.request_id === rid);
+  const line = await waitFor(() => find(id), 10000);
+  assert.ok(line, 'a request line for ' + id);
+  for (const l of server.logs) assert.doesNotThrow(() => JSON.parse(l), l);  // every line is JSON
+  assert.equal(line.level, 'info');
+  assert.match(line.ts, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  assert.equal(line.route, '/v1/chat/completions');
+  assert.equal(line.status, 200);
+  assert.equal(line.prompt_tokens, usage.prompt_tokens);
+  assert.equal(line.completion_tokens, usage.completion_tokens);
+  assert.equal(typeof line.duration_ms, 'number');
+  const badLine = await waitFor(() => find(badId), 10000);
+  assert.equal(badLine.status, 400);
+  assert.match(badLine.error, /max_tokens/);
+});
+
+// Bodies that are wrong in every way a client can get them wrong, for each API: each gets a 4xx
+// with that API's error envelope, quickly, and the server keeps serving.
+const user = [{ role: 'user', content: 'x' }];
+const SYNTAX = [
+  '', ' ', 'null', '[]', '"x"', '17', '{', '{"model":', '{"a":1}{"b":2}', '\u0000', '{"model":"\ud800"}',
+  Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d]),  // {"<invalid UTF-8>":1}
+  '['.repeat(100000) + ']'.repeat(100000),
+  JSON.stringify({ model: MODEL }),
+];
+const CHAT = [
+  { model: 17, messages: user, max_tokens: 1 },
+  { model: MODEL, max_tokens: 1, messages: user, stream: 'yes' },
+  { model: MODEL, max_tokens: 1, messages: user, temperature: -1 },
+  { model: MODEL, max_tokens: 1, messages: user, top_p: 7 },
+  { model: MODEL, max_tokens: 1e300, messages: user },
+  { model: MODEL, max_tokens: 2 ** 53, messages: user },
+  { model: MODEL, max_tokens: 1, messages: [{ role: 'user', content: [{ type: 'nope' }] }] },
+  { model: MODEL, max_tokens: 1, messages: [{ role: 'user' }] },
+  { model: MODEL, max_tokens: 1, messages: [null] },
+  { model: MODEL, max_tokens: 1, messages: user, tools: [{ type: 'function' }] },
+  { model: MODEL, max_tokens: 1, messages: user, tools: 'all' },
+  { model: MODEL, max_tokens: 1, messages: user, stop: [1] },
+  { model: MODEL, max_tokens: 1, messages: user, seed: 'abc' },
+  { model: MODEL, max_tokens: 1, messages: user, response_format: { type: 'json_schema', json_schema: { name: 'a', schema: { type: 'bogus' } } } },
+];
+const RESPONSES = [
+  { model: MODEL, max_output_tokens: -1, input: 'x' },
+  { model: MODEL, max_output_tokens: 1, input: [{ role: 'wizard', content: 'x' }] },
+  { model: MODEL, max_output_tokens: 1, input: [null] },
+  { model: MODEL, max_output_tokens: 1, input: 'x', temperature: 'hot' },
+  { model: MODEL, max_output_tokens: 1, input: 'x', tools: 'all' },
+  { model: MODEL, max_output_tokens: 1, input: 'x', tools: [{ type: 'function' }] },
+  { model: MODEL, max_output_tokens: 1, input: 'x', text: { format: { type: 'json_schema', name: 'a', schema: { type: 'bogus' } } } },
+];
+const MESSAGES = [
+  { model: MODEL, max_tokens: 0, messages: user },
+  { model: MODEL, max_tokens: 1, messages: [{ role: 'wizard', content: 'x' }] },
+  { model: MODEL, max_tokens: 1, messages: [{ role: 'user', content: [{ type: 'image' }] }] },
+  { model: MODEL, max_tokens: 1, messages: user, stop_sequences: [1] },
+  { model: MODEL, max_tokens: 1, messages: user, tools: [{ input_schema: {} }] },
+  { model: MODEL, max_tokens: 1, messages: user, thinking: { type: 'sometimes' } },
+  { model: MODEL, max_tokens: 1, messages: user, temperature: 5 },
+];
+
+test('malformed bodies on every API: a 4xx in that API\'s envelope, never a crash or a hang', async () => {
+  const openaiEnvelope = (b) => typeof b.error?.message === 'string' && typeof b.error?.type === 'string';
+  const routes = [
+    ['/v1/chat/completions', {}, openaiEnvelope, CHAT],
+    ['/v1/responses', {}, openaiEnvelope, RESPONSES],
+    ['/v1/messages', { 'anthropic-version': '2023-06-01' },
+      (b) => b.type === 'error' && typeof b.error?.type === 'string' && typeof b.error?.message === 'string', MESSAGES],
+  ];
+  for (const [route, extra, envelope, semantic] of routes) {
+    for (const body of [...SYNTAX, ...semantic.map((b) => JSON.stringify(b))]) {
+      const what = `${route} ${String(body).slice(0, 160)}`;
+      let r;
+      try {
+        r = await fetch(`${server.base}${route}`, {
+          method: 'POST', body, signal: AbortSignal.timeout(15000),
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${API_KEY}`, ...extra },
+        });
+      } catch (e) {
+        assert.fail(`${what}: ${e.message}`);
+      }
+      const text = await r.text();
+      assert.ok(r.status >= 400 && r.status < 500, `${what}: ${r.status} ${text.slice(0, 200)}`);
+      const j = JSON.parse(text);
+      assert.ok(envelope(j), `${what}: ${text}`);
+      assert.doesNotMatch(text, /\.cpp|std::|terminate|what\(\)/, what);
+    }
+  }
+  assert.equal((await fetch(`${server.base}/health`)).status, 200);
 });

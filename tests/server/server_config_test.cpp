@@ -35,6 +35,10 @@ TEST(ServerConfig, RefusesOutOfRangeLimitsNamingTheFlag) {
   refused([](ServerConfig& c) { c.limits.read_timeout_s = 0; }, "--read-timeout");
   refused([](ServerConfig& c) { c.limits.request_timeout_s = 0; }, "--request-timeout");
   refused([](ServerConfig& c) { c.limits.max_connections = 1; }, "--max-connections");
+  refused([](ServerConfig& c) { c.image_policy = "sometimes"; }, "--image-policy");
+  // Fetch options without fetching would be silently ignored: refused instead.
+  refused([](ServerConfig& c) { c.image_allow_destinations = {"10.0.0.0/8"}; }, "--image-allow-destination");
+  refused([](ServerConfig& c) { c.image_allow_remote = false; }, "--no-remote-images");
 }
 
 TEST(ServerError, EachApiGetsItsOwnEnvelopeAndType) {

@@ -24,6 +24,8 @@ void usage() {
       "                       [--served-model-name NAME]... [--encoding dsv4|dsv41|dsv32]\n"
       "                       [--max-body-bytes N] [--read-timeout S] [--write-timeout S]\n"
       "                       [--request-timeout S] [--max-connections N] [engine flags]\n"
+      "                       [--image-policy unsupported|reject|vision] [--no-remote-images]\n"
+      "                       [--image-allow-destination CIDR|HOST:PORT]...\n"
       "  Serves POST /v1/chat/completions, /v1/responses, /v1/messages (streamed with\n"
       "  \"stream\": true), GET /v1/models, /health and /metrics (Prometheus).\n"
       "  --model defaults to %s (the bundled tiny model: random weights, gibberish replies).\n"
@@ -32,6 +34,11 @@ void usage() {
       "  --served-model-name: the names clients send as \"model\" (default: the folder's name).\n"
       "  Defaults: --max-body-bytes 8388608 --read-timeout 30 --write-timeout 30\n"
       "            --request-timeout 600 --max-connections 256. Logs: JSON lines on stderr.\n"
+      "  images:   --image-policy unsupported (default: the model sees a placeholder), reject\n"
+      "            (400) or vision (needs --encoding dsv41 and a vision model). Vision fetches\n"
+      "            http(s) image URLs through a filter that refuses loopback, private and\n"
+      "            link-local addresses unless --image-allow-destination lets one through;\n"
+      "            --no-remote-images refuses URLs (data URLs and base64 only).\n"
       "  engine:   --threads N --max-model-len N --max-num-seqs N --max-num-batched-tokens N\n"
       "            --kv-cache-bytes N --block-size N --deterministic --no-prefix-caching\n",
       default_tiny_model_dir().c_str());
@@ -62,6 +69,10 @@ int cmd_serve(int argc, char** argv) {
       return 0;
     }
     if (parse_common_switch(a, sampling, config.engine_options)) continue;
+    if (a == "--no-remote-images") {
+      config.image_allow_remote = false;
+      continue;
+    }
     if (i + 1 >= argc) {
       std::fprintf(stderr, "deepinfer serve: %s needs a value (see --help)\n", a.c_str());
       return 2;
@@ -74,6 +85,8 @@ int cmd_serve(int argc, char** argv) {
     else if (a == "--api-key") config.api_keys.push_back(v);
     else if (a == "--served-model-name") config.served_model_names.push_back(v);
     else if (a == "--encoding") config.encoding = v;
+    else if (a == "--image-policy") config.image_policy = v;
+    else if (a == "--image-allow-destination") config.image_allow_destinations.push_back(v);
     else if (a == "--max-body-bytes") { if (!parse_number(a, v, 1024, 1e12, &d)) return 2; config.limits.max_body_bytes = static_cast<size_t>(d); }
     else if (a == "--read-timeout") { if (!parse_number(a, v, 1, 3600, &d)) return 2; config.limits.read_timeout_s = static_cast<int>(d); }
     else if (a == "--write-timeout") { if (!parse_number(a, v, 1, 3600, &d)) return 2; config.limits.write_timeout_s = static_cast<int>(d); }

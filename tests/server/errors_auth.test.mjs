@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import net from 'node:net';
+import os from 'node:os';
 import { startServer, waitFor, API_KEY, MODEL } from './harness.mjs';
 
 let server, openai, anthropic;
@@ -175,6 +176,7 @@ const CHAT = [
   { model: MODEL, max_tokens: 1, messages: user, tools: 'all' },
   { model: MODEL, max_tokens: 1, messages: user, stop: [1] },
   { model: MODEL, max_tokens: 1, messages: user, seed: 'abc' },
+  { model: MODEL, max_tokens: 1, messages: user, stream: true, temperature: -1 },  // refused before any event
   { model: MODEL, max_tokens: 1, messages: user, response_format: { type: 'json_schema', json_schema: { name: 'a', schema: { type: 'bogus' } } } },
 ];
 const RESPONSES = [
@@ -183,6 +185,7 @@ const RESPONSES = [
   { model: MODEL, max_output_tokens: 1, input: [null] },
   { model: MODEL, max_output_tokens: 1, input: 'x', temperature: 'hot' },
   { model: MODEL, max_output_tokens: 1, input: 'x', tools: 'all' },
+  { model: MODEL, max_output_tokens: 1, input: 'x', stream: true, temperature: 'hot' },
   { model: MODEL, max_output_tokens: 1, input: 'x', tools: [{ type: 'function' }] },
   { model: MODEL, max_output_tokens: 1, input: 'x', text: { format: { type: 'json_schema', name: 'a', schema: { type: 'bogus' } } } },
 ];
@@ -194,6 +197,7 @@ const MESSAGES = [
   { model: MODEL, max_tokens: 1, messages: user, tools: [{ input_schema: {} }] },
   { model: MODEL, max_tokens: 1, messages: user, thinking: { type: 'sometimes' } },
   { model: MODEL, max_tokens: 1, messages: user, temperature: 5 },
+  { model: MODEL, max_tokens: 1, messages: user, stream: true, top_p: 7 },
 ];
 
 test('malformed bodies on every API: a 4xx in that API\'s envelope, never a crash or a hang', async () => {
@@ -263,4 +267,17 @@ test('/metrics is well-formed Prometheus text: typed families, valid samples, co
   }
   assert.ok(types.get('deepinfer_http_requests_total') === 'counter');
   assert.ok(samples.get('deepinfer_kv_blocks_total') > 0);
+});
+
+test('without --host the server listens on loopback only', async (t) => {
+  const listening = server.logs.map((l) => JSON.parse(l)).find((j) => j.event === 'listening');
+  assert.equal(listening.host, '127.0.0.1');
+  const external = Object.values(os.networkInterfaces()).flat().find((a) => a && a.family === 'IPv4' && !a.internal);
+  if (!external) return t.skip('this machine has no non-loopback IPv4 address');
+  const refused = await new Promise((resolve) => {
+    const sock = net.connect(server.port, external.address);
+    sock.on('connect', () => { sock.destroy(); resolve(false); });
+    sock.on('error', (e) => resolve(e.code));
+  });
+  assert.equal(refused, 'ECONNREFUSED', `${external.address}:${server.port} must not answer`);
 });

@@ -14,6 +14,17 @@ std::string to_sse(const SseEvent& e) {
   return s;
 }
 
+void EventGenerator::push_event(std::string name, const nlohmann::json& data,
+                                std::vector<SseEvent>* out) {
+  out->push_back({std::move(name), data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)});
+}
+
+void EventGenerator::push_typed_event(const char* type, nlohmann::json data,
+                                      std::vector<SseEvent>* out) {
+  data["type"] = type;
+  push_event(type, data, out);
+}
+
 std::unique_ptr<EventGenerator> make_event_generator(const ParserOptions& options) {
   switch (options.protocol) {
     case Protocol::kChatCompletions: return std::make_unique<ChatCompletionsEvents>(options);

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -37,6 +38,17 @@ class EventGenerator {
   virtual void fail(const ApiError& error, std::vector<SseEvent>* out) = 0;
   // The non-streaming response body, valid after finish().
   virtual nlohmann::json response() const = 0;
+
+ protected:
+  explicit EventGenerator(ParserOptions options) : options_(std::move(options)) {}
+
+  // Appends one event. Model output may hold any bytes: invalid UTF-8 in the data is replaced,
+  // never thrown on.
+  static void push_event(std::string name, const nlohmann::json& data, std::vector<SseEvent>* out);
+  // Appends an event named by its own "type" field (Responses and Messages events).
+  static void push_typed_event(const char* type, nlohmann::json data, std::vector<SseEvent>* out);
+
+  ParserOptions options_;
 };
 
 // The generator for options.protocol. options.request_id and options.created must be set.

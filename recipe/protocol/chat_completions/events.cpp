@@ -26,7 +26,7 @@ json chat_usage(const Usage& u) {
 }
 
 ChatCompletionsEvents::ChatCompletionsEvents(ParserOptions options)
-    : options_(std::move(options)), id_("chatcmpl-" + options_.request_id) {}
+    : EventGenerator(std::move(options)), id_("chatcmpl-" + options_.request_id) {}
 
 json ChatCompletionsEvents::chunk(json delta, json finish_reason) const {
   json c = {{"id", id_},
@@ -44,7 +44,7 @@ json ChatCompletionsEvents::chunk(json delta, json finish_reason) const {
 }
 
 void ChatCompletionsEvents::emit(json data, std::vector<SseEvent>* out) const {
-  out->push_back({"", data.dump(-1, ' ', false, json::error_handler_t::replace)});
+  push_event("", data, out);
 }
 
 void ChatCompletionsEvents::start(const Usage&, std::vector<SseEvent>* out) {

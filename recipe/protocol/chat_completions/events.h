@@ -23,7 +23,6 @@ class ChatCompletionsEvents : public EventGenerator {
   nlohmann::json chunk(nlohmann::json delta, nlohmann::json finish_reason = nullptr) const;
   void emit(nlohmann::json data, std::vector<SseEvent>* out) const;
 
-  ParserOptions options_;
   std::string id_;
   std::string content_, reasoning_;
   bool has_content_ = false, has_reasoning_ = false;

@@ -28,7 +28,7 @@ json usage_json(const Usage& u) {
 
 }  // namespace
 
-MessagesEvents::MessagesEvents(ParserOptions options) : options_(std::move(options)) {
+MessagesEvents::MessagesEvents(ParserOptions options) : EventGenerator(std::move(options)) {
   message_ = {{"id", "msg_" + options_.request_id},
               {"type", "message"},
               {"role", "assistant"},
@@ -39,18 +39,12 @@ MessagesEvents::MessagesEvents(ParserOptions options) : options_(std::move(optio
               {"usage", usage_json({})}};
 }
 
-void MessagesEvents::emit(const char* type, json data, std::vector<SseEvent>* out) {
-  json d = {{"type", type}};
-  d.update(data);
-  out->push_back({type, d.dump(-1, ' ', false, json::error_handler_t::replace)});
-}
-
 void MessagesEvents::start(const Usage& usage, std::vector<SseEvent>* out) {
   message_["usage"] = usage_json(usage);
   json m = message_;
   m["usage"]["service_tier"] = "standard";
-  emit("message_start", {{"message", m}}, out);
-  emit("ping", json::object(), out);
+  push_typed_event("message_start", {{"message", m}}, out);
+  push_typed_event("ping", json::object(), out);
 }
 
 void MessagesEvents::open_block(Block kind, json start, std::vector<SseEvent>* out) {
@@ -58,7 +52,7 @@ void MessagesEvents::open_block(Block kind, json start, std::vector<SseEvent>* o
   active_ = kind;
   text_.clear();
   block_ = start;
-  emit("content_block_start",
+  push_typed_event("content_block_start",
        {{"index", message_["content"].size()}, {"content_block", std::move(start)}}, out);
 }
 
@@ -67,7 +61,7 @@ void MessagesEvents::close_block(std::vector<SseEvent>* out) {
   const size_t index = message_["content"].size();
   switch (active_) {
     case Block::kThinking:
-      emit("content_block_delta",
+      push_typed_event("content_block_delta",
            {{"index", index},
             {"delta", {{"type", "signature_delta"}, {"signature", message_["id"]}}}},
            out);
@@ -85,7 +79,7 @@ void MessagesEvents::close_block(std::vector<SseEvent>* out) {
     case Block::kNone:
       break;
   }
-  emit("content_block_stop", {{"index", index}}, out);
+  push_typed_event("content_block_stop", {{"index", index}}, out);
   message_["content"].push_back(block_);
   active_ = Block::kNone;
 }
@@ -95,7 +89,7 @@ void MessagesEvents::append_delta(Block kind, const json& start, const char* del
                                   std::vector<SseEvent>* out) {
   if (active_ != kind) open_block(kind, start, out);
   text_ += text;
-  emit("content_block_delta",
+  push_typed_event("content_block_delta",
        {{"index", message_["content"].size()}, {"delta", {{"type", delta_type}, {key, text}}}},
        out);
 }
@@ -133,16 +127,16 @@ void MessagesEvents::finish(const FinishInfo& info, std::vector<SseEvent>* out) 
   if (info.reason == FinishReason::kStopSequence && !info.stop_sequence.empty())
     message_["stop_sequence"] = info.stop_sequence;
   message_["usage"] = usage_json(info.usage);
-  emit("message_delta",
+  push_typed_event("message_delta",
        {{"delta", {{"stop_reason", message_["stop_reason"]},
                    {"stop_sequence", message_["stop_sequence"]}}},
         {"usage", message_["usage"]}},
        out);
-  emit("message_stop", json::object(), out);
+  push_typed_event("message_stop", json::object(), out);
 }
 
 void MessagesEvents::fail(const ApiError& error, std::vector<SseEvent>* out) {
-  emit("error", {{"error", error.body()["error"]}}, out);
+  push_typed_event("error", {{"error", error.body()["error"]}}, out);
 }
 
 }  // namespace di::recipe

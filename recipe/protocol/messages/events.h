@@ -21,7 +21,6 @@ class MessagesEvents : public EventGenerator {
 
  private:
   enum class Block { kNone, kThinking, kText, kToolUse };
-  void emit(const char* type, nlohmann::json data, std::vector<SseEvent>* out);
   void open_block(Block kind, nlohmann::json start, std::vector<SseEvent>* out);
   void close_block(std::vector<SseEvent>* out);
   // Appends `text` to the active block (opening `kind` with `start` first when another is
@@ -29,7 +28,6 @@ class MessagesEvents : public EventGenerator {
   void append_delta(Block kind, const nlohmann::json& start, const char* delta_type,
                     const char* key, const std::string& text, std::vector<SseEvent>* out);
 
-  ParserOptions options_;
   nlohmann::json message_;
   Block active_ = Block::kNone;
   nlohmann::json block_;     // the active block as it will appear in content[]

@@ -22,7 +22,7 @@ json usage_json(const Usage& u) {
 
 }  // namespace
 
-ResponsesEvents::ResponsesEvents(ParserOptions options) : options_(std::move(options)) {
+ResponsesEvents::ResponsesEvents(ParserOptions options) : EventGenerator(std::move(options)) {
   json tools = json::array();
   for (const ToolSpec& t : options_.tools) {
     if (t.type == "custom") custom_tools_.insert(t.name);
@@ -54,9 +54,8 @@ std::string ResponsesEvents::item_id(const char* prefix) const {
 }
 
 void ResponsesEvents::emit(const char* type, json data, std::vector<SseEvent>* out) {
-  data["type"] = type;
   data["sequence_number"] = sequence_++;
-  out->push_back({type, data.dump(-1, ' ', false, json::error_handler_t::replace)});
+  push_typed_event(type, std::move(data), out);
 }
 
 void ResponsesEvents::start(const Usage&, std::vector<SseEvent>* out) {

@@ -32,7 +32,6 @@ class ResponsesEvents : public EventGenerator {
   void close_item(const char* status, std::vector<SseEvent>* out);
   std::string item_id(const char* prefix) const;
 
-  ParserOptions options_;
   nlohmann::json response_;
   int64_t sequence_ = 0;
   Item active_ = Item::kNone;

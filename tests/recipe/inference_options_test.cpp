@@ -1,0 +1,87 @@
+// What a request asks of the engine besides the prompt: every sampling field vLLM accepts is
+// carried under the engine's names in all three APIs (the seed projects drop several), and
+// response_format / text.format become the engine's output constraint.
+#include <gtest/gtest.h>
+
+#include "recipe/prepare/prepare.h"
+
+namespace di::recipe {
+namespace {
+
+using nlohmann::json;
+
+Prepared prepared_or_die(Protocol p, const std::string& body) {
+  RecipeConfig cfg;
+  auto r = prepare(cfg, {}, p, body);
+  EXPECT_TRUE(r.is_ok()) << r.status().message();
+  if (!r.is_ok()) throw std::runtime_error(r.status().message());
+  return *r;
+}
+
+TEST(InferenceOptions, ChatCarriesEverySamplingFieldVllmAccepts) {
+  Prepared p = prepared_or_die(Protocol::kChatCompletions, R"({"model":"deepseek-v4","max_tokens":100,
+    "temperature":0.7,"top_p":0.9,"top_k":40,"min_p":0.05,"seed":42,"presence_penalty":0.5,
+    "frequency_penalty":-0.5,"repetition_penalty":1.1,"logit_bias":{"15":-100},"logprobs":true,
+    "top_logprobs":3,"n":2,"min_tokens":5,"stop_token_ids":[7],"stop":["END","STOP"],
+    "messages":[{"role":"user","content":"a"}]})");
+  const json& s = p.sampling;
+  EXPECT_EQ(s["max_tokens"], 100);
+  EXPECT_EQ(s["temperature"], 0.7);
+  EXPECT_EQ(s["top_p"], 0.9);
+  EXPECT_EQ(s["top_k"], 40);
+  EXPECT_EQ(s["min_p"], 0.05);
+  EXPECT_EQ(s["seed"], 42);
+  EXPECT_EQ(s["presence_penalty"], 0.5);
+  EXPECT_EQ(s["frequency_penalty"], -0.5);
+  EXPECT_EQ(s["repetition_penalty"], 1.1);
+  EXPECT_EQ(s["logit_bias"], json({{"15", -100}}));
+  EXPECT_TRUE(s["logprobs"].get<int64_t>() != 0);
+  EXPECT_EQ(s["top_logprobs"], 3);
+  EXPECT_EQ(s["n"], 2);
+  EXPECT_EQ(s["min_tokens"], 5);
+  EXPECT_EQ(s["stop_token_ids"], json::array({7}));
+  EXPECT_EQ(s.size(), 15u) << s.dump();
+  // Stop strings go to the output parser, never to the engine (they must not fire in reasoning).
+  EXPECT_EQ(p.stop_sequences, (std::vector<std::string>{"END", "STOP"}));
+  EXPECT_EQ(p.parser.stop_sequences, p.stop_sequences);
+}
+
+TEST(InferenceOptions, ResponsesAndMessagesCarryTheirLimitsAndTheExtraFields) {
+  Prepared r = prepared_or_die(Protocol::kResponses, R"({"model":"deepseek-v4","max_output_tokens":100,
+    "temperature":0.7,"top_p":0.9,"top_k":40,"top_logprobs":2,"input":"a"})");
+  EXPECT_EQ(r.sampling["max_tokens"], 100);
+  EXPECT_EQ(r.sampling["top_k"], 40);
+  EXPECT_EQ(r.sampling["top_logprobs"], 2);
+  EXPECT_TRUE(r.sampling["logprobs"].get<int64_t>() != 0);  // top_logprobs implies logprobs
+  Prepared m = prepared_or_die(Protocol::kMessages, R"({"model":"deepseek-v4","max_tokens":100,
+    "temperature":0.7,"top_p":0.9,"top_k":40,"stop_sequences":["X"],"messages":[{"role":"user","content":"a"}]})");
+  EXPECT_EQ(m.sampling, json::parse(R"({"max_tokens":100,"temperature":0.7,"top_p":0.9,"top_k":40})"));
+  EXPECT_EQ(m.stop_sequences, std::vector<std::string>{"X"});
+}
+
+TEST(InferenceOptions, ResponseFormatBecomesTheEngineConstraint) {
+  const std::string schema = R"({"type":"object","properties":{"x":{"type":"number"}},"required":["x"]})";
+  Prepared c = prepared_or_die(Protocol::kChatCompletions, R"({"model":"deepseek-v4","messages":[{"role":"user","content":"a"}],
+    "response_format":{"type":"json_schema","json_schema":{"name":"pt","strict":true,"schema":)" + schema + "}}}");
+  EXPECT_EQ(c.constraint.kind, OutputConstraint::Kind::kJsonSchema);
+  EXPECT_EQ(c.constraint.name, "pt");
+  EXPECT_TRUE(c.constraint.strict);
+  EXPECT_EQ(json::parse(c.constraint.schema.dump()), json::parse(schema));
+  Prepared r = prepared_or_die(Protocol::kResponses, R"({"model":"deepseek-v4","input":"a",
+    "text":{"format":{"type":"json_schema","name":"pt","schema":)" + schema + "}}}");
+  EXPECT_EQ(r.constraint.kind, OutputConstraint::Kind::kJsonSchema);
+  EXPECT_EQ(r.constraint.name, "pt");
+  EXPECT_FALSE(r.constraint.strict);
+  EXPECT_EQ(json::parse(r.constraint.schema.dump()), json::parse(schema));
+  Prepared o = prepared_or_die(Protocol::kChatCompletions, R"({"model":"deepseek-v4",
+    "response_format":{"type":"json_object"},"messages":[{"role":"user","content":"answer in json"}]})");
+  EXPECT_EQ(o.constraint.kind, OutputConstraint::Kind::kJsonObject);
+  EXPECT_TRUE(o.parser.json_object);
+  Prepared t = prepared_or_die(Protocol::kChatCompletions, R"({"model":"deepseek-v4",
+    "response_format":{"type":"text"},"messages":[{"role":"user","content":"a"}]})");
+  EXPECT_EQ(t.constraint.kind, OutputConstraint::Kind::kNone);
+  EXPECT_FALSE(t.parser.json_object);
+}
+
+}  // namespace
+}  // namespace di::recipe

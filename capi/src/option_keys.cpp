@@ -22,7 +22,7 @@ constexpr OptionKey kKeys[] = {
     {"kv_cache_bytes", T::kInt64, "engine", "KV cache budget in bytes (overrides gpu_memory_utilization)"},
     {"max_model_len", T::kInt64, "engine", "longest prompt + output in tokens (default: the model's)"},
     {"max_num_batched_tokens", T::kInt64, "engine", "token budget of one engine step (default 2048)"},
-    {"max_num_seqs", T::kInt64, "engine", "most sequences in one engine step (default 64)"},
+    {"max_num_seqs", T::kInt64, "engine", "most sequences in one engine step (default 64, at most 65536)"},
     {"num_threads", T::kInt64, "engine", "CPU threads for the CPU backend (default: all cores)"},
 
     // recipe: read by di_recipe_create

@@ -35,6 +35,7 @@ std::set<std::string> known_departures() {
 
 struct Tally {
   int cases = 0, compiled = 0, refused = 0, tests = 0, agree = 0;
+  uint64_t max_work = 0;
 };
 
 void run_file(const fs::path& file, const std::set<std::string>& known, Tally& t, std::set<std::string>& seen) {
@@ -62,6 +63,7 @@ void run_file(const fs::path& file, const std::set<std::string>& known, Tally& t
       continue;
     }
     ++t.compiled;
+    t.max_work = std::max(t.max_work, (*grammar)->compile_work());
     InstanceWriter writer(g["schema"]);
     for (const ojson& test : g["tests"]) {
       const bool valid = test["valid"].get<bool>();
@@ -95,6 +97,9 @@ TEST(JsonSchemaSuite, CompiledSchemasAgreeWithEveryInstance) {
   for (const auto& f : files) run_file(f, known, t, seen);
   std::printf("JSON Schema Test Suite: %d cases, %d compiled, %d refused; %d/%d instance checks agree\n", t.cases,
               t.compiled, t.refused, t.agree, t.tests);
+  std::printf("JSON Schema Test Suite: largest compile %llu work units\n", (unsigned long long)t.max_work);
+  // Every schema of the suite fits the default compile budget with a wide margin.
+  EXPECT_LE(t.max_work, GrammarLimits::kDefaultCompileWork / 4);
   for (const std::string& k : known) {
     EXPECT_TRUE(seen.count(k)) << "listed departure no longer happens (remove it): " << k;
   }

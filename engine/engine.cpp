@@ -11,11 +11,16 @@ namespace di::engine {
 namespace {
 
 constexpr int64_t kDefaultKvCap = int64_t{1} << 30;
+constexpr int32_t kMaxNumSeqs = 1 << 16;
 
 Status validate_config(const EngineConfig& c) {
   if (c.block_size < 1 || c.block_size > 1024)
     return Status::invalid_argument("block_size: expected 1..1024, got " + std::to_string(c.block_size));
-  if (c.max_num_seqs < 1) return Status::invalid_argument("max_num_seqs: expected >= 1, got " + std::to_string(c.max_num_seqs));
+  // Each running place has a cache slot (and a checkpoint slot) sized up front: an unbounded count
+  // would spend minutes and gigabytes on bookkeeping before any budget check could refuse it.
+  if (c.max_num_seqs < 1 || c.max_num_seqs > kMaxNumSeqs)
+    return Status::invalid_argument("max_num_seqs: expected 1.." + std::to_string(kMaxNumSeqs) + ", got " +
+                                    std::to_string(c.max_num_seqs));
   if (c.max_num_batched_tokens < 1)
     return Status::invalid_argument("max_num_batched_tokens: expected >= 1, got " + std::to_string(c.max_num_batched_tokens));
   if (c.max_model_len < 0) return Status::invalid_argument("max_model_len: expected >= 1, got " + std::to_string(c.max_model_len));

@@ -136,7 +136,8 @@ DI_API di_status di_engine_create(const char* model_dir, size_t model_dir_len,
   auto handle = std::make_unique<di_engine>();
   handle->engine = std::move(engine).value();
   const di::engine::ModelInfo& mi = handle->engine->info().model;
-  handle->grammars = std::make_unique<di::capi::EngineGrammars>(std::move(tokenizer).value(), mi.vocab_size, mi.eos_token_ids);
+  handle->grammars = std::make_unique<di::capi::EngineGrammars>(std::move(tokenizer).value(), mi.vocab_size, mi.eos_token_ids,
+                                                                   setup->grammar_limits);
   handle->channel = std::make_shared<di::capi::CancelChannel>();
   handle->channel->engine = handle->engine.get();
   *out = handle.release();

@@ -29,8 +29,8 @@ ojson parse_accessor(const char* text, size_t len, const char* what) {
 }  // namespace
 
 EngineGrammars::EngineGrammars(std::shared_ptr<const recipe::Tokenizer> tokenizer, int64_t logits_width,
-                               std::vector<int32_t> eos_ids)
-    : tokenizer_(std::move(tokenizer)), logits_width_(logits_width), eos_ids_(std::move(eos_ids)) {}
+                               std::vector<int32_t> eos_ids, const engine::constrain::GrammarLimits& limits)
+    : tokenizer_(std::move(tokenizer)), logits_width_(logits_width), eos_ids_(std::move(eos_ids)), limits_(limits) {}
 
 Result<std::shared_ptr<engine::constrain::GrammarCompiler>> EngineGrammars::compiler() {
   std::lock_guard<std::mutex> l(mu_);
@@ -42,7 +42,7 @@ Result<std::shared_ptr<engine::constrain::GrammarCompiler>> EngineGrammars::comp
   auto vocab = engine::constrain::model_vocabulary(std::move(t));
   if (!vocab.is_ok()) return Status(vocab.status()).with_context("constraint vocabulary");
   compiler_ = std::make_shared<engine::constrain::GrammarCompiler>(
-      std::make_shared<const engine::constrain::TokenVocabulary>(std::move(vocab).value()));
+      std::make_shared<const engine::constrain::TokenVocabulary>(std::move(vocab).value()), 256, limits_);
   return compiler_;
 }
 

@@ -24,8 +24,9 @@ class EngineGrammars {
  public:
   // `tokenizer` may be null (the model directory had no tokenizer.json): every constrained
   // request then fails with a message saying so. `logits_width` is the model's vocab_size.
+  // `limits` bound every compile (constraint_max_compile_work).
   EngineGrammars(std::shared_ptr<const recipe::Tokenizer> tokenizer, int64_t logits_width,
-                 std::vector<int32_t> eos_ids);
+                 std::vector<int32_t> eos_ids, const engine::constrain::GrammarLimits& limits = {});
 
   // A fresh constraint at the start of `spec`'s grammar (compiled once per distinct spec).
   Result<std::unique_ptr<engine::TokenConstraint>> make(const engine::constrain::ConstraintSpec& spec);
@@ -37,6 +38,7 @@ class EngineGrammars {
   std::shared_ptr<const recipe::Tokenizer> tokenizer_;
   int64_t logits_width_;
   std::vector<int32_t> eos_ids_;
+  engine::constrain::GrammarLimits limits_;
   std::mutex mu_;
   std::shared_ptr<engine::constrain::GrammarCompiler> compiler_;
 };

@@ -63,6 +63,11 @@ Result<EngineSetup> engine_setup_from_options(const di_options* options) {
   s.model.device = "auto";
   if (const Value* v = find(options, "async_scheduling")) DI_RETURN_IF_ERROR(bool_field(*v, "async_scheduling", &s.config.async_scheduling));
   if (const Value* v = find(options, "block_size")) DI_RETURN_IF_ERROR(int32_field(*v, "block_size", &s.config.block_size));
+  if (const Value* v = find(options, "constraint_max_compile_work")) {
+    const int64_t w = as_i64(*v);
+    if (w < 0) return Status::invalid_argument("constraint_max_compile_work: expected >= 0 (0 = unlimited), got " + std::to_string(w));
+    s.grammar_limits.max_compile_work = static_cast<uint64_t>(w);
+  }
   if (const Value* v = find(options, "deterministic")) DI_RETURN_IF_ERROR(bool_field(*v, "deterministic", &s.config.deterministic));
   if (const Value* v = find(options, "enable_prefix_caching"))
     DI_RETURN_IF_ERROR(bool_field(*v, "enable_prefix_caching", &s.config.enable_prefix_caching));

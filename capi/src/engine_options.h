@@ -5,6 +5,7 @@
 
 #include "base/status.h"
 #include "deepinfer.h"
+#include "engine/constrain/grammar.h"
 #include "engine/engine.h"
 #include "engine/model/model.h"
 #include "engine/sample/sampling_params.h"
@@ -14,6 +15,7 @@ namespace di::capi {
 struct EngineSetup {
   engine::EngineConfig config;
   engine::ModelOptions model;
+  engine::constrain::GrammarLimits grammar_limits;  // structured output compiles
 };
 
 Result<EngineSetup> engine_setup_from_options(const di_options* options);

@@ -15,6 +15,7 @@ constexpr OptionKey kKeys[] = {
     // engine: read by di_engine_create
     {"async_scheduling", T::kInt64, "engine", "1 (default): overlap step N's host work with step N+1's forward; 0: off"},
     {"block_size", T::kInt64, "engine", "tokens per KV block (default 16)"},
+    {"constraint_max_compile_work", T::kInt64, "engine", "structured output: work budget of one grammar compile in work units (automaton edges examined; default 20000000, about 0.2-2 s; 0 = unlimited); a schema, regex or grammar over it is refused with DI_E_LIMIT"},
     {"deterministic", T::kInt64, "engine", "1: outputs do not depend on batch composition"},
     {"device", T::kString, "engine", "\"auto\" (default), \"cpu\" or \"cuda\""},
     {"enable_prefix_caching", T::kInt64, "engine", "1 (default): reuse KV blocks of equal prompt prefixes"},
@@ -22,7 +23,7 @@ constexpr OptionKey kKeys[] = {
     {"kv_cache_bytes", T::kInt64, "engine", "KV cache budget in bytes (overrides gpu_memory_utilization)"},
     {"max_model_len", T::kInt64, "engine", "longest prompt + output in tokens (default: the model's)"},
     {"max_num_batched_tokens", T::kInt64, "engine", "token budget of one engine step (default 2048)"},
-    {"max_num_seqs", T::kInt64, "engine", "most sequences in one engine step (default 64)"},
+    {"max_num_seqs", T::kInt64, "engine", "most sequences in one engine step (default 64, at most 65536)"},
     {"num_threads", T::kInt64, "engine", "CPU threads for the CPU backend (default: all cores)"},
 
     // recipe: read by di_recipe_create

@@ -20,7 +20,9 @@ Status bad(const std::string& where, const std::string& what) {
 
 class ChatGrammarBuilder {
  public:
-  ChatGrammarBuilder(const ojson& spec, const JsonSchemaOptions& json) : spec_(spec), json_(json) {
+  ChatGrammarBuilder(const ojson& spec, const JsonSchemaOptions& json, const GrammarLimits& limits)
+      : spec_(spec), json_(json) {
+    b_.set_limits(limits);
     text_char_ = CharClass::any().to_utf8();
     const ExprPtr dsml = literal(control_token_bytes(ControlToken::kDsml));
     open_ = [dsml](const std::string& tag) { return seq({literal("<"), dsml, literal(tag)}); };
@@ -275,15 +277,17 @@ class ChatGrammarBuilder {
 
 }  // namespace
 
-Result<std::shared_ptr<const Grammar>> compile_chat_output(const ojson& spec, const JsonSchemaOptions& json) {
-  ChatGrammarBuilder b(spec, json);
+Result<std::shared_ptr<const Grammar>> compile_chat_output(const ojson& spec, const JsonSchemaOptions& json,
+                                                           const GrammarLimits& limits) {
+  ChatGrammarBuilder b(spec, json, limits);
   return b.build();
 }
 
-Result<std::shared_ptr<const Grammar>> compile_chat_output_text(std::string_view text, const JsonSchemaOptions& json) {
+Result<std::shared_ptr<const Grammar>> compile_chat_output_text(std::string_view text, const JsonSchemaOptions& json,
+                                                                const GrammarLimits& limits) {
   ojson spec = ojson::parse(text.begin(), text.end(), nullptr, false);
   if (spec.is_discarded()) return Status::parse("chat_output: the spec is not valid JSON");
-  return compile_chat_output(spec, json);
+  return compile_chat_output(spec, json, limits);
 }
 
 }  // namespace di::engine::constrain

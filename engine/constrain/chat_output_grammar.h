@@ -29,8 +29,10 @@ namespace di::engine::constrain {
 // parameter in `properties` order (required ones mandatory), written string="true" with the raw
 // text when the property's schema admits a plain string, or string="false" with JSON.
 Result<std::shared_ptr<const Grammar>> compile_chat_output(const nlohmann::ordered_json& spec,
-                                                           const JsonSchemaOptions& json = {});
+                                                           const JsonSchemaOptions& json = {},
+                                                           const GrammarLimits& limits = {});
 Result<std::shared_ptr<const Grammar>> compile_chat_output_text(std::string_view spec_text,
-                                                                const JsonSchemaOptions& json = {});
+                                                                const JsonSchemaOptions& json = {},
+                                                                const GrammarLimits& limits = {});
 
 }  // namespace di::engine::constrain

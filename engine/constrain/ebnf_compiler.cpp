@@ -37,7 +37,7 @@ std::string utf8(uint32_t cp) {
 
 class EbnfParser {
  public:
-  explicit EbnfParser(std::string_view text) : t_(text) {}
+  EbnfParser(std::string_view text, const GrammarLimits& limits) : t_(text) { b_.set_limits(limits); }
 
   Result<std::shared_ptr<const Grammar>> parse() {
     skip();
@@ -294,8 +294,8 @@ class EbnfParser {
 
 }  // namespace
 
-Result<std::shared_ptr<const Grammar>> compile_ebnf(std::string_view text) {
-  EbnfParser p(text);
+Result<std::shared_ptr<const Grammar>> compile_ebnf(std::string_view text, const GrammarLimits& limits) {
+  EbnfParser p(text, limits);
   auto g = p.parse();
   if (!g.is_ok() && g.status().message().rfind("ebnf:", 0) != 0) {
     return Status(g.status().code(), "ebnf: " + g.status().message());

@@ -22,6 +22,6 @@
 
 namespace di::engine::constrain {
 
-Result<std::shared_ptr<const Grammar>> compile_ebnf(std::string_view text);
+Result<std::shared_ptr<const Grammar>> compile_ebnf(std::string_view text, const GrammarLimits& limits = {});
 
 }  // namespace di::engine::constrain

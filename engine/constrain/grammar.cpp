@@ -114,6 +114,13 @@ ExprPtr rule_ref(uint32_t rule) {
   return std::make_shared<Expr>(std::move(x));
 }
 
+ExprPtr with_origin(ExprPtr e, uint32_t origin) {
+  if (e->kind == Expr::Kind::kNothing || e->kind == Expr::Kind::kEmpty || e->origin == origin) return e;
+  auto x = std::make_shared<Expr>(*e);
+  x->origin = origin;
+  return x;
+}
+
 // ---- Builder ------------------------------------------------------------------------------------
 
 uint32_t GrammarBuilder::declare(std::string name) {
@@ -137,13 +144,52 @@ class Nfa {
   explicit Nfa(uint32_t limit) : limit_(limit) {}
   uint32_t add() {
     nodes_.emplace_back();
+    origins_.push_back(origin_);
     return static_cast<uint32_t>(nodes_.size() - 1);
   }
+  // The source offset of the innermost tagged construct a node was built for (Expr::origin).
+  uint32_t origin(uint32_t node) const { return origins_[node]; }
   bool over_limit() const { return nodes_.size() > limit_; }
 
   // Adds paths from `from` to `to` matching e. Returns false when the node limit is exceeded.
   bool build(const Expr& e, uint32_t from, uint32_t to) {
     if (over_limit()) return false;
+    if (e.origin == Expr::kNoOrigin) return build_inner(e, from, to);
+    const uint32_t outer = origin_;
+    origin_ = e.origin;
+    const bool ok = build_inner(e, from, to);
+    origin_ = outer;
+    return ok;
+  }
+
+  // Sorted eps-closure of a set of nodes; adds the edges it follows to *work.
+  std::vector<uint32_t> closure(std::vector<uint32_t> set, uint64_t* work) {
+    std::vector<uint32_t> stack = set;
+    if (mark_.size() < nodes_.size()) mark_.resize(nodes_.size(), 0);
+    ++stamp_;
+    for (uint32_t s : set) mark_[s] = stamp_;
+    uint64_t w = set.size();
+    while (!stack.empty()) {
+      uint32_t n = stack.back();
+      stack.pop_back();
+      w += nodes_[n].eps.size();
+      for (uint32_t t : nodes_[n].eps) {
+        if (mark_[t] != stamp_) {
+          mark_[t] = stamp_;
+          set.push_back(t);
+          stack.push_back(t);
+        }
+      }
+    }
+    *work += w;
+    std::sort(set.begin(), set.end());
+    return set;
+  }
+
+  const NfaNode& node(uint32_t i) const { return nodes_[i]; }
+
+ private:
+  bool build_inner(const Expr& e, uint32_t from, uint32_t to) {
     switch (e.kind) {
       case Expr::Kind::kNothing: return true;
       case Expr::Kind::kEmpty: nodes_[from].eps.push_back(to); return true;
@@ -192,31 +238,9 @@ class Nfa {
     return true;
   }
 
-  // Sorted eps-closure of a set of nodes.
-  std::vector<uint32_t> closure(std::vector<uint32_t> set) {
-    std::vector<uint32_t> stack = set;
-    if (mark_.size() < nodes_.size()) mark_.resize(nodes_.size(), 0);
-    ++stamp_;
-    for (uint32_t s : set) mark_[s] = stamp_;
-    while (!stack.empty()) {
-      uint32_t n = stack.back();
-      stack.pop_back();
-      for (uint32_t t : nodes_[n].eps) {
-        if (mark_[t] != stamp_) {
-          mark_[t] = stamp_;
-          set.push_back(t);
-          stack.push_back(t);
-        }
-      }
-    }
-    std::sort(set.begin(), set.end());
-    return set;
-  }
-
-  const NfaNode& node(uint32_t i) const { return nodes_[i]; }
-
- private:
   std::vector<NfaNode> nodes_;
+  std::vector<uint32_t> origins_;
+  uint32_t origin_ = Expr::kNoOrigin;
   std::vector<uint32_t> mark_;
   uint32_t stamp_ = 0;
   uint32_t limit_;
@@ -236,9 +260,29 @@ struct VecHash {
   }
 };
 
+// The refusal of a rule over the work budget: names the budget and, where the compiler tagged
+// its Exprs with source offsets, the construct most NFA nodes of the state being built came from
+// (a counted repetition inside a loop is the usual cause).
+Status over_budget(const Nfa& nfa, const std::vector<uint32_t>& set, uint64_t budget, size_t states) {
+  std::unordered_map<uint32_t, uint32_t> count;
+  for (uint32_t n : set) {
+    if (nfa.origin(n) != Expr::kNoOrigin) ++count[nfa.origin(n)];
+  }
+  uint32_t best = Expr::kNoOrigin, best_count = 0;
+  for (auto& [o, c] : count) {
+    if (c > best_count || (c == best_count && o < best)) best = o, best_count = c;
+  }
+  std::string msg = "grammar: over the compile work budget of " + std::to_string(budget) +
+                    " units (max_compile_work) after " + std::to_string(states) + " automaton states";
+  if (best != Expr::kNoOrigin) msg += "; the repetition at offset " + std::to_string(best) + " multiplies the states";
+  return Status::limit(msg);
+}
+
 // Subset construction over bytes and calls. Calls are letters of the alphabet: calling R from a
 // set of nodes continues at the union of their targets, which preserves the rule's language.
-Status determinize(Nfa& nfa, uint32_t start, uint32_t accept, uint32_t limit, std::vector<DfaNode>* out) {
+// Adds its work units to *work and stops with kLimit once *work passes `budget`.
+Status determinize(Nfa& nfa, uint32_t start, uint32_t accept, uint32_t limit, uint64_t budget, uint64_t* work,
+                   std::vector<DfaNode>* out) {
   std::unordered_map<std::vector<uint32_t>, uint32_t, VecHash> ids;
   std::vector<std::vector<uint32_t>> sets;
   auto intern = [&](std::vector<uint32_t> s) {
@@ -249,14 +293,17 @@ Status determinize(Nfa& nfa, uint32_t start, uint32_t accept, uint32_t limit, st
     sets.push_back(std::move(s));
     return id;
   };
-  intern(nfa.closure({start}));
+  intern(nfa.closure({start}, work));
   for (uint32_t d = 0; d < sets.size(); ++d) {
     if (sets.size() > limit) return Status::limit("grammar: a rule needs more than " + std::to_string(limit) + " automaton states");
     DfaNode node;
     std::vector<uint16_t> cuts = {0, 256};
     std::map<uint32_t, std::vector<uint32_t>> calls;
+    uint64_t set_edges = sets[d].size();  // what one pass over the set's byte edges examines
     for (uint32_t n : sets[d]) {
       const NfaNode& nn = nfa.node(n);
+      set_edges += nn.bytes.size();
+      *work += 1 + nn.bytes.size() + nn.calls.size();
       if (n == accept) node.final = true;
       for (auto& [r, t] : nn.bytes) {
         cuts.push_back(r.lo);
@@ -267,6 +314,9 @@ Status determinize(Nfa& nfa, uint32_t start, uint32_t accept, uint32_t limit, st
     std::sort(cuts.begin(), cuts.end());
     cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
     for (size_t i = 0; i + 1 < cuts.size(); ++i) {
+      // Checked per byte class: one state over a large set can cost 256 passes over it.
+      if (*work > budget) return over_budget(nfa, sets[d], budget, sets.size());
+      *work += set_edges;
       uint16_t lo = cuts[i], hi = uint16_t(cuts[i + 1] - 1);
       std::vector<uint32_t> targets;
       for (uint32_t n : sets[d]) {
@@ -277,7 +327,7 @@ Status determinize(Nfa& nfa, uint32_t start, uint32_t accept, uint32_t limit, st
       if (targets.empty()) continue;
       std::sort(targets.begin(), targets.end());
       targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
-      uint32_t t = intern(nfa.closure(std::move(targets)));
+      uint32_t t = intern(nfa.closure(std::move(targets), work));
       if (!node.bytes.empty() && node.bytes.back().target == t && node.bytes.back().hi + 1 == lo) {
         node.bytes.back().hi = uint8_t(hi);
       } else {
@@ -287,9 +337,10 @@ Status determinize(Nfa& nfa, uint32_t start, uint32_t accept, uint32_t limit, st
     for (auto& [rule, targets] : calls) {
       std::sort(targets.begin(), targets.end());
       targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
-      node.calls.push_back(CallEdge{rule, intern(nfa.closure(targets))});
+      node.calls.push_back(CallEdge{rule, intern(nfa.closure(targets, work))});
     }
     out->push_back(std::move(node));
+    if (*work > budget) return over_budget(nfa, sets[d], budget, sets.size());
   }
   return Status::ok();
 }
@@ -301,6 +352,8 @@ Result<std::shared_ptr<const Grammar>> GrammarBuilder::build(uint32_t root, cons
   if (root >= num_rules) return Status::invalid_argument("grammar: root rule out of range");
   std::vector<std::vector<DfaNode>> dfas(num_rules);
   size_t total = 0;
+  uint64_t work = 0;
+  const uint64_t budget = limits.max_compile_work == 0 ? UINT64_MAX : limits.max_compile_work;
   for (uint32_t r = 0; r < num_rules; ++r) {
     if (!bodies_[r]) return Status::invalid_argument("grammar: rule '" + names_[r] + "' is used but never defined");
     Nfa nfa(limits.max_nfa_nodes_per_rule);
@@ -309,34 +362,79 @@ Result<std::shared_ptr<const Grammar>> GrammarBuilder::build(uint32_t root, cons
       return Status::limit("grammar: rule '" + names_[r] + "' is too large (over " +
                            std::to_string(limits.max_nfa_nodes_per_rule) + " states; a repetition bound too high?)");
     }
-    DI_RETURN_IF_ERROR(std::move(determinize(nfa, s, a, limits.max_nfa_nodes_per_rule, &dfas[r])).with_context("rule '" + names_[r] + "'"));
+    DI_RETURN_IF_ERROR(std::move(determinize(nfa, s, a, limits.max_nfa_nodes_per_rule, budget, &work, &dfas[r])).with_context("rule '" + names_[r] + "'"));
     total += dfas[r].size();
     if (total > limits.max_nodes) return Status::limit("grammar: more than " + std::to_string(limits.max_nodes) + " automaton states");
   }
 
   // Live nodes can reach a final node through bytes and calls of productive rules; everything
   // else is a dead end the matcher must never enter.
-  std::vector<std::vector<char>> live(num_rules);
-  std::vector<char> productive(num_rules, 0);
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (uint32_t r = 0; r < num_rules; ++r) {
-      auto& lv = live[r];
-      lv.assign(dfas[r].size(), 0);
-      for (bool inner = true; inner;) {
-        inner = false;
-        for (size_t n = 0; n < dfas[r].size(); ++n) {
-          if (lv[n]) continue;
-          const DfaNode& d = dfas[r][n];
-          bool ok = d.final;
-          for (auto& e : d.bytes) ok = ok || lv[e.target];
-          for (auto& c : d.calls) ok = ok || (productive[c.rule] && lv[c.target]);
-          if (ok) lv[n] = inner = 1;
-        }
-      }
-      if (!productive[r] && lv[0]) productive[r] = changed = 1;
+  // One backward search over all rules (Horn clauses, linear in the edges): a node is live when
+  // final, or when a byte edge leads to a live node, or when a call edge's continuation is live
+  // AND its callee is productive (its start is live). Re-running a per-rule fixpoint until no rule
+  // changed was quadratic in grammars of many nested rules.
+  std::vector<uint32_t> base(num_rules + 1, 0);
+  for (uint32_t r = 0; r < num_rules; ++r) base[r + 1] = base[r] + static_cast<uint32_t>(dfas[r].size());
+  const uint32_t num_nodes = base[num_rules];
+  struct Call {
+    uint32_t from, rule;
+  };
+  std::vector<uint32_t> byte_first(num_nodes + 1, 0), call_first(num_nodes + 1, 0);
+  for (uint32_t r = 0; r < num_rules; ++r) {
+    for (const DfaNode& d : dfas[r]) {
+      for (auto& e : d.bytes) ++byte_first[base[r] + e.target + 1];
+      for (auto& c : d.calls) ++call_first[base[r] + c.target + 1];
     }
   }
+  for (uint32_t n = 0; n < num_nodes; ++n) byte_first[n + 1] += byte_first[n], call_first[n + 1] += call_first[n];
+  std::vector<uint32_t> byte_from(byte_first.back());
+  std::vector<Call> calls_into(call_first.back());
+  std::vector<std::vector<uint32_t>> calls_of(num_rules);  // indices into calls_into, by callee
+  {
+    std::vector<uint32_t> bf(byte_first.begin(), byte_first.end() - 1), cf(call_first.begin(), call_first.end() - 1);
+    for (uint32_t r = 0; r < num_rules; ++r) {
+      for (uint32_t n = 0; n < dfas[r].size(); ++n) {
+        for (auto& e : dfas[r][n].bytes) byte_from[bf[base[r] + e.target]++] = base[r] + n;
+        for (auto& c : dfas[r][n].calls) {
+          const uint32_t i = cf[base[r] + c.target]++;
+          calls_into[i] = Call{base[r] + n, c.rule};
+          calls_of[c.rule].push_back(i);
+        }
+      }
+    }
+  }
+  work += num_nodes + byte_from.size() + 2 * calls_into.size();
+  std::vector<char> alive(num_nodes, 0);
+  std::vector<uint8_t> met(calls_into.size(), 0);  // conditions met: continuation live, callee productive
+  std::vector<char> productive(num_rules, 0);
+  std::vector<uint32_t> stack;
+  auto mark = [&](uint32_t n) {
+    if (!alive[n]) alive[n] = 1, stack.push_back(n);
+  };
+  auto meet = [&](uint32_t call) {
+    if (++met[call] == 2) mark(calls_into[call].from);
+  };
+  for (uint32_t r = 0; r < num_rules; ++r) {
+    for (uint32_t n = 0; n < dfas[r].size(); ++n) {
+      if (dfas[r][n].final) mark(base[r] + n);
+    }
+  }
+  std::vector<uint32_t> rule_of_start(num_nodes, UINT32_MAX);
+  for (uint32_t r = 0; r < num_rules; ++r) {
+    if (base[r] < base[r + 1]) rule_of_start[base[r]] = r;
+  }
+  while (!stack.empty()) {
+    const uint32_t n = stack.back();
+    stack.pop_back();
+    for (uint32_t i = byte_first[n]; i < byte_first[n + 1]; ++i) mark(byte_from[i]);
+    for (uint32_t i = call_first[n]; i < call_first[n + 1]; ++i) meet(i);
+    if (const uint32_t r = rule_of_start[n]; r != UINT32_MAX && !productive[r]) {
+      productive[r] = 1;
+      for (uint32_t i : calls_of[r]) meet(i);
+    }
+  }
+  std::vector<std::vector<char>> live(num_rules);
+  for (uint32_t r = 0; r < num_rules; ++r) live[r].assign(alive.begin() + base[r], alive.begin() + base[r + 1]);
 
   // Emit live nodes with global ids.
   auto g = std::make_shared<Grammar>();
@@ -374,19 +472,24 @@ Result<std::shared_ptr<const Grammar>> GrammarBuilder::build(uint32_t root, cons
   // Left recursion: a rule that can call itself before consuming a byte would grow the stack
   // forever. Nullable rules are the ones whose start reaches a final node without bytes.
   std::vector<char> nullable(num_rules, 0);
+  // `seen` is stamped per search, not cleared: a fresh vector over all nodes per rule and round
+  // made this quadratic in grammars of many rules.
+  std::vector<uint32_t> seen(g->nodes_.size(), 0);
+  uint32_t seen_stamp = 0;
   auto no_byte_reach = [&](uint32_t r, auto&& on_node) {
     std::vector<uint32_t> stack = {g->rules_[r].start};
-    std::vector<char> seen(g->nodes_.size(), 0);
-    seen[stack[0]] = 1;
+    ++seen_stamp;
+    seen[stack[0]] = seen_stamp;
     while (!stack.empty()) {
       uint32_t n = stack.back();
       stack.pop_back();
       const GrammarNode& gn = g->nodes_[n];
+      work += 1 + gn.num_call_edges;
       on_node(gn);
       const CallEdge* ce = g->call_edges(gn);
       for (uint32_t i = 0; i < gn.num_call_edges; ++i) {
-        if (nullable[ce[i].rule] && !seen[ce[i].target]) {
-          seen[ce[i].target] = 1;
+        if (nullable[ce[i].rule] && seen[ce[i].target] != seen_stamp) {
+          seen[ce[i].target] = seen_stamp;
           stack.push_back(ce[i].target);
         }
       }
@@ -399,6 +502,10 @@ Result<std::shared_ptr<const Grammar>> GrammarBuilder::build(uint32_t root, cons
       bool fin = false;
       no_byte_reach(r, [&](const GrammarNode& gn) { fin = fin || gn.final; });
       if (fin) nullable[r] = changed = 1;
+    }
+    if (work > budget) {
+      return Status::limit("grammar: over the compile work budget of " + std::to_string(budget) +
+                           " units (max_compile_work) while checking for left recursion");
     }
   }
   std::vector<std::vector<uint32_t>> left_calls(num_rules);
@@ -428,6 +535,11 @@ Result<std::shared_ptr<const Grammar>> GrammarBuilder::build(uint32_t root, cons
       }
     }
   }
+  if (work > budget) {
+    return Status::limit("grammar: over the compile work budget of " + std::to_string(budget) +
+                         " units (max_compile_work) while checking for left recursion");
+  }
+  g->compile_work_ = work;
   return std::shared_ptr<const Grammar>(std::move(g));
 }
 

@@ -33,6 +33,11 @@ struct Expr {
   uint32_t min = 0;               // kRepeat
   uint32_t max = 0;               // kRepeat; kUnbounded for no upper bound
   uint32_t rule = 0;              // kRule: the rule id to call
+  // Where the construct starts in its source (a regex: the code point offset of a quantified
+  // atom), or kNoOrigin. Only for errors: a compile over its work budget names the repetition
+  // most of the automaton came from.
+  static constexpr uint32_t kNoOrigin = UINT32_MAX;
+  uint32_t origin = kNoOrigin;
 };
 
 ExprPtr nothing();  // matches no string at all
@@ -47,6 +52,8 @@ inline ExprPtr star(ExprPtr e) { return repeat(std::move(e), 0, Expr::kUnbounded
 inline ExprPtr plus(ExprPtr e) { return repeat(std::move(e), 1, Expr::kUnbounded); }
 inline ExprPtr opt(ExprPtr e) { return repeat(std::move(e), 0, 1); }
 ExprPtr rule_ref(uint32_t rule);
+// `e` tagged with a source offset (see Expr::origin); shared constants are copied, never changed.
+ExprPtr with_origin(ExprPtr e, uint32_t origin);
 
 // ---- The compiled automaton ---------------------------------------------------------------------
 
@@ -88,6 +95,8 @@ class Grammar {
   // True when no string at all matches (e.g. the JSON Schema `false`, or a required property that
   // additionalProperties forbids): the start node is a dead end.
   bool matches_nothing() const { return matches_nothing_; }
+  // Work units spent determinizing the rules (see GrammarLimits::max_compile_work).
+  uint64_t compile_work() const { return compile_work_; }
 
   // The node reached from `node` by byte `b`, or UINT32_MAX.
   uint32_t next(uint32_t node, uint8_t b) const {
@@ -111,12 +120,24 @@ class Grammar {
   std::vector<GrammarRule> rules_;
   uint32_t root_ = 0;
   bool matches_nothing_ = false;
+  uint64_t compile_work_ = 0;
 };
 
-// Limits that keep a hostile schema or grammar from exhausting memory at compile time.
+// Limits that keep a hostile schema or grammar from exhausting memory or CPU at compile time.
+// A server compiles what clients send (response_format, strict tools), so every limit is
+// refused with kLimit before the work is done, not after.
 struct GrammarLimits {
   uint32_t max_nfa_nodes_per_rule = 400000;
   uint32_t max_nodes = 1000000;
+  // Work budget of the subset construction, over all rules, in work units: one unit is one
+  // automaton edge examined (an NFA byte/call edge per byte class of a DFA state, an epsilon
+  // edge in a closure, a node or edge of the dead-end and left-recursion passes). Units do not
+  // depend on the machine; one core at -O2 does roughly 10-100 M per second. The state limits
+  // alone let `(\d+(\.\d*)?|[^\s"\\]{069})*.x` (173k states, 677 M units) take seconds;
+  // the largest schema of the JSON Schema corpora in tests/ needs 2.7 M. 0 = unlimited.
+  // Configured per engine by the di_options key constraint_max_compile_work.
+  uint64_t max_compile_work = kDefaultCompileWork;
+  static constexpr uint64_t kDefaultCompileWork = 20'000'000;
 };
 
 // Collects rules as Exprs, then lowers each to a deterministic byte automaton (subset
@@ -130,11 +151,15 @@ class GrammarBuilder {
   const std::string& name(uint32_t rule) const { return names_[rule]; }
   uint32_t num_rules() const { return static_cast<uint32_t>(names_.size()); }
 
-  Result<std::shared_ptr<const Grammar>> build(uint32_t root, const GrammarLimits& limits = {}) const;
+  // Uses the limits given to set_limits (the defaults unless set).
+  Result<std::shared_ptr<const Grammar>> build(uint32_t root) const { return build(root, limits_); }
+  Result<std::shared_ptr<const Grammar>> build(uint32_t root, const GrammarLimits& limits) const;
+  void set_limits(const GrammarLimits& limits) { limits_ = limits; }
 
  private:
   std::vector<std::string> names_;
   std::vector<ExprPtr> bodies_;
+  GrammarLimits limits_;
 };
 
 }  // namespace di::engine::constrain

@@ -49,19 +49,19 @@ const char* kind_name(ConstraintKind k) {
 
 }  // namespace
 
-Result<std::shared_ptr<const Grammar>> compile_constraint(const ConstraintSpec& spec) {
+Result<std::shared_ptr<const Grammar>> compile_constraint(const ConstraintSpec& spec, const GrammarLimits& limits) {
   switch (spec.kind) {
-    case ConstraintKind::kJsonSchema: return compile_json_schema_text(spec.source, spec.json);
-    case ConstraintKind::kJsonObject: return compile_any_json(spec.json, /*object_only=*/true);
-    case ConstraintKind::kRegex: return compile_regex(spec.source);
-    case ConstraintKind::kEbnf: return compile_ebnf(spec.source);
-    case ConstraintKind::kChatOutput: return compile_chat_output_text(spec.source, spec.json);
+    case ConstraintKind::kJsonSchema: return compile_json_schema_text(spec.source, spec.json, limits);
+    case ConstraintKind::kJsonObject: return compile_any_json(spec.json, /*object_only=*/true, limits);
+    case ConstraintKind::kRegex: return compile_regex(spec.source, limits);
+    case ConstraintKind::kEbnf: return compile_ebnf(spec.source, limits);
+    case ConstraintKind::kChatOutput: return compile_chat_output_text(spec.source, spec.json, limits);
   }
   return Status::invalid_argument("constraint: unknown kind");
 }
 
-GrammarCompiler::GrammarCompiler(std::shared_ptr<const TokenVocabulary> vocab, size_t capacity)
-    : vocab_(std::move(vocab)), capacity_(capacity == 0 ? 1 : capacity) {}
+GrammarCompiler::GrammarCompiler(std::shared_ptr<const TokenVocabulary> vocab, size_t capacity, const GrammarLimits& limits)
+    : vocab_(std::move(vocab)), capacity_(capacity == 0 ? 1 : capacity), limits_(limits) {}
 
 Result<std::shared_ptr<const CompiledGrammar>> GrammarCompiler::compile(const ConstraintSpec& spec) {
   DI_ASSIGN_OR_RETURN(std::string key, cache_key(spec));
@@ -77,7 +77,7 @@ Result<std::shared_ptr<const CompiledGrammar>> GrammarCompiler::compile(const Co
     ++misses_;
   }
   // Compiled outside the lock: a large schema must not stall other requests' lookups.
-  DI_ASSIGN_OR_RETURN(std::shared_ptr<const Grammar> g, compile_constraint(spec));
+  DI_ASSIGN_OR_RETURN(std::shared_ptr<const Grammar> g, compile_constraint(spec, limits_));
   // A constraint nothing satisfies would leave the sequence no token but a silent, invalid end:
   // refuse it up front (a misspelled keyword, e.g. "propetries" next to "required", is the usual cause).
   if (g->matches_nothing()) {

@@ -33,7 +33,9 @@ struct ConstraintSpec {
 
 class GrammarCompiler {
  public:
-  explicit GrammarCompiler(std::shared_ptr<const TokenVocabulary> vocab, size_t capacity = 256);
+  // `limits` bound every compile (the work budget refuses hostile specs with kLimit).
+  explicit GrammarCompiler(std::shared_ptr<const TokenVocabulary> vocab, size_t capacity = 256,
+                           const GrammarLimits& limits = {});
 
   // Refuses (kInvalidArgument, "<kind>: no output can satisfy it ...") a spec whose language is
   // empty: a request under it could only end at once with an invalid output.
@@ -52,6 +54,7 @@ class GrammarCompiler {
 
   std::shared_ptr<const TokenVocabulary> vocab_;
   size_t capacity_;
+  GrammarLimits limits_;
   mutable std::mutex mu_;
   std::list<Entry> lru_;  // most recently used first
   std::unordered_map<uint64_t, std::list<Entry>::iterator> by_hash_;
@@ -59,6 +62,6 @@ class GrammarCompiler {
 };
 
 // The grammar alone (no vocabulary), for tests and tools.
-Result<std::shared_ptr<const Grammar>> compile_constraint(const ConstraintSpec& spec);
+Result<std::shared_ptr<const Grammar>> compile_constraint(const ConstraintSpec& spec, const GrammarLimits& limits = {});
 
 }  // namespace di::engine::constrain

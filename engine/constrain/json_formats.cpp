@@ -1,5 +1,6 @@
-// JSON Schema `format` values with a regular form, as regexes over the string body. Formats not
-// listed are annotations (draft 2020-12): the compiler then accepts any string.
+// JSON Schema `format` values with a regular form, as regexes over the string body, and the
+// draft 2020-12 formats we cannot assert (the compiler refuses those rather than accept any
+// string). Other, non-standard formats are annotations: any string.
 #include <map>
 #include <string>
 
@@ -28,13 +29,39 @@ ExprPtr json_format_expr(const std::string& format) {
       // or angle brackets); a reference may omit the scheme.
       {"uri", R"(^[A-Za-z][A-Za-z0-9+.-]*:[^\s"<>\\^`{|}]*$)"},
       {"uri-reference", R"(^[^\s"<>\\^`{|}]*$)"},
+      // RFC 4291 section 2.2 text forms (as RFC 3986's IPv6address): at most one "::", an
+      // optional dotted-quad tail; no zone id.
+      {"ipv6",
+       R"(^(([0-9A-Fa-f]{1,4}:){6}(([0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4})|IP4)|::([0-9A-Fa-f]{1,4}:){5}(([0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4})|IP4)|([0-9A-Fa-f]{1,4})?::([0-9A-Fa-f]{1,4}:){4}(([0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4})|IP4)|(([0-9A-Fa-f]{1,4}:){0,1}[0-9A-Fa-f]{1,4})?::([0-9A-Fa-f]{1,4}:){3}(([0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4})|IP4)|(([0-9A-Fa-f]{1,4}:){0,2}[0-9A-Fa-f]{1,4})?::([0-9A-Fa-f]{1,4}:){2}(([0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4})|IP4)|(([0-9A-Fa-f]{1,4}:){0,3}[0-9A-Fa-f]{1,4})?::[0-9A-Fa-f]{1,4}:(([0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4})|IP4)|(([0-9A-Fa-f]{1,4}:){0,4}[0-9A-Fa-f]{1,4})?::(([0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4})|IP4)|(([0-9A-Fa-f]{1,4}:){0,5}[0-9A-Fa-f]{1,4})?::[0-9A-Fa-f]{1,4}|(([0-9A-Fa-f]{1,4}:){0,6}[0-9A-Fa-f]{1,4})?::)$)"},
+      // RFC 6901: "/"-separated tokens, "~" only as "~0" or "~1".
+      {"json-pointer", R"(^(/([^~/]|~[01])*)*$)"},
+      // draft-bhutton-relative-json-pointer-00: a non-negative integer, an optional index
+      // adjustment, then "#" or a JSON pointer.
+      {"relative-json-pointer", R"(^(0|[1-9]\d*)([+-](0|[1-9]\d*))?(#|(/([^~/]|~[01])*)*)$)"},
+      // RFC 6570 level 4: literals (no spaces, double quotes, angle brackets, backslash, ^ ` | or braces;
+      // "%" only as a percent-encoding) and expressions {op var[:n|*],...}.
+      {"uri-template",
+       R"(^([!#$&-;=?-\[\]_a-z~\u00A0-\u{10FFFF}]|%[0-9A-Fa-f]{2}|\{[+#./;?&=,!@|]?([A-Za-z0-9_]|%[0-9A-Fa-f]{2})(\.?([A-Za-z0-9_]|%[0-9A-Fa-f]{2}))*(:[1-9]\d{0,3}|\*)?(,([A-Za-z0-9_]|%[0-9A-Fa-f]{2})(\.?([A-Za-z0-9_]|%[0-9A-Fa-f]{2}))*(:[1-9]\d{0,3}|\*)?)*\})*$)"},
   };
   auto it = kFormats.find(format);
   if (it == kFormats.end()) return nullptr;
+  std::string pattern = it->second;
+  const std::string ip4 = R"(((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d))";
+  for (size_t at; (at = pattern.find("IP4")) != std::string::npos;) pattern.replace(at, 3, ip4);
   RegexOptions o;
   o.json_string = true;
-  auto e = regex_to_expr(it->second, o);
+  auto e = regex_to_expr(pattern, o);
   return e.is_ok() ? *e : nullptr;
+}
+
+bool json_format_unassertable(const std::string& format) {
+  // Draft 2020-12 formats without a regular form we enforce: a regex's own syntax is not regular
+  // (nested groups), and the internationalized forms need IDNA / Unicode tables.
+  static const char* const kNames[] = {"regex", "iri", "iri-reference", "idn-email", "idn-hostname"};
+  for (const char* n : kNames) {
+    if (format == n) return true;
+  }
+  return false;
 }
 
 }  // namespace di::engine::constrain

@@ -15,7 +15,8 @@
 
 namespace di::engine::constrain {
 
-ExprPtr json_format_expr(const std::string& format);  // json_formats.cpp
+ExprPtr json_format_expr(const std::string& format);        // json_formats.cpp
+bool json_format_unassertable(const std::string& format);  // json_formats.cpp
 
 std::string JsonSchemaOptions::cache_key() const {
   return std::to_string(int(whitespace)) + "/" + std::to_string(max_whitespace) + "/" + (strict ? "strict" : "lax") + (assert_formats ? "/fmt" : "");
@@ -451,8 +452,11 @@ class JsonSchemaRules::Compiler {
         if (body) return unsupported_keyword(path, "format", "together with pattern");
         if (has_len) return unsupported_keyword(path, "format", "together with minLength/maxLength");
         body = f;
+      } else if (json_format_unassertable(s["format"].get<std::string>())) {
+        // Accepting any string would silently drop an assertion the caller asked for.
+        return unsupported_keyword(path, "format", "'" + s["format"].get<std::string>() + "' cannot be enforced");
       }
-      // Other formats are annotations in draft 2020-12: any string is valid.
+      // Other (non-standard) formats are annotations in draft 2020-12: any string is valid.
     }
     if (!body) {
       if (!has_len) return rule_ref(string_);
@@ -659,21 +663,26 @@ Result<ojson> JsonSchemaRules::resolve(const ojson& schema, const std::string& p
 uint32_t JsonSchemaRules::any_value() const { return c_->any_value(); }
 uint32_t JsonSchemaRules::any_object() const { return c_->any_object(); }
 
-Result<std::shared_ptr<const Grammar>> compile_json_schema(const ojson& schema, const JsonSchemaOptions& options) {
+Result<std::shared_ptr<const Grammar>> compile_json_schema(const ojson& schema, const JsonSchemaOptions& options,
+                                                           const GrammarLimits& limits) {
   GrammarBuilder b;
+  b.set_limits(limits);
   JsonSchemaRules::Compiler c(b, schema, options);
   return c.compile();
 }
 
-Result<std::shared_ptr<const Grammar>> compile_json_schema_text(std::string_view text, const JsonSchemaOptions& options) {
+Result<std::shared_ptr<const Grammar>> compile_json_schema_text(std::string_view text, const JsonSchemaOptions& options,
+                                                                const GrammarLimits& limits) {
   ojson schema = ojson::parse(text.begin(), text.end(), nullptr, false);
   if (schema.is_discarded()) return Status::parse("json_schema: the schema is not valid JSON");
-  return compile_json_schema(schema, options);
+  return compile_json_schema(schema, options, limits);
 }
 
-Result<std::shared_ptr<const Grammar>> compile_any_json(const JsonSchemaOptions& options, bool object_only) {
+Result<std::shared_ptr<const Grammar>> compile_any_json(const JsonSchemaOptions& options, bool object_only,
+                                                        const GrammarLimits& limits) {
   static const ojson kEmpty = ojson::object();
   GrammarBuilder b;
+  b.set_limits(limits);
   JsonSchemaRules::Compiler c(b, kEmpty, options);
   return c.compile_any(object_only);
 }

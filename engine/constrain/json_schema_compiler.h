@@ -2,8 +2,10 @@
 // type, properties, required, additionalProperties, enum, const, anyOf, oneOf (provably exclusive
 // branches), allOf (mergeable branches), $ref/$defs (local), items, prefixItems, min/maxItems,
 // pattern, min/maxLength, format (date, time, date-time, duration, uuid, ipv4, ipv6, email,
-// hostname, uri, uri-reference), minimum/maximum/exclusive*, integer multipleOf, nullable. Any other assertion
-// keyword is an error naming it, never silently ignored. Does not know tokens or matchers.
+// hostname, uri, uri-reference, json-pointer, relative-json-pointer, uri-template; regex, iri,
+// iri-reference, idn-email and idn-hostname are refused while formats are asserted),
+// minimum/maximum/exclusive*, multipleOf 1 on integers, nullable. Any other assertion keyword is
+// an error naming it, never silently ignored. Does not know tokens or matchers.
 #pragma once
 
 #include <cstdint>
@@ -39,10 +41,13 @@ struct JsonSchemaOptions {
 
 // Properties are generated in the schema's `properties` order (required or not); extra keys, when
 // allowed, come after them.
+// `limits` bound the compile (GrammarLimits; refusals are kLimit).
 Result<std::shared_ptr<const Grammar>> compile_json_schema(const nlohmann::ordered_json& schema,
-                                                           const JsonSchemaOptions& options = {});
+                                                           const JsonSchemaOptions& options = {},
+                                                           const GrammarLimits& limits = {});
 Result<std::shared_ptr<const Grammar>> compile_json_schema_text(std::string_view schema_text,
-                                                           const JsonSchemaOptions& options = {});
+                                                           const JsonSchemaOptions& options = {},
+                                                           const GrammarLimits& limits = {});
 
 // JSON Schema rules added to a grammar under construction, for grammars that embed JSON values
 // (tool-call arguments inside markup). `root` anchors local $refs and must outlive this object.
@@ -64,6 +69,7 @@ class JsonSchemaRules {
 };
 
 // Any JSON value (the json_object response format), with the same whitespace policy.
-Result<std::shared_ptr<const Grammar>> compile_any_json(const JsonSchemaOptions& options = {}, bool object_only = false);
+Result<std::shared_ptr<const Grammar>> compile_any_json(const JsonSchemaOptions& options = {}, bool object_only = false,
+                                                        const GrammarLimits& limits = {});
 
 }  // namespace di::engine::constrain

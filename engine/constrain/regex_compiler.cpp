@@ -111,8 +111,9 @@ class RegexParser {
     while (!at_end() && peek() != '|' && peek() != ')') {
       if (peek() == '$' && (pos_ + 1 == cps_.size() || peek(1) == '|')) break;  // trailing anchor
       if (peek() == '^' || peek() == '$') return unsupported("an anchor ('^' or '$') inside the pattern");
+      const size_t at = pos_;
       DI_ASSIGN_OR_RETURN(ExprPtr atom, parse_atom());
-      DI_ASSIGN_OR_RETURN(ExprPtr q, parse_quantifier(atom));
+      DI_ASSIGN_OR_RETURN(ExprPtr q, parse_quantifier(atom, static_cast<uint32_t>(at)));
       items.push_back(q);
     }
     return seq(std::move(items));
@@ -131,7 +132,9 @@ class RegexParser {
     return pos_ > start;
   }
 
-  Result<ExprPtr> parse_quantifier(ExprPtr atom) {
+  // `at`: where the atom starts; a repetition carries it so that a compile over its work budget
+  // can name the one that blew up.
+  Result<ExprPtr> parse_quantifier(ExprPtr atom, uint32_t at) {
     for (;;) {
       uint32_t min = 0, max = 0;
       if (eat('*')) {
@@ -160,7 +163,7 @@ class RegexParser {
         return atom;
       }
       eat('?');  // lazy quantifiers match the same language
-      atom = repeat(atom, min, max);
+      atom = with_origin(repeat(atom, min, max), at);
     }
   }
 
@@ -330,12 +333,12 @@ Result<ExprPtr> regex_to_expr(std::string_view pattern, const RegexOptions& opti
   return p.parse();
 }
 
-Result<std::shared_ptr<const Grammar>> compile_regex(std::string_view pattern) {
+Result<std::shared_ptr<const Grammar>> compile_regex(std::string_view pattern, const GrammarLimits& limits) {
   DI_ASSIGN_OR_RETURN(ExprPtr e, regex_to_expr(pattern, {}));
   GrammarBuilder b;
   uint32_t root = b.declare("root");
   b.define(root, e);
-  return b.build(root);
+  return b.build(root, limits);
 }
 
 }  // namespace di::engine::constrain

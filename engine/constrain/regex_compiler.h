@@ -22,6 +22,8 @@ struct RegexOptions {
 Result<ExprPtr> regex_to_expr(std::string_view pattern, const RegexOptions& options = {});
 
 // A grammar whose language is the strings fully matching `pattern` (raw UTF-8 output).
-Result<std::shared_ptr<const Grammar>> compile_regex(std::string_view pattern);
+// `limits` bound the compile (GrammarLimits); a refusal over the work budget names the offset of
+// the repetition most of the automaton came from.
+Result<std::shared_ptr<const Grammar>> compile_regex(std::string_view pattern, const GrammarLimits& limits = {});
 
 }  // namespace di::engine::constrain

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <new>
 #include <stdexcept>
 #include <string>
 
@@ -117,9 +118,14 @@ Result<std::unique_ptr<KvCacheManager>> KvCacheManager::create(CacheLayout layou
                          " tokens (" + std::to_string(layout.block_bytes) + " bytes each) besides " +
                          std::to_string(num_slots) + " slots; one sequence of max_model_len " +
                          std::to_string(config.max_model_len) + " needs " + std::to_string(per_seq_blocks));
-  std::unique_ptr<KvCacheManager> m(new KvCacheManager(std::move(layout), config,
-                                                       static_cast<int32_t>(num_blocks),
-                                                       static_cast<int32_t>(num_slots)));
+  std::unique_ptr<KvCacheManager> m;
+  try {
+    m.reset(new KvCacheManager(std::move(layout), config, static_cast<int32_t>(num_blocks),
+                               static_cast<int32_t>(num_slots)));
+  } catch (const std::bad_alloc&) {  // the pools' bookkeeping for a budget the host cannot hold
+    return Status::out_of_memory("kv_cache_bytes: " + std::to_string(config.kv_cache_bytes) + " bytes make " +
+                                 std::to_string(num_blocks) + " blocks, more than this host can track");
+  }
   const size_t block_total = static_cast<size_t>(num_blocks) * m->layout_.block_bytes;
   if (block_total > 0) {
     DI_ASSIGN_OR_RETURN(m->blocks_, m->allocate_zeroed(static_cast<int64_t>(block_total)));

@@ -28,21 +28,9 @@ printf '%s\n' "${sources[@]}" | xargs -P "${DI_JOBS:-2}" -I{} sh -c \
 "$cxx" $flags "$out"/obj/*.o -o "$out/recipe_stream_parser_fuzz" ||
   { echo "0 passed, 1 failed (link)"; exit 1; }
 
-# Seeds: each fixture case's output with option bytes matching the case.
+# Seeds: each fixture case's output with header bytes matching the case (tests/fuzz/seeds).
 rm -rf "$out/seeds" "$out/work"; mkdir -p "$out/seeds" "$out/work"
-python3 - "$out/seeds" <<'PY'
-import json, sys
-cases = json.load(open("tests/fixtures/recipe_stream/traces.json"))["cases"]
-for i, c in enumerate(cases):
-    o = c["options"]
-    flags = (1 if o.get("prompt_opened_thinking") else 0) | (2 if o.get("tools") else 0) \
-        | (4 if o.get("prompt_opened_tool_calls") else 0) | (8 if o.get("json_object") else 0) \
-        | (16 if o.get("stop") else 0)
-    text = "".join(ch if isinstance(ch, str) else ch[1] for ch in c["chunks"])
-    for sizes in (b"", b"\x00\x03\x07"):
-        data = bytes([flags, 1, len(sizes)]) + sizes + text.encode()
-        open(f"{sys.argv[1]}/case{i}_{len(sizes)}", "wb").write(data)
-PY
+cp tests/fuzz/seeds/recipe_stream_parser/* "$out/seeds/"
 
 "$out/recipe_stream_parser_fuzz" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
   -dict=tests/fuzz/recipe_stream.dict -print_final_stats=1 "$out/work" "$out/seeds" \

@@ -314,6 +314,12 @@ TEST(CapiEngine, BadInputsAreClearErrors) {
   EXPECT_NE(di_engine_create(missing.data(), missing.size(), nullptr, &bad, &err), DI_OK);
   EXPECT_EQ(bad, nullptr);
   di_error_destroy(err);
+  // A huge max_num_seqs is refused at once (it used to size billions of slots first: minutes).
+  Options many = options(R"({"max_num_seqs": 1000000000, "max_model_len": 256})");
+  err = nullptr;
+  EXPECT_EQ(di_engine_create(f.dir.data(), f.dir.size(), many.get(), &bad, &err), DI_E_INVALID_ARG);
+  EXPECT_NE(std::string(di_error_message(err)).find("max_num_seqs"), std::string::npos) << di_error_message(err);
+  di_error_destroy(err);
   Options tiny_kv = options(R"({"kv_cache_bytes": 1000, "max_model_len": 256})");
   err = nullptr;
   EXPECT_EQ(di_engine_create(f.dir.data(), f.dir.size(), tiny_kv.get(), &bad, &err), DI_E_LIMIT);

@@ -223,6 +223,37 @@ TEST_F(ConstrainedTiny, BadConstraintsAreRefusedAtSubmitWithTheirName) {
   EXPECT_NE(msg.find("constraint_json_whitespace"), std::string::npos) << msg;
 }
 
+// The compile work budget: the fuzzer's slow regex (seconds of CPU before the budget) is refused
+// at submit with DI_E_LIMIT naming the budget; constraint_max_compile_work sets it per engine.
+TEST_F(ConstrainedTiny, ConstraintsOverTheCompileBudgetAreRefusedWithDiELimit) {
+  ASSERT_TRUE(engine_);
+  std::string msg;
+  di_status st = DI_OK;
+  const ojson finding = {{"constraint_regex", R"((\d+(\.\d*)?|[^\s"\\]{069})*.x)"}, {"max_tokens", 4}};
+  EXPECT_FALSE(submit(engine_, kPrompt, finding.dump(), &msg, &st));
+  EXPECT_EQ(st, DI_E_LIMIT);
+  EXPECT_NE(msg.find("max_compile_work"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("offset 13"), std::string::npos) << msg;
+
+  di_engine* small = make_engine(*dir_, R"({"max_model_len": 256, "num_threads": 2, "constraint_max_compile_work": 200})");
+  ASSERT_TRUE(small);
+  const std::string schema = R"({"constraint_json_schema": {"type": "object", "properties": {"a": {"type": "integer"}}}, "max_tokens": 4})";
+  EXPECT_FALSE(submit(small, kPrompt, schema, &msg, &st));
+  EXPECT_EQ(st, DI_E_LIMIT);
+  EXPECT_NE(msg.find("max_compile_work"), std::string::npos) << msg;
+  di_engine_destroy(small);
+  di_request* r = submit(engine_, kPrompt, schema, &msg, &st);  // the default budget takes it
+  ASSERT_TRUE(r) << msg;
+  EXPECT_NE(drain(r).finish, DI_FINISH_NONE);
+
+  Options bad(R"({"constraint_max_compile_work": -1})");
+  di_engine* e = nullptr;
+  di_error* err = nullptr;
+  EXPECT_EQ(di_engine_create(dir_->data(), dir_->size(), bad.o, &e, &err), DI_E_INVALID_ARG);
+  EXPECT_NE(std::string(di_error_message(err)).find("constraint_max_compile_work"), std::string::npos);
+  di_error_destroy(err);
+}
+
 TEST(ConstrainedWithoutTokenizer, SubmitFailsSayingTheTokenizerIsMissing) {
   const std::string dir = std::string(DI_FIXTURES_DIR) + "/model_v4/hca_csa_hc3_clip";
   ASSERT_FALSE(fs::exists(fs::path(dir) / "tokenizer.json"));

@@ -190,5 +190,19 @@ TEST(EngineStop, MaxTokensBeyondAnyLengthIsALimitErrorNotAnOverflow) {
   EXPECT_FALSE(e->submit({1, 2, 3}, p).is_ok());
 }
 
+TEST(EngineStop, MaxNumSeqsBeyondTheLimitIsRefusedAtOnce) {
+  EngineConfig c;
+  c.max_model_len = 256;
+  c.max_num_seqs = 1000000000;
+  auto r = LLMEngine::create(std::make_unique<testing::ToyModel>(), c, nullptr);
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("max_num_seqs: expected 1..65536"), std::string::npos) << r.status().message();
+  c.max_num_seqs = 65536;
+  c.kv_cache_bytes = 64 << 20;  // 131072 slots of 128 bytes, and blocks
+  auto ok = LLMEngine::create(std::make_unique<testing::ToyModel>(), c, nullptr);
+  EXPECT_TRUE(ok.is_ok()) << ok.status().message();
+}
+
 }  // namespace
 }  // namespace di::engine

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import net from 'node:net';
+import os from 'node:os';
 import { startServer, waitFor, API_KEY, MODEL } from './harness.mjs';
 
 let server, openai, anthropic;
@@ -175,6 +176,7 @@ const CHAT = [
   { model: MODEL, max_tokens: 1, messages: user, tools: 'all' },
   { model: MODEL, max_tokens: 1, messages: user, stop: [1] },
   { model: MODEL, max_tokens: 1, messages: user, seed: 'abc' },
+  { model: MODEL, max_tokens: 1, messages: user, stream: true, temperature: -1 },  // refused before any event
   { model: MODEL, max_tokens: 1, messages: user, response_format: { type: 'json_schema', json_schema: { name: 'a', schema: { type: 'bogus' } } } },
 ];
 const RESPONSES = [
@@ -183,6 +185,7 @@ const RESPONSES = [
   { model: MODEL, max_output_tokens: 1, input: [null] },
   { model: MODEL, max_output_tokens: 1, input: 'x', temperature: 'hot' },
   { model: MODEL, max_output_tokens: 1, input: 'x', tools: 'all' },
+  { model: MODEL, max_output_tokens: 1, input: 'x', stream: true, temperature: 'hot' },
   { model: MODEL, max_output_tokens: 1, input: 'x', tools: [{ type: 'function' }] },
   { model: MODEL, max_output_tokens: 1, input: 'x', text: { format: { type: 'json_schema', name: 'a', schema: { type: 'bogus' } } } },
 ];
@@ -194,6 +197,7 @@ const MESSAGES = [
   { model: MODEL, max_tokens: 1, messages: user, tools: [{ input_schema: {} }] },
   { model: MODEL, max_tokens: 1, messages: user, thinking: { type: 'sometimes' } },
   { model: MODEL, max_tokens: 1, messages: user, temperature: 5 },
+  { model: MODEL, max_tokens: 1, messages: user, stream: true, top_p: 7 },
 ];
 
 test('malformed bodies on every API: a 4xx in that API\'s envelope, never a crash or a hang', async () => {
@@ -224,4 +228,56 @@ test('malformed bodies on every API: a 4xx in that API\'s envelope, never a cras
     }
   }
   assert.equal((await fetch(`${server.base}/health`)).status, 200);
+});
+
+// /metrics is Prometheus text exposition (version 0.0.4): checked line by line against the
+// format's rules rather than against a list of names.
+test('/metrics is well-formed Prometheus text: typed families, valid samples, consistent histograms', async () => {
+  const r = await fetch(`${server.base}/metrics`);
+  assert.equal(r.status, 200);
+  assert.match(r.headers.get('content-type'), /^text\/plain; version=0\.0\.4/);
+  const text = await r.text();
+  assert.ok(text.endsWith('\n'));
+  const types = new Map(), samples = new Map();
+  const name = '[a-zA-Z_:][a-zA-Z0-9_:]*';
+  const sampleRe = new RegExp(`^(${name})(\\{(?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\\\\n]|\\\\.)*",?)*\\})? (-?[0-9.e+-]+|NaN|\\+Inf|-Inf)$`);
+  for (const line of text.split('\n').filter(Boolean)) {
+    let m;
+    if ((m = line.match(new RegExp(`^# TYPE (${name}) (counter|gauge|histogram|summary|untyped)$`)))) {
+      assert.ok(!types.has(m[1]), `one TYPE per family: ${m[1]}`);
+      types.set(m[1], m[2]);
+      continue;
+    }
+    if (line.startsWith('# HELP ') || line.startsWith('#')) continue;
+    m = line.match(sampleRe);
+    assert.ok(m, `sample line: ${line}`);
+    const family = m[1].replace(/_(bucket|sum|count)$/, (x) => (types.has(m[1]) ? x : ''));
+    assert.ok(types.has(family) || types.has(m[1]), `sample of a typed family: ${line}`);
+    const v = Number(m[3].replace('+Inf', 'Infinity'));
+    if (types.get(family) === 'counter') assert.ok(v >= 0, line);
+    samples.set(m[1] + (m[2] ?? ''), v);
+  }
+  for (const [fam, type] of types) {
+    if (type !== 'histogram') continue;
+    const buckets = [...samples].filter(([k]) => k.startsWith(`${fam}_bucket{`));
+    assert.ok(buckets.length >= 2, fam);
+    for (let i = 1; i < buckets.length; i++) assert.ok(buckets[i][1] >= buckets[i - 1][1], `${fam} buckets are cumulative`);
+    assert.ok(buckets.at(-1)[0].includes('le="+Inf"'), `${fam} ends with +Inf`);
+    assert.equal(buckets.at(-1)[1], samples.get(`${fam}_count`), `${fam}: +Inf bucket = count`);
+  }
+  assert.ok(types.get('deepinfer_http_requests_total') === 'counter');
+  assert.ok(samples.get('deepinfer_kv_blocks_total') > 0);
+});
+
+test('without --host the server listens on loopback only', async (t) => {
+  const listening = server.logs.map((l) => JSON.parse(l)).find((j) => j.event === 'listening');
+  assert.equal(listening.host, '127.0.0.1');
+  const external = Object.values(os.networkInterfaces()).flat().find((a) => a && a.family === 'IPv4' && !a.internal);
+  if (!external) return t.skip('this machine has no non-loopback IPv4 address');
+  const refused = await new Promise((resolve) => {
+    const sock = net.connect(server.port, external.address);
+    sock.on('connect', () => { sock.destroy(); resolve(false); });
+    sock.on('error', (e) => resolve(e.code));
+  });
+  assert.equal(refused, 'ECONNREFUSED', `${external.address}:${server.port} must not answer`);
 });

@@ -27,7 +27,18 @@ test('50 concurrent streaming clients all complete', async () => {
     }
     return { finish, usage, n };
   };
+  // Meanwhile /metrics is sampled: the streams must share the engine's batch, not queue one by one.
+  let done = false, maxRunning = 0;
+  const sampler = (async () => {
+    while (!done) {
+      maxRunning = Math.max(maxRunning, (await server.metrics()).deepinfer_num_requests_running ?? 0);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  })();
   const results = await Promise.all(Array.from({ length: 50 }, (_, i) => one(i)));
+  done = true;
+  await sampler;
+  assert.ok(maxRunning >= 4, `at most ${maxRunning} sequences ran at once`);
   for (const r of results) {
     assert.ok(['stop', 'length', 'tool_calls'].includes(r.finish), JSON.stringify(r));
     assert.ok(r.usage && r.usage.completion_tokens >= 1 && r.usage.completion_tokens <= 8);

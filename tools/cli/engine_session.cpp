@@ -147,7 +147,8 @@ const char* const kCommonFlagsHelp =
     "            --presence-penalty P --frequency-penalty F --stop STR (repeatable)\n"
     "            --stop-token-ids 1,2 --ignore-eos --logprobs --top-logprobs N\n"
     "  engine:   --threads N --max-model-len N --max-num-seqs N --max-num-batched-tokens N\n"
-    "            --kv-cache-bytes N --block-size N --deterministic --no-prefix-caching\n";
+    "            --kv-cache-bytes N --block-size N --deterministic --no-prefix-caching\n"
+    "            --constraint-max-compile-work N (structured-output compile budget; 0 = none)\n";
 
 bool parse_common_switch(const std::string& flag, nlohmann::json& sampling, nlohmann::json& engine_opts) {
   if (flag == "--ignore-eos") sampling["ignore_eos"] = 1;
@@ -179,6 +180,7 @@ bool parse_common_flag(const std::string& flag, const std::string& value, nlohma
       {"--max-num-seqs", "max_num_seqs", false, true},
       {"--max-num-batched-tokens", "max_num_batched_tokens", false, true},
       {"--kv-cache-bytes", "kv_cache_bytes", false, true}, {"--block-size", "block_size", false, true},
+      {"--constraint-max-compile-work", "constraint_max_compile_work", false, true},
   };
   *consumed = true;
   for (const Map& m : kMaps) {

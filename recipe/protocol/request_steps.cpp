@@ -15,12 +15,58 @@ std::string block_type(const ordered_json& block) {
   return it != block.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
+namespace {
+
+// DeepSeek's request converters answer 400 when the recipe's image placeholder is typed anywhere
+// in input text (their prompts find images by it). Our renderer places images structurally, so
+// the text would be harmless here; the check keeps requests accepted exactly where DeepSeek's are.
+constexpr std::string_view kImagePlaceholder = "<｜image｜>";
+
+bool has_placeholder(std::string_view text) { return text.find(kImagePlaceholder) != std::string_view::npos; }
+
+Status reject_placeholder(Protocol protocol, const std::string& param, const std::string& where) {
+  return bad_param(protocol, param,
+                   "the text " + std::string(kImagePlaceholder) + " is reserved for images and may not appear in " +
+                       where + "; send images as image content blocks");
+}
+
+Status check_no_image_placeholder(Protocol protocol, const Conversation& conv) {
+  const std::string input = protocol == Protocol::kResponses ? "input" : "messages";
+  for (size_t i = 0; i < conv.messages.size(); ++i) {
+    const Message& m = conv.messages[i];
+    const std::string where = "message " + std::to_string(i) + " of the conversation";
+    for (const ContentPart& part : m.content) {
+      if (part.kind == ContentPart::Kind::kText && has_placeholder(part.text)) {
+        return reject_placeholder(protocol, input, "the text of " + where);
+      }
+    }
+    if (m.reasoning_content && has_placeholder(*m.reasoning_content)) {
+      return reject_placeholder(protocol, input, "the reasoning of " + where);
+    }
+    for (const ToolCall& call : m.tool_calls) {
+      if (has_placeholder(call.name) || has_placeholder(call.arguments)) {
+        return reject_placeholder(protocol, input, "a tool call of " + where);
+      }
+    }
+  }
+  for (const ToolDefinition& tool : conv.tools) {
+    if (has_placeholder(tool.name) || (tool.description && has_placeholder(*tool.description)) ||
+        has_placeholder(tool.parameters.dump())) {
+      return reject_placeholder(protocol, "tools", "a tool definition");
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
 Result<ConversationRequest> parse_request_fields(Protocol protocol, const ordered_json& body,
                                                  const ReadFn& read) {
   const Fields top(protocol, body, "");
   ConversationRequest req;
   DI_ASSIGN_OR_RETURN(req.model, top.required_str("model"));
   DI_RETURN_IF_ERROR(read(top, req.conversation, req.options));
+  DI_RETURN_IF_ERROR(check_no_image_placeholder(protocol, req.conversation));
   return req;
 }
 

@@ -49,7 +49,9 @@ Outcome drain(di_request* r, di_parser* parser) {
     if (st != DI_OK) break;
     out.tokens.insert(out.tokens.end(), c.token_ids, c.token_ids + c.num_tokens);
     if (c.finish_reason != DI_FINISH_NONE) out.finish = c.finish_reason;
-    if (parser) EXPECT_NE(di_parse_push_chunk(parser, &c, nullptr, nullptr, nullptr), DI_E_INVALID_ARG);
+    if (parser) {
+      EXPECT_NE(di_parse_push_chunk(parser, &c, nullptr, nullptr, nullptr), DI_E_INVALID_ARG);
+    }
   }
   if (parser) {
     char* body = nullptr;

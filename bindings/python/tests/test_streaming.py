@@ -115,7 +115,16 @@ def test_close_from_another_thread_while_iterating(tiny_engine):
     assert req.closed
 
 
-def test_ctrl_c_interrupts_a_blocking_wait(tiny_model):
+@pytest.fixture
+def sigint_raises():
+    # A process started in the background by a non-interactive shell inherits SIGINT ignored,
+    # and Python then leaves it ignored; these tests need Python's KeyboardInterrupt handler.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_ctrl_c_interrupts_a_blocking_wait(tiny_model, sigint_raises):
     # One sequence at a time and a LONG request ahead: the queued request's wait yields no chunk
     # before the ahead one ends (minutes away), so the interrupt must come from inside the
     # native wait. SIGINT is sent once the main thread is in that wait.
@@ -136,7 +145,7 @@ def test_ctrl_c_interrupts_a_blocking_wait(tiny_model):
     assert elapsed < PROMPT_S
 
 
-def test_ctrl_c_interrupts_iteration_of_a_busy_stream(tiny_engine):
+def test_ctrl_c_interrupts_iteration_of_a_busy_stream(tiny_engine, sigint_raises):
     with tiny_engine.submit([1, 2, 3], LONG) as req:
         n = len(next(req).token_ids)
         main = threading.get_ident()

@@ -1,5 +1,8 @@
 // A per-thread cache of pre-token -> ids for one BPE model at a time, so that frequent words
 // skip the merge loop. Bounded: when full it starts over. Knows nothing of how ids are made.
+// Its table starts small and doubles as words arrive: embedding hosts run many threads (a Java
+// service's request pool, Go's OS threads), and a thread that tokenizes one short chat must not
+// keep megabytes of empty slots for the rest of its life.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +19,7 @@ class WordCache {
  public:
   static constexpr size_t kMaxWordBytes = 64;  // longer pieces are rare and not worth keeping
   static constexpr size_t kMaxEntries = 1 << 16;
+  static constexpr size_t kMinSlots = 64;  // the first table; load stays at or under one half
 
   // The calling thread's cache for the model identified by `owner` (reset if it served another).
   static WordCache& for_thread(uint64_t owner);
@@ -36,6 +40,12 @@ class WordCache {
   }
   void insert(std::string_view word, const int32_t* ids, size_t n);
 
+  // Bytes held by the table, keys and ids (capacity, not size): what the thread keeps.
+  size_t bytes_held() const {
+    return slots_.capacity() * sizeof(Slot) + keys_.capacity() + ids_.capacity() * sizeof(int32_t);
+  }
+  size_t size() const { return count_; }
+
  private:
   struct Slot {
     uint32_t hash = 0;
@@ -45,6 +55,7 @@ class WordCache {
     uint32_t ids_len = 0;
   };
   void clear();
+  void grow();  // doubles the table and re-inserts every slot
   uint64_t owner_ = 0;
   std::vector<Slot> slots_;
   std::string keys_;

@@ -63,7 +63,9 @@ TEST(EngineAsync, NextForwardOverlapsTheOutputOfTheLastStep) {
 TEST(EngineAsync, MetricsCountQueuesTokensAndLatencies) {
   EngineConfig c;
   c.max_num_seqs = 1;  // one runs, the others wait
-  auto e = make_engine(c, 0, 2);
+  // 20 ms a forward keeps the first request running for 400 ms: the poll below must see the
+  // queue even when a loaded machine leaves this thread unscheduled for a while.
+  auto e = make_engine(c, 0, 20);
   const std::vector<std::vector<int32_t>> prompts = {prompt_of(7, 1), prompt_of(19, 2), prompt_of(33, 3)};
   SamplingParams p = greedy(20);
   p.ignore_eos = true;

@@ -52,15 +52,8 @@ Result<const int32_t*> DeviceModel::upload_metadata(const std::vector<int32_t>& 
 }
 
 kc::CacheView DeviceModel::cache_view(const PagedGroupView& v, const int32_t* block_ids) {
-  kc::CacheView cv;
-  cv.base = reinterpret_cast<uint64_t>(v.base);
-  cv.layer_stride = v.layer_stride;
-  cv.block_stride = v.block_stride;
-  cv.entry_bytes = v.entry_bytes;
-  cv.block_size = v.block_size;
-  cv.compress_rate = v.compress_rate;
-  cv.block_ids = block_ids;
-  return cv;
+  return {reinterpret_cast<uint64_t>(v.base), v.layer_stride, v.block_stride, v.entry_bytes, v.block_size,
+          v.compress_rate, block_ids};
 }
 
 Result<float*> DeviceModel::logits_rows(int64_t rows) {

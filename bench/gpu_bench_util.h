@@ -64,25 +64,24 @@ inline BenchArgs parse_bench_args(int argc, char** argv) {
 
 // Llama-3-8B's layers; `vocab` rows of embedding and head (128,256 in Llama 3).
 inline engine::llama::LlamaConfig llama3_8b_shape(int64_t vocab = 128256) {
-  engine::llama::LlamaConfig c;
-  c.model_type = "llama";
-  c.vocab_size = vocab;
-  c.hidden_size = 4096;
-  c.intermediate_size = 14336;
-  c.num_hidden_layers = 32;
-  c.num_attention_heads = 32;
-  c.num_key_value_heads = 8;
-  c.head_dim = 128;
-  c.rms_norm_eps = 1e-5;
-  c.max_position_embeddings = 131072;
-  c.rope.rope_type = "llama3";
-  c.rope.rope_theta = 500000.0;
-  c.rope.dim = 128;
-  c.rope.factor = 8.0;
-  c.rope.low_freq_factor = 1.0;
-  c.rope.high_freq_factor = 4.0;
-  c.rope.original_max_position_embeddings = 8192;
-  return c;
+  return {.model_type = "llama",
+          .vocab_size = vocab,
+          .hidden_size = 4096,
+          .intermediate_size = 14336,
+          .num_hidden_layers = 32,
+          .num_attention_heads = 32,
+          .num_key_value_heads = 8,
+          .head_dim = 128,
+          .rms_norm_eps = 1e-5,
+          .max_position_embeddings = 131072,
+          .rope = {.rope_type = "llama3",
+                   .rope_theta = 500000.0,
+                   .dim = 128,
+                   .factor = 8.0,
+                   .low_freq_factor = 1.0,
+                   .high_freq_factor = 4.0,
+                   .original_max_position_embeddings = 8192},
+          .eos_token_ids = {}};
 }
 
 // One row of bench/RESULTS.md: what ran, what it measured, the ceiling it is held against.

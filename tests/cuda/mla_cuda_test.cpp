@@ -5,11 +5,9 @@
 // leaves the CPU.
 #include <gtest/gtest.h>
 
-#include "engine/llm.h"
-#include "engine/model/cuda/device_cache.h"
-#include "tests/cuda/device_model_util.h"
 #include "kernels/cuda/device.h"
 #include "tests/common/model_checks.h"
+#include "tests/cuda/device_model_util.h"
 #include "tests/model_families/family_fixture.h"
 
 namespace di::test {
@@ -26,13 +24,8 @@ class MlaCuda : public ::testing::TestWithParam<FixtureId> {
 
 TEST_P(MlaCuda, FullSequenceLogitsMatchCpuAndTransformers) {
   const Fixture f = load_fixture(GetParam());
-  auto gpu = load_on(f.dir, "cuda");
-  auto cpu = load_on(f.dir, "cpu");
-  ASSERT_TRUE(gpu && cpu);
-  EXPECT_EQ(gpu->info().device, "cuda");
-  const int32_t n = static_cast<int32_t>(f.all_ids.size());
-  const std::vector<float> got = run_device_chunks(*gpu, f.all_ids, {n});
-  const std::vector<float> ref = run_chunks(*cpu, f.all_ids, {n});
+  std::vector<float> got, ref;
+  ASSERT_TRUE(logits_on_cuda_and_cpu(f.dir, f.all_ids, &got, &ref));
   ASSERT_EQ(got.size(), f.logits.size());
   ASSERT_EQ(ref.size(), f.logits.size());
   const double vs_cpu = worst_rel_err(got, ref, f.vocab), vs_hf = worst_rel_err(got, f.logits, f.vocab);
@@ -50,7 +43,6 @@ TEST_P(MlaCuda, LayerByLayerAgreesWithCpu) {
   const json config = read_config(GetParam());
   const std::vector<RawTensor> tensors = read_all(f.dir);
   const int n_layers = config["num_hidden_layers"].get<int>();
-  const int32_t n = static_cast<int32_t>(f.all_ids.size());
   int first_bad = -1;
   for (int k = 1; k <= n_layers; ++k) {
     json c = config;
@@ -63,12 +55,8 @@ TEST_P(MlaCuda, LayerByLayerAgreesWithCpu) {
       if (!drop) kept.push_back(t);
     }
     const std::string dir = make_model_dir("mla_layers_" + GetParam().name + "_" + std::to_string(k), c, kept);
-    auto gpu = load_on(dir, "cuda");
-    auto cpu = load_on(dir, "cpu");
-    ASSERT_TRUE(gpu && cpu);
-    const std::vector<float> got = run_device_chunks(*gpu, f.all_ids, {n});
-    const std::vector<float> ref = run_chunks(*cpu, f.all_ids, {n});
-    ASSERT_EQ(got.size(), ref.size());
+    std::vector<float> got, ref;
+    ASSERT_TRUE(logits_on_cuda_and_cpu(dir, f.all_ids, &got, &ref));
     const double err = worst_rel_err(got, ref, f.vocab);
     std::printf("%s: layers 0..%d: worst rel err vs cpu %.3g, first row over: %lld\n", GetParam().name.c_str(), k - 1,
                 err, static_cast<long long>(first_bad_row(got, ref, f.vocab, kTolerance)));
@@ -81,24 +69,7 @@ TEST_P(MlaCuda, GreedyDecodeMatchesTransformers) {
   const Fixture f = load_fixture(GetParam());
   auto model = load_on(f.dir, "cuda");
   ASSERT_TRUE(model);
-  auto cache = device_cache(*model, static_cast<int64_t>(f.all_ids.size()));
-  ASSERT_TRUE(cache);
-  std::vector<int32_t> ids = f.prompt;
-  std::vector<float> logits;
-  engine::ForwardBatch prefill;
-  prefill.seqs.push_back({ids.data(), static_cast<int32_t>(ids.size()), 0, cache.get(), false});
-  ASSERT_TRUE(model->forward(prefill, logits).is_ok());
-  std::vector<int32_t> generated;
-  while (generated.size() < f.greedy.size()) {
-    ASSERT_EQ(static_cast<int64_t>(logits.size()), f.vocab);
-    generated.push_back(argmax(logits.data(), f.vocab));
-    ids.push_back(generated.back());
-    if (generated.size() == f.greedy.size()) break;
-    engine::ForwardBatch step;
-    step.seqs.push_back({&ids.back(), 1, static_cast<int64_t>(ids.size() - 1), cache.get(), false});
-    ASSERT_TRUE(model->forward(step, logits).is_ok());
-  }
-  EXPECT_EQ(generated, f.greedy);
+  EXPECT_EQ(greedy_on_device(*model, f), f.greedy);
 }
 
 TEST_P(MlaCuda, AnyChunkingEqualsOnePrefill) {
@@ -122,22 +93,7 @@ TEST_P(MlaCuda, BatchedSequencesEqualEachAlone) {
   const Fixture f = load_fixture(GetParam());
   auto model = load_on(f.dir, "cuda");
   ASSERT_TRUE(model);
-  const int64_t n = static_cast<int64_t>(f.all_ids.size());
-  const std::vector<float> alone = run_device_chunks(*model, f.all_ids, {static_cast<int32_t>(n)});
-  const int32_t p = static_cast<int32_t>(f.prompt.size());
-  auto a = device_cache(*model, n), b = device_cache(*model, n);
-  std::vector<float> logits;
-  engine::ForwardBatch first;
-  first.seqs.push_back({f.all_ids.data(), p, 0, a.get(), false});
-  ASSERT_TRUE(model->forward(first, logits).is_ok());
-  engine::ForwardBatch mixed;
-  mixed.seqs.push_back({f.all_ids.data() + p, 1, p, a.get(), true});  // decode one token
-  mixed.seqs.push_back({f.all_ids.data(), p + 1, 0, b.get(), true});  // prefill the same prefix
-  ASSERT_TRUE(model->forward(mixed, logits).is_ok());
-  ASSERT_EQ(static_cast<int64_t>(logits.size()), (2 + p) * f.vocab);
-  EXPECT_LE(row_rel_err(logits.data(), alone.data() + p * f.vocab, f.vocab), kTolerance);
-  for (int32_t r = 0; r <= p; ++r)
-    EXPECT_LE(row_rel_err(logits.data() + (1 + r) * f.vocab, alone.data() + r * f.vocab, f.vocab), kTolerance) << r;
+  expect_batched_equals_alone(*model, f, kTolerance);
 }
 
 TEST_P(MlaCuda, EngineGreedyWithPagingAndPreemptionMatchesTransformers) {

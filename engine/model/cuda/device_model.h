@@ -1,0 +1,81 @@
+// DeviceModel: the part every single-GPU model shares (llama, deepseek_v2/v3, deepseek_v4): its
+// ModelInfo and cache groups, the device cache memory, one stream with its GEMM handle, and the
+// per-forward plumbing of the fp32-activation models. It runs no layers and owns no weights;
+// each model's file keeps only what its architecture does differently. CUDA builds only.
+#pragma once
+
+#ifdef DI_WITH_CUDA
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/model/cuda/device_cache.h"
+#include "engine/model/model.h"
+#include "kernels/cuda/cache_view.h"
+#include "kernels/cuda/device_buffer.h"
+#include "kernels/cuda/dtype.h"
+#include "kernels/cuda/gemm.h"
+
+namespace di::engine::cuda {
+
+class DeviceModel : public Model {
+ public:
+  ~DeviceModel() override;
+
+  const ModelInfo& info() const override { return info_; }
+  const std::vector<CacheGroupSpec>& cache_groups() const override { return groups_; }
+  CacheMemory* cache_memory() override { return &memory_; }
+
+  kernels::cuda::DType dtype() const { return dtype_; }
+
+ protected:
+  // `activation_reserve`: device bytes the model keeps for workspaces besides its caches.
+  DeviceModel(kernels::cuda::DType dtype, const ModelOptions& options, int64_t activation_reserve);
+
+  // The ModelInfo fields every family's config spells the same way.
+  template <typename Config>
+  void set_info(std::string family, std::string model_dir, const Config& c) {
+    info_.family = std::move(family);
+    info_.model_dir = std::move(model_dir);
+    info_.vocab_size = c.vocab_size;
+    info_.max_position_embeddings = c.max_position_embeddings;
+    info_.bos_token_id = c.bos_token_id;
+    info_.eos_token_ids = c.eos_token_ids;
+    info_.device = "cuda";
+  }
+
+  // Fails clearly when no GPU is visible; else creates stream_ and gemm_ on it.
+  Status open_stream();
+  // A host fp32 table (a rope's inverse frequencies) into `buf`.
+  static Status upload_f32(const std::vector<float>& host, kernels::cuda::DeviceBuffer& buf);
+
+  // y[M, N] (fp32, rows ldy apart) = x[M, K] (fp32, rows ldx apart) @ W^T, W [N, K] in the model
+  // dtype. For bf16 weights x is first rounded into linear_stage_ (M * K elements), which the
+  // model points at a workspace of its own before the first call.
+  Status linear(const float* x, int64_t M, int64_t K, int64_t ldx, const void* w, int64_t N, float* y, int64_t ldy);
+
+  // The forward's int32 metadata (token ids, block tables) in device memory, one upload.
+  Result<const int32_t*> upload_metadata(const std::vector<int32_t>& host);
+  // The device form of a sequence's paged group view whose block table is at `block_ids`.
+  static kernels::cuda::CacheView cache_view(const PagedGroupView& v, const int32_t* block_ids);
+  // Device room for `rows` fp32 logits rows of the vocabulary, kept across forwards.
+  Result<float*> logits_rows(int64_t rows);
+  // Copies the first `rows` rows of logits_rows() to `logits` once the stream has run.
+  Status copy_logits_out(int64_t rows, std::vector<float>& logits);
+
+  kernels::cuda::DType dtype_;
+  ModelInfo info_;
+  std::vector<CacheGroupSpec> groups_;
+  cuda::DeviceCacheMemory memory_;
+  void* stream_ = nullptr;  // cudaStream_t
+  kernels::cuda::Gemm gemm_;
+  void* linear_stage_ = nullptr;
+
+ private:
+  kernels::cuda::DeviceBuffer metadata_, logits_out_;
+};
+
+}  // namespace di::engine::cuda
+
+#endif  // DI_WITH_CUDA

@@ -11,10 +11,14 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "engine/model/cuda/device_cache.h"
 #include "engine/model/llama/llama_config.h"
+#include "engine/model/model.h"
 
 namespace di::bench {
 
@@ -82,6 +86,38 @@ inline engine::llama::LlamaConfig llama3_8b_shape(int64_t vocab = 128256) {
                    .high_freq_factor = 4.0,
                    .original_max_position_embeddings = 8192},
           .eos_token_ids = {}};
+}
+
+// A batch of sequences decoding side by side, each in its own device cache.
+struct DecodeBatch {
+  std::vector<std::unique_ptr<engine::SequenceCache>> caches;
+  std::vector<std::vector<int32_t>> ids;  // every sequence's tokens so far
+
+  // One decode step: each sequence's last token, at its position.
+  engine::ForwardBatch last_tokens() {
+    engine::ForwardBatch step;
+    for (size_t b = 0; b < ids.size(); ++b)
+      step.seqs.push_back({&ids[b].back(), 1, static_cast<int64_t>(ids[b].size() - 1), caches[b].get(), false});
+    return step;
+  }
+};
+
+// `count` sequences, sequence b prefilled (one forward each) with `prompt(b)`, called in order,
+// into a device cache with room for `capacity` tokens.
+inline DecodeBatch prefill_sequences(engine::Model& model, int count, int64_t capacity,
+                                     const std::function<std::vector<int32_t>(int)>& prompt,
+                                     std::vector<float>& logits) {
+  DecodeBatch d;
+  for (int b = 0; b < count; ++b) {
+    auto c = engine::cuda::DeviceSequenceCache::create(model.cache_groups(), capacity);
+    CHECK(c.status());
+    d.caches.push_back(std::move(c).value());
+    d.ids.push_back(prompt(b));
+    engine::ForwardBatch pre;
+    pre.seqs.push_back({d.ids[b].data(), static_cast<int32_t>(d.ids[b].size()), 0, d.caches[b].get(), false});
+    CHECK(model.forward(pre, logits));
+  }
+  return d;
 }
 
 // One row of bench/RESULTS.md: what ran, what it measured, the ceiling it is held against.

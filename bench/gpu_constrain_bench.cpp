@@ -84,18 +84,16 @@ int main(int argc, char** argv) {
   const int B = 32, ctx = 512, warm = 24, steps = 60;
   std::mt19937 rng(42);
   std::uniform_int_distribution<int32_t> tok(0, static_cast<int32_t>(vocab->size() - 1));
-  std::vector<std::unique_ptr<SequenceCache>> caches;
-  std::vector<std::vector<int32_t>> ids(B);
   std::vector<float> logits;
+  auto random_prompt = [&](int) {
+    std::vector<int32_t> p(static_cast<size_t>(ctx));
+    for (int32_t& x : p) x = tok(rng);
+    return p;
+  };
+  di::bench::DecodeBatch d = di::bench::prefill_sequences(model, B, ctx + warm + 2 * steps + 2, random_prompt, logits);
+  std::vector<std::vector<int32_t>>& ids = d.ids;
   BatchMasks masks;
   for (int b = 0; b < B; ++b) {
-    auto c = cuda::DeviceSequenceCache::create(model.cache_groups(), ctx + warm + 2 * steps + 2);
-    CHECK(c.status());
-    caches.push_back(std::move(c).value());
-    for (int i = 0; i < ctx; ++i) ids[b].push_back(tok(rng));
-    ForwardBatch pre;
-    pre.seqs.push_back({ids[b].data(), ctx, 0, caches[b].get(), false});
-    CHECK(model.forward(pre, logits));
     auto m = cs::make_token_constraint(compiler, spec);
     CHECK(m.status());
     masks.seqs.push_back(std::move(m).value());
@@ -119,9 +117,7 @@ int main(int argc, char** argv) {
   std::vector<double> plain, masked, fills;
   for (int s = 0; s < warm + 2 * steps; ++s) {
     const bool constrained = s < warm || s % 2 == 1;
-    ForwardBatch step;
-    for (int b = 0; b < B; ++b)
-      step.seqs.push_back({&ids[b].back(), 1, static_cast<int64_t>(ids[b].size() - 1), caches[b].get(), false});
+    ForwardBatch step = d.last_tokens();
     if (constrained) step.masks = &masks;
     const double t0 = now_ms();
     CHECK(model.forward(step, logits));

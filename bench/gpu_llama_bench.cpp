@@ -35,24 +35,12 @@ int main(int argc, char** argv) {
     ModelOptions po;
     auto pm = llama::LlamaCudaModel::random(di::bench::llama3_8b_shape(), kc::DType::kBF16, 1234, po);
     CHECK(pm.status());
-    std::vector<std::unique_ptr<SequenceCache>> caches;
-    std::vector<std::vector<int32_t>> ids(profile_batch);
     std::vector<float> logits;
-    for (int b = 0; b < profile_batch; ++b) {
-      auto c = cuda::DeviceSequenceCache::create((*pm)->cache_groups(), 600);
-      CHECK(c.status());
-      caches.push_back(std::move(c).value());
-      ids[b].assign(512, 17 + b);
-      ForwardBatch pre;
-      pre.seqs.push_back({ids[b].data(), 512, 0, caches[b].get(), false});
-      CHECK((*pm)->forward(pre, logits));
-    }
+    di::bench::DecodeBatch d = di::bench::prefill_sequences(
+        **pm, profile_batch, 600, [](int b) { return std::vector<int32_t>(512, 17 + b); }, logits);
     for (int s = 0; s < 4; ++s) {
-      ForwardBatch step;
-      for (int b = 0; b < profile_batch; ++b) {
-        ids[b].push_back(5 + s);
-        step.seqs.push_back({&ids[b].back(), 1, static_cast<int64_t>(ids[b].size() - 1), caches[b].get(), false});
-      }
+      for (std::vector<int32_t>& seq : d.ids) seq.push_back(5 + s);
+      ForwardBatch step = d.last_tokens();
       if (s == 3) cudaProfilerStart();
       CHECK((*pm)->forward(step, logits));
       if (s == 3) cudaProfilerStop();
@@ -82,28 +70,23 @@ int main(int argc, char** argv) {
   std::mt19937 rng(42);
   std::uniform_int_distribution<int32_t> tok(0, static_cast<int32_t>(V - 1));
   std::vector<ResultRow> rows;
+  // `ctx` random tokens.
+  auto random_prompt = [&](int ctx) {
+    return [&, ctx](int) {
+      std::vector<int32_t> p(static_cast<size_t>(ctx));
+      for (int32_t& x : p) x = tok(rng);
+      return p;
+    };
+  };
 
   // Decode at batch B after a `ctx`-token prompt each: median step over `steps` steps.
   auto decode = [&](int B, int ctx, int steps) {
-    std::vector<std::unique_ptr<SequenceCache>> caches;
-    std::vector<std::vector<int32_t>> ids(B);
     std::vector<float> logits;
-    for (int b = 0; b < B; ++b) {
-      auto c = cuda::DeviceSequenceCache::create(model.cache_groups(), ctx + steps + 1);
-      CHECK(c.status());
-      caches.push_back(std::move(c).value());
-      for (int i = 0; i < ctx; ++i) ids[b].push_back(tok(rng));
-      ForwardBatch pre;
-      pre.seqs.push_back({ids[b].data(), ctx, 0, caches[b].get(), false});
-      CHECK(model.forward(pre, logits));
-    }
+    di::bench::DecodeBatch d = di::bench::prefill_sequences(model, B, ctx + steps + 1, random_prompt(ctx), logits);
     std::vector<double> t;
     for (int s = 0; s < steps; ++s) {
-      ForwardBatch step;
-      for (int b = 0; b < B; ++b) {
-        ids[b].push_back(tok(rng));
-        step.seqs.push_back({&ids[b].back(), 1, static_cast<int64_t>(ids[b].size() - 1), caches[b].get(), false});
-      }
+      for (std::vector<int32_t>& seq : d.ids) seq.push_back(tok(rng));
+      ForwardBatch step = d.last_tokens();
       const double t0 = now_ms();
       CHECK(model.forward(step, logits));
       t.push_back(now_ms() - t0);

@@ -3,13 +3,19 @@
 // bounds stay in each test: they differ by family.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "engine/model/cuda/device_model.h"
 #include "tests/common/model_fixture.h"
+#include "tests/cuda/device_model_util.h"
 
 namespace di::test {
 
@@ -48,6 +54,28 @@ inline Bf16Gap bf16_gap(const std::vector<float>& got, const std::vector<float>&
   }
   gap.rel_l2 = std::sqrt(num / den);
   return gap;
+}
+
+// The fixture's checkpoint rounded to bf16 (written out by `make_dir`) through the GPU, which must
+// take its bf16 path, and through the CPU in fp32 (`cpu_threads`) on the same weights: the gap.
+inline void bf16_gap_on_same_weights(const Fixture& f,
+                                     const std::function<std::string(const std::vector<RawTensor>&)>& make_dir,
+                                     int cpu_threads, Bf16Gap* gap) {
+  std::vector<RawTensor> tensors = read_all(f.dir);
+  round_to_bf16(tensors);
+  const std::string dir = make_dir(tensors);
+  auto gpu = load_on(dir, "cuda");
+  ASSERT_TRUE(gpu);
+  auto* cm = dynamic_cast<engine::cuda::DeviceModel*>(gpu.get());
+  ASSERT_NE(cm, nullptr);
+  EXPECT_EQ(cm->dtype(), kernels::cuda::DType::kBF16);
+  auto cpu = load_on(dir, "cpu", cpu_threads);
+  ASSERT_TRUE(cpu);
+  const int32_t n = static_cast<int32_t>(f.all_ids.size());
+  const std::vector<float> ref = run_chunks(*cpu, f.all_ids, {n});
+  const std::vector<float> got = run_device_chunks(*gpu, f.all_ids, {n});
+  ASSERT_EQ(got.size(), ref.size());
+  *gap = bf16_gap(got, ref, f.vocab);
 }
 
 }  // namespace di::test

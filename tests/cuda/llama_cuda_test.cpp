@@ -7,6 +7,7 @@
 #include "engine/model/llama/llama_cuda_model.h"
 #include "kernels/cuda/device.h"
 #include "tests/cuda/bf16_checkpoint.h"
+#include "tests/cuda/cuda_vs_cpu.h"
 #include "tests/cuda/device_model_util.h"
 #include "tests/model_families/family_fixture.h"
 
@@ -52,12 +53,8 @@ TEST_P(CudaDense, AnyChunkingEqualsOnePrefill) {
   const Fixture f = load_fixture(GetParam());
   auto model = load_on(f.dir, "cuda");
   ASSERT_TRUE(model);
-  const std::vector<float> full = run_device_chunks(*model, f.all_ids, {static_cast<int32_t>(f.all_ids.size())});
-  for (const std::vector<int32_t>& chunks : std::vector<std::vector<int32_t>>{{1}, {3}, {5, 1, 7}, {32, 1}}) {
-    const std::vector<float> got = run_device_chunks(*model, f.all_ids, chunks);
-    ASSERT_EQ(got.size(), full.size());
-    EXPECT_LE(worst_rel_err(got, full, f.vocab), 1e-5) << "chunks starting " << chunks[0];
-  }
+  expect_device_chunking_equals_one_prefill(*model, f, GetParam().name, {{1}, {3}, {5, 1, 7}, {32, 1}},
+                                            kSelfTolerance);
 }
 
 TEST_P(CudaDense, BatchedSequencesEqualEachAlone) {
@@ -91,21 +88,12 @@ TEST_P(CudaDense, Bf16CheckpointStaysCloseToFp32OnTheSameWeights) {
   // (weights, activations and KV rounded; fp32 accumulation). Expected gap: bf16 rounding of
   // activations, about 1e-3 to 1e-2 relative.
   const Fixture f = load_fixture(GetParam());
-  std::vector<RawTensor> tensors = read_all(f.dir);
-  round_to_bf16(tensors);
-  const std::string dir = make_model_dir("bf16_" + GetParam().name, read_config(GetParam()), tensors);
-  auto gpu = load_on(dir, "cuda");
-  ASSERT_TRUE(gpu);
-  auto* cm = dynamic_cast<engine::llama::LlamaCudaModel*>(gpu.get());
-  ASSERT_NE(cm, nullptr);
-  EXPECT_EQ(cm->dtype(), kernels::cuda::DType::kBF16);
-  auto cpu = load_on(dir, "cpu", 1);
-  ASSERT_TRUE(cpu);
-  const std::vector<float> ref = run_chunks(*cpu, f.all_ids, {static_cast<int32_t>(f.all_ids.size())});
-  const std::vector<float> got = run_device_chunks(*gpu, f.all_ids, {static_cast<int32_t>(f.all_ids.size())});
-  ASSERT_EQ(got.size(), ref.size());
+  Bf16Gap gap;
+  auto make_dir = [&](const std::vector<RawTensor>& tensors) {
+    return make_model_dir("bf16_" + GetParam().name, read_config(GetParam()), tensors);
+  };
+  ASSERT_NO_FATAL_FAILURE(bf16_gap_on_same_weights(f, make_dir, 1, &gap));
   const size_t rows = f.all_ids.size();
-  const Bf16Gap gap = bf16_gap(got, ref, f.vocab);
   const double rel = gap.rel_l2;
   const int agree = gap.argmax_agree;
   std::printf("%s bf16 vs fp32 on the same weights: rel l2 %.3g, argmax agreement %d/%zu\n", GetParam().name.c_str(),

@@ -5,10 +5,10 @@
 // copy of each checkpoint against the CPU fp32 run on the same rounded weights.
 #include <gtest/gtest.h>
 
-#include "engine/model/deepseek_v4/v4_cuda_model.h"
 #include "kernels/cuda/device.h"
 #include "tests/common/model_checks.h"
 #include "tests/cuda/bf16_checkpoint.h"
+#include "tests/cuda/cuda_vs_cpu.h"
 #include "tests/cuda/device_model_util.h"
 #include "tests/model_v4/fixture_util.h"
 
@@ -25,17 +25,7 @@ class V4Cuda : public ::testing::TestWithParam<std::string> {
 };
 
 TEST_P(V4Cuda, FullSequenceLogitsMatchCpuAndTransformers) {
-  const Fixture f = load_fixture(GetParam());
-  std::vector<float> got, ref;
-  ASSERT_TRUE(logits_on_cuda_and_cpu(f.dir, f.all_ids, &got, &ref));
-  ASSERT_EQ(got.size(), f.logits.size());
-  ASSERT_EQ(ref.size(), f.logits.size());
-  const double vs_cpu = worst_rel_err(got, ref, f.vocab), vs_hf = worst_rel_err(got, f.logits, f.vocab);
-  std::printf("%s (cuda fp32): worst rel err vs cpu %.3g (first row over %.0e: %lld), vs transformers %.3g\n",
-              GetParam().c_str(), vs_cpu, kVsCpu, static_cast<long long>(first_bad_row(got, ref, f.vocab, kVsCpu)),
-              vs_hf);
-  EXPECT_LE(vs_cpu, kVsCpu);
-  EXPECT_LE(vs_hf, kFixtureTolerance);
+  expect_cuda_matches_cpu_and_transformers(load_fixture(GetParam()), GetParam(), kVsCpu, kFixtureTolerance);
 }
 
 // Truncated copies of the checkpoint (the first k layers, k = 1..N) on both devices: the first k
@@ -45,8 +35,7 @@ TEST_P(V4Cuda, LayerByLayerAgreesWithCpu) {
   const json config = read_config(GetParam());
   const std::vector<RawTensor> tensors = read_all(f.dir);
   const int n_layers = config["num_hidden_layers"].get<int>();
-  int first_bad = -1;
-  for (int k = 1; k <= n_layers; ++k) {
+  auto make_dir = [&](int k) {
     json c = config;
     c["num_hidden_layers"] = k;
     for (const char* key : {"layer_types", "mlp_layer_types"}) {
@@ -62,17 +51,13 @@ TEST_P(V4Cuda, LayerByLayerAgreesWithCpu) {
           drop |= t.name.rfind(p, 0) == 0;
       if (!drop) kept.push_back(t);
     }
-    const std::string dir = make_model_dir("layers_" + GetParam() + "_" + std::to_string(k), GetParam(), kept, &c);
-    std::vector<float> got, ref;
-    ASSERT_TRUE(logits_on_cuda_and_cpu(dir, f.all_ids, &got, &ref));
-    const double err = worst_rel_err(got, ref, f.vocab);
-    std::printf("%s: layers 0..%d (last: %s / %s): worst rel err vs cpu %.3g, first row over: %lld\n",
-                GetParam().c_str(), k - 1, config["layer_types"][k - 1].get<std::string>().c_str(),
-                config["mlp_layer_types"][k - 1].get<std::string>().c_str(), err,
-                static_cast<long long>(first_bad_row(got, ref, f.vocab, kVsCpu)));
-    if (err > kVsCpu && first_bad < 0) first_bad = k - 1;
-  }
-  EXPECT_EQ(first_bad, -1) << "first differing layer: " << first_bad;
+    return make_model_dir("layers_" + GetParam() + "_" + std::to_string(k), GetParam(), kept, &c);
+  };
+  auto describe = [&](int k) {
+    return " (last: " + config["layer_types"][k - 1].get<std::string>() + " / " +
+           config["mlp_layer_types"][k - 1].get<std::string>() + ")";
+  };
+  expect_layer_by_layer_agrees(f, GetParam(), n_layers, kVsCpu, make_dir, describe);
 }
 
 TEST_P(V4Cuda, GreedyDecodeMatchesTransformers) {
@@ -91,18 +76,8 @@ TEST_P(V4Cuda, AnyChunkingEqualsOnePrefill) {
   const Fixture f = load_fixture(GetParam());
   auto model = load_on(f.dir, "cuda");
   ASSERT_TRUE(model);
-  const std::vector<float> full = run_device_chunks(*model, f.all_ids, {static_cast<int32_t>(f.all_ids.size())});
-  std::vector<int32_t> decode = {static_cast<int32_t>(f.prompt.size())};
-  decode.insert(decode.end(), f.greedy.size(), 1);
-  for (const std::vector<int32_t>& chunks :
-       std::vector<std::vector<int32_t>>{{1}, {2}, {3}, {5, 1, 7}, {13}, {64, 1}, decode}) {
-    const std::vector<float> got = run_device_chunks(*model, f.all_ids, chunks);
-    ASSERT_EQ(got.size(), full.size());
-    const double err = worst_rel_err(got, full, f.vocab);
-    std::printf("%s (cuda): chunks starting %d: worst rel err vs one prefill %.3g (first row over: %lld)\n",
-                GetParam().c_str(), chunks[0], err, static_cast<long long>(first_bad_row(got, full, f.vocab, kVsCpu)));
-    EXPECT_LE(err, kSelfTolerance) << "chunks starting " << chunks[0];
-  }
+  expect_device_chunking_equals_one_prefill(
+      *model, f, GetParam(), {{1}, {2}, {3}, {5, 1, 7}, {13}, {64, 1}, prefill_then_decode_chunks(f)}, kSelfTolerance);
 }
 
 TEST_P(V4Cuda, BatchedSequencesEqualEachAlone) {
@@ -137,21 +112,11 @@ TEST_P(V4Cuda, Bf16CheckpointStaysCloseToFp32OnTheSameWeights) {
   // (fp32 accumulation, fp32 activations between ops). Top-k choices (router, indexer) may flip
   // on near ties, so this reports the gap and bounds it loosely.
   const Fixture f = load_fixture(GetParam());
-  std::vector<RawTensor> tensors = read_all(f.dir);
-  round_to_bf16(tensors);
-  const std::string dir = make_model_dir("bf16_" + GetParam(), GetParam(), tensors);
-  auto gpu = load_on(dir, "cuda");
-  ASSERT_TRUE(gpu);
-  auto* cm = dynamic_cast<engine::deepseek_v4::V4CudaModel*>(gpu.get());
-  ASSERT_NE(cm, nullptr);
-  EXPECT_EQ(cm->dtype(), kernels::cuda::DType::kBF16);
-  auto cpu = load_on(dir, "cpu");
-  ASSERT_TRUE(cpu);
-  const int32_t n = static_cast<int32_t>(f.all_ids.size());
-  const std::vector<float> ref = run_chunks(*cpu, f.all_ids, {n});
-  const std::vector<float> got = run_device_chunks(*gpu, f.all_ids, {n});
-  ASSERT_EQ(got.size(), ref.size());
-  const Bf16Gap gap = bf16_gap(got, ref, f.vocab);
+  Bf16Gap gap;
+  auto make_dir = [&](const std::vector<RawTensor>& tensors) {
+    return make_model_dir("bf16_" + GetParam(), GetParam(), tensors);
+  };
+  ASSERT_NO_FATAL_FAILURE(bf16_gap_on_same_weights(f, make_dir, 2, &gap));
   const double rel = gap.rel_l2;
   const int agree = gap.argmax_agree;
   std::printf("%s bf16 (cuda) vs fp32 (cpu) on the same weights: rel l2 %.3g, argmax agreement %d/%zu\n",

@@ -7,6 +7,7 @@
 #ifdef DI_WITH_CUDA
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,16 @@
 #include "kernels/cuda/gemm.h"
 
 namespace di::engine::cuda {
+
+// One sequence's share of a forward: its new tokens (on the host and the device), the position
+// of the first, and the device views of its cache groups (by group).
+struct DeviceSeq {
+  int64_t L = 0, s = 0;
+  bool all_logits = false;
+  const int32_t* tokens = nullptr;  // host
+  const int32_t* ids = nullptr;     // device
+  std::vector<kernels::cuda::CacheView> views;
+};
 
 class DeviceModel : public Model {
  public:
@@ -55,14 +66,14 @@ class DeviceModel : public Model {
   // model points at a workspace of its own before the first call.
   Status linear(const float* x, int64_t M, int64_t K, int64_t ldx, const void* w, int64_t N, float* y, int64_t ldy);
 
-  // The forward's int32 metadata (token ids, block tables) in device memory, one upload.
-  Result<const int32_t*> upload_metadata(const std::vector<int32_t>& host);
-  // The device form of a sequence's paged group view whose block table is at `block_ids`.
-  static kernels::cuda::CacheView cache_view(const PagedGroupView& v, const int32_t* block_ids);
-  // Device room for `rows` fp32 logits rows of the vocabulary, kept across forwards.
-  Result<float*> logits_rows(int64_t rows);
-  // Copies the first `rows` rows of logits_rows() to `logits` once the stream has run.
-  Status copy_logits_out(int64_t rows, std::vector<float>& logits);
+  // The forward of a model that runs its sequences one after another: checks the batch
+  // (positions against `max_positions` unless 0) and that every cache group of every sequence is
+  // paged in device memory with room for its entries, uploads all token ids and block tables at
+  // once, lets `reserve` size the workspaces for the batch, runs each sequence into its logits
+  // rows with `run`, and copies the logits to `logits`.
+  Status forward_sequences(const ForwardBatch& batch, int64_t max_positions, std::vector<float>& logits,
+                           const std::function<Status()>& reserve,
+                           const std::function<Status(const DeviceSeq&, float*)>& run);
 
   kernels::cuda::DType dtype_;
   ModelInfo info_;
@@ -73,6 +84,10 @@ class DeviceModel : public Model {
   void* linear_stage_ = nullptr;
 
  private:
+  Result<const int32_t*> upload_metadata();
+  static kernels::cuda::CacheView cache_view(const PagedGroupView& v, const int32_t* block_ids);
+
+  std::vector<int32_t> metadata_host_;  // token ids, then each group's block table, per sequence
   kernels::cuda::DeviceBuffer metadata_, logits_out_;
 };
 

@@ -1,4 +1,4 @@
-// MlaCudaModel: weight upload, per-forward metadata and the layer loop on the GPU. See
+// MlaCudaModel: weight upload and the layer loop on the GPU (the forward plumbing is DeviceModel's). See
 // mla_cuda_model.h. Each step mirrors the CPU model (mla_attention.cpp's absorbed path, moe.cpp)
 // in the same order, so fp32 results agree to rounding; the kernels live in kernels/cuda/.
 #ifdef DI_WITH_CUDA
@@ -11,7 +11,6 @@
 #include <cmath>
 #include <cstring>
 
-#include "engine/model/batch_check.h"
 #include "engine/model/cuda/workspace.h"
 #include "kernels/cuda/cache_rows.h"
 #include "kernels/cuda/device.h"
@@ -32,12 +31,6 @@ constexpr float kLatentNormEps = 1e-6f;  // transformers' q_a / kv_a layernorms 
 
 }  // namespace
 
-struct MlaCudaModel::Seq {
-  int64_t L = 0, s = 0;
-  bool all_logits = false;
-  const int32_t* ids = nullptr;  // device
-  kc::CacheView latent;
-};
 
 MlaCudaModel::MlaCudaModel(MlaConfig config, DType dtype, const ModelOptions& options, std::string model_dir)
     : DeviceModel(dtype, options, kActivationReserve),
@@ -172,44 +165,9 @@ Status MlaCudaModel::reserve(const ForwardBatch& batch) {
 }
 
 Status MlaCudaModel::forward(const ForwardBatch& batch, std::vector<float>& logits) {
-  const MlaConfig& c = config_;
-  DI_ASSIGN_OR_RETURN(int64_t out_rows, check_batch(batch, c.vocab_size, c.max_position_embeddings));
-  std::vector<Seq> seqs(batch.seqs.size());
-  std::vector<PagedGroupView> views(batch.seqs.size());
-  std::vector<size_t> ids_at(batch.seqs.size()), table_at(batch.seqs.size());
-  host_meta_.clear();
-  for (size_t b = 0; b < batch.seqs.size(); ++b) {
-    const SequenceInput& in = batch.seqs[b];
-    const std::string where = "seqs[" + std::to_string(b) + "].cache";
-    ids_at[b] = host_meta_.size();
-    host_meta_.insert(host_meta_.end(), in.tokens, in.tokens + in.num_tokens);
-    PagedGroupView& v = views[b];
-    if (!in.cache->paged_view(0, &v) || !v.on_device)
-      return Status::invalid_argument(where + ": the CUDA model needs a paged cache in device memory");
-    const int64_t needed = in.start_pos + in.num_tokens;
-    if ((needed - 1) / v.block_size >= v.num_blocks)
-      return Status::invalid_argument(where + ": no room for " + std::to_string(needed) + " latent entries");
-    table_at[b] = host_meta_.size();
-    host_meta_.insert(host_meta_.end(), v.block_ids, v.block_ids + v.num_blocks);
-  }
-  DI_ASSIGN_OR_RETURN(const int32_t* dmeta, upload_metadata(host_meta_));
-  for (size_t b = 0; b < batch.seqs.size(); ++b) {
-    const SequenceInput& in = batch.seqs[b];
-    const PagedGroupView& v = views[b];
-    Seq& s = seqs[b];
-    s.L = in.num_tokens;
-    s.s = in.start_pos;
-    s.all_logits = in.all_logits;
-    s.ids = dmeta + ids_at[b];
-    s.latent = cache_view(v, dmeta + table_at[b]);  // a full group: compress_rate 1
-  }
-  DI_RETURN_IF_ERROR(reserve(batch));
-  DI_ASSIGN_OR_RETURN(float* out, logits_rows(out_rows));
-  for (const Seq& s : seqs) {
-    DI_RETURN_IF_ERROR(run_sequence(s, out));
-    out += (s.all_logits ? s.L : 1) * c.vocab_size;
-  }
-  return copy_logits_out(out_rows, logits);
+  return forward_sequences(
+      batch, config_.max_position_embeddings, logits, [&] { return reserve(batch); },
+      [&](const Seq& seq, float* out) { return run_sequence(seq, out); });
 }
 
 Status MlaCudaModel::run_sequence(const Seq& seq, float* logits) {
@@ -272,7 +230,7 @@ Status MlaCudaModel::attention(const Seq& seq, int32_t layer) {
   DI_RETURN_IF_ERROR(kc::rms_norm(a_.ckv, w.kv_a_norm, a_.ckv, L, 1, kvl, entry, kLatentNormEps, DType::kF32, stream_));
   DI_RETURN_IF_ERROR(rope(a_.q, L, nh * qk, nh, qk, s));
   DI_RETURN_IF_ERROR(rope(a_.ckv, L, entry, 1, entry, s));
-  DI_RETURN_IF_ERROR(kc::write_cache_rows(a_.ckv, entry, L, entry, seq.latent, layer, s, 0, 0, stream_));
+  DI_RETURN_IF_ERROR(kc::write_cache_rows(a_.ckv, entry, L, entry, seq.views[0], layer, s, 0, 0, stream_));
 
   // Absorbed queries: q_nope through each head's key up-projection into latent space, rope as is.
   const auto* uk = static_cast<const uint8_t*>(w.w_uk_t);
@@ -298,7 +256,7 @@ Status MlaCudaModel::attention(const Seq& seq, int32_t layer) {
   args.head_dim = static_cast<int32_t>(entry);
   args.scale = static_cast<float>(c.softmax_scale);
   args.window = s + L;
-  args.window_cache = seq.latent;
+  args.window_cache = seq.views[0];
   args.window_layer = layer;
   args.max_keys = max_keys_;
   DI_RETURN_IF_ERROR(kc::sink_attention(args, stream_));

@@ -62,7 +62,7 @@ class MlaCudaModel final : public cuda::DeviceModel {
   Status forward(const ForwardBatch& batch, std::vector<float>& logits) override;
 
  private:
-  struct Seq;
+  using Seq = cuda::DeviceSeq;  // views[0]: the latent cache
 
   MlaCudaModel(MlaConfig config, kernels::cuda::DType dtype, const ModelOptions& options, std::string model_dir);
   Status init_device();
@@ -86,7 +86,6 @@ class MlaCudaModel final : public cuda::DeviceModel {
   kernels::cuda::DeviceBuffer inv_freq_;
 
   kernels::cuda::DeviceBuffer act_, positions_;
-  std::vector<int32_t> host_meta_;
   cuda::ExpertRows expert_rows_;
   struct Act {
     float *x, *h, *out, *qa, *q, *ckv, *qlat, *olat, *attn, *att_scratch, *rlogits, *ew, *gx, *gu, *act, *y;

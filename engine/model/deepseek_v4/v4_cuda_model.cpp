@@ -1,4 +1,4 @@
-// V4CudaModel: weight upload, per-forward metadata and the layer loop on the GPU. See
+// V4CudaModel: weight upload and the layer loop on the GPU (the forward plumbing is DeviceModel's). See
 // v4_cuda_model.h. Each step mirrors the CPU model's function of the same name (attention.cpp,
 // compressor.cpp, hyper_connection.cpp, moe.cpp) in the same order, so fp32 results agree to
 // rounding; the kernels live in kernels/cuda/ (one concept per file).
@@ -12,7 +12,6 @@
 #include <cmath>
 #include <cstring>
 
-#include "engine/model/batch_check.h"
 #include "engine/model/cuda/workspace.h"
 #include "engine/model/deepseek_v4/v4_model.h"
 #include "kernels/cuda/cache_rows.h"
@@ -36,14 +35,6 @@ constexpr int64_t kActivationReserve = int64_t{2} << 30;  // workspaces besides 
 
 }  // namespace
 
-// One sequence's share of a forward: its chunk on the host, its ids and cache views on the device.
-struct V4CudaModel::Seq {
-  int64_t L = 0, s = 0;
-  bool all_logits = false;
-  const int32_t* tokens = nullptr;  // host
-  const int32_t* ids = nullptr;     // device
-  std::vector<kc::CacheView> views;  // by cache group
-};
 
 V4CudaModel::V4CudaModel(DeepseekV4Config config, DType dtype, const ModelOptions& options, std::string model_dir)
     : DeviceModel(dtype, options, kActivationReserve), config_(std::move(config)), weights_(dtype) {
@@ -199,49 +190,9 @@ Status V4CudaModel::reserve(const ForwardBatch& batch) {
 }
 
 Status V4CudaModel::forward(const ForwardBatch& batch, std::vector<float>& logits) {
-  const DeepseekV4Config& c = config_;
-  DI_ASSIGN_OR_RETURN(int64_t out_rows, check_batch(batch, c.vocab_size, 0));
-  // Host metadata (ids, then each group's block table per sequence) in one upload.
-  const size_t G = groups_.size();
-  std::vector<Seq> seqs(batch.seqs.size());
-  std::vector<PagedGroupView> views(batch.seqs.size() * G);
-  std::vector<size_t> ids_at(batch.seqs.size()), table_at(batch.seqs.size() * G);
-  host_meta_.clear();
-  for (size_t b = 0; b < batch.seqs.size(); ++b) {
-    const SequenceInput& in = batch.seqs[b];
-    const std::string where = "seqs[" + std::to_string(b) + "].cache";
-    ids_at[b] = host_meta_.size();
-    host_meta_.insert(host_meta_.end(), in.tokens, in.tokens + in.num_tokens);
-    for (size_t g = 0; g < G; ++g) {
-      PagedGroupView& v = views[b * G + g];
-      if (!in.cache->paged_view(static_cast<int32_t>(g), &v) || !v.on_device)
-        return Status::invalid_argument(where + ": the CUDA model needs a paged cache in device memory");
-      const int64_t needed = cache_entries_needed(groups_[g], in.start_pos + in.num_tokens);
-      if (needed > 0 && ((needed * v.compress_rate - 1) / v.block_size) >= v.num_blocks)
-        return Status::invalid_argument(where + ": group '" + groups_[g].name + "' has no room for " +
-                                        std::to_string(needed) + " entries");
-      table_at[b * G + g] = host_meta_.size();
-      host_meta_.insert(host_meta_.end(), v.block_ids, v.block_ids + v.num_blocks);
-    }
-  }
-  DI_ASSIGN_OR_RETURN(const int32_t* dmeta, upload_metadata(host_meta_));
-  for (size_t b = 0; b < batch.seqs.size(); ++b) {
-    const SequenceInput& in = batch.seqs[b];
-    Seq& s = seqs[b];
-    s.L = in.num_tokens;
-    s.s = in.start_pos;
-    s.all_logits = in.all_logits;
-    s.tokens = in.tokens;
-    s.ids = dmeta + ids_at[b];
-    for (size_t g = 0; g < G; ++g) s.views.push_back(cache_view(views[b * G + g], dmeta + table_at[b * G + g]));
-  }
-  DI_RETURN_IF_ERROR(reserve(batch));
-  DI_ASSIGN_OR_RETURN(float* out, logits_rows(out_rows));
-  for (const Seq& s : seqs) {
-    DI_RETURN_IF_ERROR(run_sequence(s, out));
-    out += (s.all_logits ? s.L : 1) * c.vocab_size;
-  }
-  return copy_logits_out(out_rows, logits);
+  return forward_sequences(
+      batch, 0, logits, [&] { return reserve(batch); },
+      [&](const Seq& seq, float* out) { return run_sequence(seq, out); });
 }
 
 Status V4CudaModel::hc_pre(const V4CudaHc& hc, int64_t L) {

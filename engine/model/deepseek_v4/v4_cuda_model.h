@@ -73,7 +73,7 @@ class V4CudaModel final : public cuda::DeviceModel {
   Status forward(const ForwardBatch& batch, std::vector<float>& logits) override;
 
  private:
-  struct Seq;  // one sequence's share of a forward (v4_cuda_model.cpp)
+  using Seq = cuda::DeviceSeq;  // views by cache group (layout_)
 
   V4CudaModel(DeepseekV4Config config, kernels::cuda::DType dtype, const ModelOptions& options, std::string model_dir);
   Status init_device();
@@ -101,7 +101,6 @@ class V4CudaModel final : public cuda::DeviceModel {
 
   // Per-forward metadata and activations (sized for the batch's longest chunk and context).
   kernels::cuda::DeviceBuffer act_;
-  std::vector<int32_t> host_meta_;
   cuda::ExpertRows expert_rows_;
   struct Act {
     float *streams, *nstreams, *mixes, *post, *comb, *x, *out, *qr, *q, *kv, *attn, *grouped;

@@ -4,17 +4,13 @@
 // sequence (masks filled on the host while the forward runs, applied to the device logits).
 // Prints both median step times and the added time in percent; with --append FILE COMMIT DEVICE
 // appends a row to bench/RESULTS.md.
-#include <cuda_runtime.h>
-
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <ctime>
-#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "bench/gpu_bench_util.h"
 #include "engine/constrain/grammar_compiler.h"
 #include "engine/constrain/matcher_constraint.h"
 #include "engine/model/cuda/device_cache.h"
@@ -25,48 +21,10 @@ namespace kc = di::kernels::cuda;
 namespace cs = di::engine::constrain;
 using namespace di::engine;
 
+using di::bench::median;
+using di::bench::now_ms;
+
 namespace {
-
-#define CHECK(x)                                                                      \
-  do {                                                                                \
-    auto st_ = (x);                                                                   \
-    if (!st_.is_ok()) {                                                               \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, st_.message().c_str()); \
-      std::exit(1);                                                                   \
-    }                                                                                 \
-  } while (0)
-
-double now_ms() {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-// Llama-3-8B's layers with DeepSeek-V3's embedding width (its tokenizer spells the masks).
-llama::LlamaConfig llama3_8b_shape(int64_t vocab) {
-  llama::LlamaConfig c;
-  c.model_type = "llama";
-  c.vocab_size = vocab;
-  c.hidden_size = 4096;
-  c.intermediate_size = 14336;
-  c.num_hidden_layers = 32;
-  c.num_attention_heads = 32;
-  c.num_key_value_heads = 8;
-  c.head_dim = 128;
-  c.rms_norm_eps = 1e-5;
-  c.max_position_embeddings = 131072;
-  c.rope.rope_type = "llama3";
-  c.rope.rope_theta = 500000.0;
-  c.rope.dim = 128;
-  c.rope.factor = 8.0;
-  c.rope.low_freq_factor = 1.0;
-  c.rope.high_freq_factor = 4.0;
-  c.rope.original_max_position_embeddings = 8192;
-  return c;
-}
 
 // A tool-call-like record: nested object, enum, bounded strings and numbers, a bounded array.
 const char* kSchema = R"({"type": "object", "properties": {
@@ -98,17 +56,7 @@ class BatchMasks final : public LogitsMaskSource {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string append_file, commit = "unknown", device = "unknown";
-  for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]) == "--append" && i + 3 < argc) {
-      append_file = argv[i + 1];
-      commit = argv[i + 2];
-      device = argv[i + 3];
-      i += 3;
-    }
-  cudaDeviceProp prop{};
-  cudaGetDeviceProperties(&prop, 0);
-  if (device == "unknown") device = prop.name;
+  const di::bench::BenchArgs args = di::bench::parse_bench_args(argc, argv);
 
   std::string err;
   auto vocab = cs::testing::deepseek_vocab(&err);
@@ -117,7 +65,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   constexpr int64_t kLogits = 129280;  // DeepSeek-V3's embedding rows (the tokenizer uses fewer)
-  const llama::LlamaConfig cfg = llama3_8b_shape(kLogits);
+  // Llama-3-8B's layers with DeepSeek-V3's embedding width (its tokenizer spells the masks).
+  const llama::LlamaConfig cfg = di::bench::llama3_8b_shape(kLogits);
   ModelOptions opts;
   opts.device = "cuda";
   auto made = llama::LlamaCudaModel::random(cfg, kc::DType::kBF16, 1234, opts);
@@ -135,18 +84,16 @@ int main(int argc, char** argv) {
   const int B = 32, ctx = 512, warm = 24, steps = 60;
   std::mt19937 rng(42);
   std::uniform_int_distribution<int32_t> tok(0, static_cast<int32_t>(vocab->size() - 1));
-  std::vector<std::unique_ptr<SequenceCache>> caches;
-  std::vector<std::vector<int32_t>> ids(B);
   std::vector<float> logits;
+  auto random_prompt = [&](int) {
+    std::vector<int32_t> p(static_cast<size_t>(ctx));
+    for (int32_t& x : p) x = tok(rng);
+    return p;
+  };
+  di::bench::DecodeBatch d = di::bench::prefill_sequences(model, B, ctx + warm + 2 * steps + 2, random_prompt, logits);
+  std::vector<std::vector<int32_t>>& ids = d.ids;
   BatchMasks masks;
   for (int b = 0; b < B; ++b) {
-    auto c = cuda::DeviceSequenceCache::create(model.cache_groups(), ctx + warm + 2 * steps + 2);
-    CHECK(c.status());
-    caches.push_back(std::move(c).value());
-    for (int i = 0; i < ctx; ++i) ids[b].push_back(tok(rng));
-    ForwardBatch pre;
-    pre.seqs.push_back({ids[b].data(), ctx, 0, caches[b].get(), false});
-    CHECK(model.forward(pre, logits));
     auto m = cs::make_token_constraint(compiler, spec);
     CHECK(m.status());
     masks.seqs.push_back(std::move(m).value());
@@ -170,9 +117,7 @@ int main(int argc, char** argv) {
   std::vector<double> plain, masked, fills;
   for (int s = 0; s < warm + 2 * steps; ++s) {
     const bool constrained = s < warm || s % 2 == 1;
-    ForwardBatch step;
-    for (int b = 0; b < B; ++b)
-      step.seqs.push_back({&ids[b].back(), 1, static_cast<int64_t>(ids[b].size() - 1), caches[b].get(), false});
+    ForwardBatch step = d.last_tokens();
     if (constrained) step.masks = &masks;
     const double t0 = now_ms();
     CHECK(model.forward(step, logits));
@@ -190,21 +135,15 @@ int main(int argc, char** argv) {
               ctx, p, m, added);
   std::printf("host mask fill %.3f ms/step (%.1f us per sequence), overlapped with the forward\n", f, 1e3 * f / B);
 
-  if (!append_file.empty()) {
-    std::ofstream out(append_file, std::ios::app);
-    char date[32], what[200], meas[200], ceil[160], ratio[32], notes[300];
-    const std::time_t tt = std::time(nullptr);
-    std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&tt));
-    std::snprintf(what, sizeof what,
-                  "constrained decode: llama-3-8B shape bf16 (129,280 logits), batch %d, ctx %d, JSON Schema on every sequence", B, ctx);
-    std::snprintf(meas, sizeof meas, "%.3f ms/step, added %+.2f%%", m, added);
-    std::snprintf(ceil, sizeof ceil, "unconstrained %.3f ms/step, same run", p);
-    std::snprintf(ratio, sizeof ratio, "%.3fx", m / p);
-    std::snprintf(notes, sizeof notes,
-                  "median of %d steps each, interleaved; host mask fill %.2f ms/step (DeepSeek-V3 vocab, %.1f us/seq) overlapped with the forward; goal <= 1%% — `bench_gpu_constrain`",
-                  steps, f, 1e3 * f / B);
-    out << "| " << date << " | " << commit << " | " << device << " | " << what << " | " << meas << " | " << ceil << " | "
-        << ratio << " | " << notes << " |\n";
-  }
+  char what[200], meas[200], ceil[160], ratio[32], notes[300];
+  std::snprintf(what, sizeof what,
+                "constrained decode: llama-3-8B shape bf16 (129,280 logits), batch %d, ctx %d, JSON Schema on every sequence", B, ctx);
+  std::snprintf(meas, sizeof meas, "%.3f ms/step, added %+.2f%%", m, added);
+  std::snprintf(ceil, sizeof ceil, "unconstrained %.3f ms/step, same run", p);
+  std::snprintf(ratio, sizeof ratio, "%.3fx", m / p);
+  std::snprintf(notes, sizeof notes,
+                "median of %d steps each, interleaved; host mask fill %.2f ms/step (DeepSeek-V3 vocab, %.1f us/seq) overlapped with the forward; goal <= 1%% — `bench_gpu_constrain`",
+                steps, f, 1e3 * f / B);
+  di::bench::append_rows(args, {{what, meas, ceil, ratio, notes}});
   return 0;
 }

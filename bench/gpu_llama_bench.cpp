@@ -6,14 +6,12 @@
 #include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "bench/gpu_bench_util.h"
 #include "engine/model/cuda/device_cache.h"
 #include "engine/model/llama/llama_cuda_model.h"
 #include "kernels/cuda/device_buffer.h"
@@ -24,92 +22,25 @@
 namespace kc = di::kernels::cuda;
 using namespace di::engine;
 
-namespace {
-
-#define CHECK(x)                                                              \
-  do {                                                                        \
-    auto st_ = (x);                                                           \
-    if (!st_.is_ok()) {                                                       \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, st_.message().c_str()); \
-      std::exit(1);                                                           \
-    }                                                                         \
-  } while (0)
-
-double now_ms() {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-llama::LlamaConfig llama3_8b() {
-  llama::LlamaConfig c;
-  c.model_type = "llama";
-  c.vocab_size = 128256;
-  c.hidden_size = 4096;
-  c.intermediate_size = 14336;
-  c.num_hidden_layers = 32;
-  c.num_attention_heads = 32;
-  c.num_key_value_heads = 8;
-  c.head_dim = 128;
-  c.rms_norm_eps = 1e-5;
-  c.max_position_embeddings = 131072;
-  c.rope.rope_type = "llama3";
-  c.rope.rope_theta = 500000.0;
-  c.rope.dim = 128;
-  c.rope.factor = 8.0;
-  c.rope.low_freq_factor = 1.0;
-  c.rope.high_freq_factor = 4.0;
-  c.rope.original_max_position_embeddings = 8192;
-  return c;
-}
-
-struct Row {
-  std::string what, measured, ceiling, ratio, notes;
-};
-
-}  // namespace
+using di::bench::median;
+using di::bench::now_ms;
+using di::bench::ResultRow;
 
 int main(int argc, char** argv) {
-  std::string append_file, commit = "unknown", device = "unknown";
-  int profile_batch = 0;  // --profile B: one decode step of batch B (ctx 512) between profiler marks
-  for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]) == "--profile" && i + 1 < argc) {
-      profile_batch = std::atoi(argv[++i]);
-    } else if (std::string(argv[i]) == "--append" && i + 3 < argc) {
-      append_file = argv[i + 1];
-      commit = argv[i + 2];
-      device = argv[i + 3];
-      i += 3;
-    }
-  cudaDeviceProp prop{};
-  cudaGetDeviceProperties(&prop, 0);
-  if (device == "unknown") device = prop.name;
+  const di::bench::BenchArgs args = di::bench::parse_bench_args(argc, argv);
+  // --profile B: one decode step of batch B (ctx 512) between profiler marks.
+  const int profile_batch = args.profile_batch;
 
   if (profile_batch > 0) {
     ModelOptions po;
-    auto pm = llama::LlamaCudaModel::random(llama3_8b(), kc::DType::kBF16, 1234, po);
+    auto pm = llama::LlamaCudaModel::random(di::bench::llama3_8b_shape(), kc::DType::kBF16, 1234, po);
     CHECK(pm.status());
-    std::vector<std::unique_ptr<SequenceCache>> caches;
-    std::vector<std::vector<int32_t>> ids(profile_batch);
     std::vector<float> logits;
-    for (int b = 0; b < profile_batch; ++b) {
-      auto c = cuda::DeviceSequenceCache::create((*pm)->cache_groups(), 600);
-      CHECK(c.status());
-      caches.push_back(std::move(c).value());
-      ids[b].assign(512, 17 + b);
-      ForwardBatch pre;
-      pre.seqs.push_back({ids[b].data(), 512, 0, caches[b].get(), false});
-      CHECK((*pm)->forward(pre, logits));
-    }
+    di::bench::DecodeBatch d = di::bench::prefill_sequences(
+        **pm, profile_batch, 600, [](int b) { return std::vector<int32_t>(512, 17 + b); }, logits);
     for (int s = 0; s < 4; ++s) {
-      ForwardBatch step;
-      for (int b = 0; b < profile_batch; ++b) {
-        ids[b].push_back(5 + s);
-        step.seqs.push_back({&ids[b].back(), 1, static_cast<int64_t>(ids[b].size() - 1), caches[b].get(), false});
-      }
+      for (std::vector<int32_t>& seq : d.ids) seq.push_back(5 + s);
+      ForwardBatch step = d.last_tokens();
       if (s == 3) cudaProfilerStart();
       CHECK((*pm)->forward(step, logits));
       if (s == 3) cudaProfilerStop();
@@ -121,9 +52,9 @@ int main(int argc, char** argv) {
   auto fl_r = kc::measure_gemm_rate(8192);
   CHECK(fl_r.status());
   const double bw = *bw_r, flops = *fl_r;
-  std::printf("ceilings: read %.2f TB/s, bf16 GEMM 8192^3 %.0f TFLOP/s (%s)\n", bw / 1e12, flops / 1e12, prop.name);
+  std::printf("ceilings: read %.2f TB/s, bf16 GEMM 8192^3 %.0f TFLOP/s (%s)\n", bw / 1e12, flops / 1e12, args.gpu_name.c_str());
 
-  const llama::LlamaConfig cfg = llama3_8b();
+  const llama::LlamaConfig cfg = di::bench::llama3_8b_shape();
   ModelOptions opts;
   opts.device = "cuda";
   auto made = llama::LlamaCudaModel::random(cfg, kc::DType::kBF16, 1234, opts);
@@ -138,29 +69,24 @@ int main(int argc, char** argv) {
 
   std::mt19937 rng(42);
   std::uniform_int_distribution<int32_t> tok(0, static_cast<int32_t>(V - 1));
-  std::vector<Row> rows;
+  std::vector<ResultRow> rows;
+  // `ctx` random tokens.
+  auto random_prompt = [&](int ctx) {
+    return [&, ctx](int) {
+      std::vector<int32_t> p(static_cast<size_t>(ctx));
+      for (int32_t& x : p) x = tok(rng);
+      return p;
+    };
+  };
 
   // Decode at batch B after a `ctx`-token prompt each: median step over `steps` steps.
   auto decode = [&](int B, int ctx, int steps) {
-    std::vector<std::unique_ptr<SequenceCache>> caches;
-    std::vector<std::vector<int32_t>> ids(B);
     std::vector<float> logits;
-    for (int b = 0; b < B; ++b) {
-      auto c = cuda::DeviceSequenceCache::create(model.cache_groups(), ctx + steps + 1);
-      CHECK(c.status());
-      caches.push_back(std::move(c).value());
-      for (int i = 0; i < ctx; ++i) ids[b].push_back(tok(rng));
-      ForwardBatch pre;
-      pre.seqs.push_back({ids[b].data(), ctx, 0, caches[b].get(), false});
-      CHECK(model.forward(pre, logits));
-    }
+    di::bench::DecodeBatch d = di::bench::prefill_sequences(model, B, ctx + steps + 1, random_prompt(ctx), logits);
     std::vector<double> t;
     for (int s = 0; s < steps; ++s) {
-      ForwardBatch step;
-      for (int b = 0; b < B; ++b) {
-        ids[b].push_back(tok(rng));
-        step.seqs.push_back({&ids[b].back(), 1, static_cast<int64_t>(ids[b].size() - 1), caches[b].get(), false});
-      }
+      for (std::vector<int32_t>& seq : d.ids) seq.push_back(tok(rng));
+      ForwardBatch step = d.last_tokens();
       const double t0 = now_ms();
       CHECK(model.forward(step, logits));
       t.push_back(now_ms() - t0);
@@ -210,14 +136,6 @@ int main(int argc, char** argv) {
     std::printf("prefill S=%d: %s | %s | %s\n", S, m, cc, r);
   }
 
-  if (!append_file.empty()) {
-    std::ofstream out(append_file, std::ios::app);
-    char date[32];
-    const std::time_t tt = std::time(nullptr);
-    std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&tt));
-    for (const Row& r : rows)
-      out << "| " << date << " | " << commit << " | " << device << " | " << r.what << " | " << r.measured << " | "
-          << r.ceiling << " | " << r.ratio << " | " << r.notes << " |\n";
-  }
+  di::bench::append_rows(args, rows);
   return 0;
 }

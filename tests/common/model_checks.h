@@ -34,9 +34,9 @@ inline double expect_full_sequence_matches(engine::Model& model, const Fixture& 
   return worst;
 }
 
-// Prefill the prompt, then decode greedily one token per forward; the tokens chosen.
-inline std::vector<int32_t> greedy_continuation(engine::Model& model, const Fixture& f) {
-  engine::ContiguousSequenceCache cache(model.cache_groups(), static_cast<int64_t>(f.all_ids.size()));
+// Prefill the prompt, then decode greedily one token per forward through `cache` (room for
+// f.all_ids); the tokens chosen.
+inline std::vector<int32_t> greedy_continuation(engine::Model& model, const Fixture& f, engine::SequenceCache& cache) {
   std::vector<int32_t> ids = f.prompt;
   std::vector<float> logits;
   engine::ForwardBatch prefill;
@@ -56,6 +56,12 @@ inline std::vector<int32_t> greedy_continuation(engine::Model& model, const Fixt
     EXPECT_TRUE(st.is_ok()) << st.message();
   }
   return generated;
+}
+
+// The same through a host cache.
+inline std::vector<int32_t> greedy_continuation(engine::Model& model, const Fixture& f) {
+  engine::ContiguousSequenceCache cache(model.cache_groups(), static_cast<int64_t>(f.all_ids.size()));
+  return greedy_continuation(model, f, cache);
 }
 
 // Prompt in one chunk then one token per forward equals one full forward (and the fixture).

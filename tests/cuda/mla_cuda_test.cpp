@@ -5,11 +5,10 @@
 // leaves the CPU.
 #include <gtest/gtest.h>
 
-#include "engine/llm.h"
-#include "engine/model/cuda/device_cache.h"
-#include "tests/cuda/device_model_util.h"
 #include "kernels/cuda/device.h"
 #include "tests/common/model_checks.h"
+#include "tests/cuda/cuda_vs_cpu.h"
+#include "tests/cuda/device_model_util.h"
 #include "tests/model_families/family_fixture.h"
 
 namespace di::test {
@@ -25,22 +24,7 @@ class MlaCuda : public ::testing::TestWithParam<FixtureId> {
 };
 
 TEST_P(MlaCuda, FullSequenceLogitsMatchCpuAndTransformers) {
-  const Fixture f = load_fixture(GetParam());
-  auto gpu = load_on(f.dir, "cuda");
-  auto cpu = load_on(f.dir, "cpu");
-  ASSERT_TRUE(gpu && cpu);
-  EXPECT_EQ(gpu->info().device, "cuda");
-  const int32_t n = static_cast<int32_t>(f.all_ids.size());
-  const std::vector<float> got = run_device_chunks(*gpu, f.all_ids, {n});
-  const std::vector<float> ref = run_chunks(*cpu, f.all_ids, {n});
-  ASSERT_EQ(got.size(), f.logits.size());
-  ASSERT_EQ(ref.size(), f.logits.size());
-  const double vs_cpu = worst_rel_err(got, ref, f.vocab), vs_hf = worst_rel_err(got, f.logits, f.vocab);
-  std::printf("%s (cuda fp32): worst rel err vs cpu %.3g (first row over: %lld), vs transformers %.3g\n",
-              GetParam().name.c_str(), vs_cpu, static_cast<long long>(first_bad_row(got, ref, f.vocab, kTolerance)),
-              vs_hf);
-  EXPECT_LE(vs_cpu, kTolerance);
-  EXPECT_LE(vs_hf, kTolerance);
+  expect_cuda_matches_cpu_and_transformers(load_fixture(GetParam()), GetParam().name, kTolerance, kTolerance);
 }
 
 // Truncated copies of the checkpoint (the first k layers) on both devices: the first k whose
@@ -50,9 +34,7 @@ TEST_P(MlaCuda, LayerByLayerAgreesWithCpu) {
   const json config = read_config(GetParam());
   const std::vector<RawTensor> tensors = read_all(f.dir);
   const int n_layers = config["num_hidden_layers"].get<int>();
-  const int32_t n = static_cast<int32_t>(f.all_ids.size());
-  int first_bad = -1;
-  for (int k = 1; k <= n_layers; ++k) {
+  auto make_dir = [&](int k) {
     json c = config;
     c["num_hidden_layers"] = k;
     if (c.contains("num_nextn_predict_layers")) c["num_nextn_predict_layers"] = 0;  // MTP layers dropped too
@@ -62,82 +44,31 @@ TEST_P(MlaCuda, LayerByLayerAgreesWithCpu) {
       for (int l = k; l < n_layers + 8; ++l) drop |= t.name.rfind("model.layers." + std::to_string(l) + ".", 0) == 0;
       if (!drop) kept.push_back(t);
     }
-    const std::string dir = make_model_dir("mla_layers_" + GetParam().name + "_" + std::to_string(k), c, kept);
-    auto gpu = load_on(dir, "cuda");
-    auto cpu = load_on(dir, "cpu");
-    ASSERT_TRUE(gpu && cpu);
-    const std::vector<float> got = run_device_chunks(*gpu, f.all_ids, {n});
-    const std::vector<float> ref = run_chunks(*cpu, f.all_ids, {n});
-    ASSERT_EQ(got.size(), ref.size());
-    const double err = worst_rel_err(got, ref, f.vocab);
-    std::printf("%s: layers 0..%d: worst rel err vs cpu %.3g, first row over: %lld\n", GetParam().name.c_str(), k - 1,
-                err, static_cast<long long>(first_bad_row(got, ref, f.vocab, kTolerance)));
-    if (err > kTolerance && first_bad < 0) first_bad = k - 1;
-  }
-  EXPECT_EQ(first_bad, -1) << "first differing layer: " << first_bad;
+    return make_model_dir("mla_layers_" + GetParam().name + "_" + std::to_string(k), c, kept);
+  };
+  expect_layer_by_layer_agrees(f, GetParam().name, n_layers, kTolerance, make_dir, [](int) { return std::string(); });
 }
 
 TEST_P(MlaCuda, GreedyDecodeMatchesTransformers) {
   const Fixture f = load_fixture(GetParam());
   auto model = load_on(f.dir, "cuda");
   ASSERT_TRUE(model);
-  auto cache = device_cache(*model, static_cast<int64_t>(f.all_ids.size()));
-  ASSERT_TRUE(cache);
-  std::vector<int32_t> ids = f.prompt;
-  std::vector<float> logits;
-  engine::ForwardBatch prefill;
-  prefill.seqs.push_back({ids.data(), static_cast<int32_t>(ids.size()), 0, cache.get(), false});
-  ASSERT_TRUE(model->forward(prefill, logits).is_ok());
-  std::vector<int32_t> generated;
-  while (generated.size() < f.greedy.size()) {
-    ASSERT_EQ(static_cast<int64_t>(logits.size()), f.vocab);
-    generated.push_back(argmax(logits.data(), f.vocab));
-    ids.push_back(generated.back());
-    if (generated.size() == f.greedy.size()) break;
-    engine::ForwardBatch step;
-    step.seqs.push_back({&ids.back(), 1, static_cast<int64_t>(ids.size() - 1), cache.get(), false});
-    ASSERT_TRUE(model->forward(step, logits).is_ok());
-  }
-  EXPECT_EQ(generated, f.greedy);
+  EXPECT_EQ(greedy_on_device(*model, f), f.greedy);
 }
 
 TEST_P(MlaCuda, AnyChunkingEqualsOnePrefill) {
   const Fixture f = load_fixture(GetParam());
   auto model = load_on(f.dir, "cuda");
   ASSERT_TRUE(model);
-  const std::vector<float> full = run_device_chunks(*model, f.all_ids, {static_cast<int32_t>(f.all_ids.size())});
-  std::vector<int32_t> decode = {static_cast<int32_t>(f.prompt.size())};
-  decode.insert(decode.end(), f.greedy.size(), 1);
-  for (const std::vector<int32_t>& chunks : std::vector<std::vector<int32_t>>{{1}, {3}, {5, 1, 7}, decode}) {
-    const std::vector<float> got = run_device_chunks(*model, f.all_ids, chunks);
-    ASSERT_EQ(got.size(), full.size());
-    const double err = worst_rel_err(got, full, f.vocab);
-    std::printf("%s (cuda): chunks starting %d: worst rel err vs one prefill %.3g\n", GetParam().name.c_str(),
-                chunks[0], err);
-    EXPECT_LE(err, kTolerance) << "chunks starting " << chunks[0];
-  }
+  expect_device_chunking_equals_one_prefill(*model, f, GetParam().name,
+                                            {{1}, {3}, {5, 1, 7}, prefill_then_decode_chunks(f)}, kTolerance);
 }
 
 TEST_P(MlaCuda, BatchedSequencesEqualEachAlone) {
   const Fixture f = load_fixture(GetParam());
   auto model = load_on(f.dir, "cuda");
   ASSERT_TRUE(model);
-  const int64_t n = static_cast<int64_t>(f.all_ids.size());
-  const std::vector<float> alone = run_device_chunks(*model, f.all_ids, {static_cast<int32_t>(n)});
-  const int32_t p = static_cast<int32_t>(f.prompt.size());
-  auto a = device_cache(*model, n), b = device_cache(*model, n);
-  std::vector<float> logits;
-  engine::ForwardBatch first;
-  first.seqs.push_back({f.all_ids.data(), p, 0, a.get(), false});
-  ASSERT_TRUE(model->forward(first, logits).is_ok());
-  engine::ForwardBatch mixed;
-  mixed.seqs.push_back({f.all_ids.data() + p, 1, p, a.get(), true});  // decode one token
-  mixed.seqs.push_back({f.all_ids.data(), p + 1, 0, b.get(), true});  // prefill the same prefix
-  ASSERT_TRUE(model->forward(mixed, logits).is_ok());
-  ASSERT_EQ(static_cast<int64_t>(logits.size()), (2 + p) * f.vocab);
-  EXPECT_LE(row_rel_err(logits.data(), alone.data() + p * f.vocab, f.vocab), kTolerance);
-  for (int32_t r = 0; r <= p; ++r)
-    EXPECT_LE(row_rel_err(logits.data() + (1 + r) * f.vocab, alone.data() + r * f.vocab, f.vocab), kTolerance) << r;
+  expect_batched_equals_alone(*model, f, kTolerance);
 }
 
 TEST_P(MlaCuda, EngineGreedyWithPagingAndPreemptionMatchesTransformers) {

@@ -143,6 +143,14 @@ const Case kCases[] = {
      R"({"model":"deepseek-v4","messages":[{"role":"user","content":"a"},{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c2","content":"r"}]})",
      400, "messages[2].tool_call_id",
      "messages[2].tool_call_id: \"c2\" does not answer an open tool call of messages[1]"},
+    {"ChatSecondToolMessageForAnIdIsRejectedAsADuplicate", C,
+     R"({"model":"deepseek-v4","messages":[{"role":"user","content":"a"},{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":"r"},{"role":"tool","tool_call_id":"c1","content":"r"}]})",
+     400, "messages[3].tool_call_id",
+     "messages[3].tool_call_id: duplicate tool result for tool call \"c1\" of messages[1], already answered by messages[2]"},
+    {"ChatDuplicateToolMessageIsNamedWhileOtherCallsAreOpen", C,
+     R"({"model":"deepseek-v4","messages":[{"role":"user","content":"a"},{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}},{"id":"c2","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":"r"},{"role":"tool","tool_call_id":"c1","content":"r"},{"role":"tool","tool_call_id":"c2","content":"r"}]})",
+     400, "messages[3].tool_call_id",
+     "messages[3].tool_call_id: duplicate tool result for tool call \"c1\" of messages[1], already answered by messages[2]"},
     {"ChatImageInSystemMessageIsRejected", C,
      R"({"model":"deepseek-v4","messages":[{"role":"system","content":[{"type":"image_url","image_url":{"url":"https://x/y.png"}}]},{"role":"user","content":"a"}]})",
      400, "messages[0].content[0]", "messages[0].content[0]: Image in system message is unsupported"},
@@ -235,7 +243,10 @@ const Case kCases[] = {
      400, "input[1].call_id", "input[1].call_id: must not be empty"},
     {"ResponsesSecondOutputForACallIsRejected", R,
      R"({"model":"deepseek-v4","input":[{"role":"user","content":"a"},{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c1","output":"x"},{"type":"function_call_output","call_id":"c1","output":"y"}]})",
-     400, "input[3].call_id", "input[3].call_id: \"c1\" does not answer an earlier function_call without output"},
+     400, "input[3].call_id", "input[3].call_id: duplicate output for call \"c1\", already answered by input[2]"},
+    {"ResponsesDuplicateOutputIsNamedAcrossItems", R,
+     R"({"model":"deepseek-v4","input":[{"role":"user","content":"a"},{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c1","output":"x"},{"role":"user","content":"b"},{"type":"custom_tool_call_output","call_id":"c1","output":"y"}]})",
+     400, "input[4].call_id", "input[4].call_id: duplicate output for call \"c1\", already answered by input[2]"},
     {"ResponsesRegexFormatIsRejected", R,
      R"({"model":"deepseek-v4","input":"a","text":{"format":{"type":"regex"}}})", 400, "text.format.type",
      "text.format.type: expected one of \"text\", \"json_object\" or \"json_schema\", got \"regex\""},
@@ -326,8 +337,8 @@ const Case kCases[] = {
      "messages.0.content.0.type: `thinking` blocks are only allowed in assistant messages"},
     {"MessagesSecondToolResultForAnIdIsRejected", M,
      R"({"model":"deepseek-v4","messages":[{"role":"user","content":"a"},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"r"},{"type":"tool_result","tool_use_id":"t1","content":"r"}]}]})",
-     400, "messages.2.content.1",
-     "messages.2.content.1: unexpected `tool_use_id` found in `tool_result` blocks: t1. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."},
+     400, "messages.2.content.1.tool_use_id",
+     "messages.2.content.1.tool_use_id: each tool_use must have a single result. Found multiple `tool_result` blocks with id: t1 (already answered by messages.2.content.0)"},
     {"MessagesServerToolUseInHistoryIsRejected", M,
      R"({"model":"deepseek-v4","messages":[{"role":"user","content":"a"},{"role":"assistant","content":[{"type":"server_tool_use","id":"s","name":"web_search","input":{}}]}]})",
      400, "messages.1.content.0.type", "messages.1.content.0.type: server tools are not supported"},
@@ -390,6 +401,20 @@ TEST_P(RequestValidation, RejectsWithTheProtocolsError) {
       EXPECT_EQ(b["error"]["code"], "model_not_found");
     }
   }
+}
+
+// The duplicate check is per turn: a later assistant turn may reuse a call id (clients that
+// number calls per turn do), and its tool message is then an answer, not a duplicate.
+TEST(RequestValidationDuplicates, ChatToolCallIdReusedByALaterTurnIsAccepted) {
+  const char* body =
+      R"({"model":"deepseek-v4","messages":[{"role":"user","content":"a"},)"
+      R"({"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},)"
+      R"({"role":"tool","tool_call_id":"c1","content":"r"},{"role":"user","content":"b"},)"
+      R"({"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},)"
+      R"({"role":"tool","tool_call_id":"c1","content":"s"}]})";
+  RecipeConfig cfg;
+  auto r = prepare(cfg, {}, Protocol::kChatCompletions, body);
+  ASSERT_TRUE(r.is_ok()) << r.status().detail();
 }
 
 INSTANTIATE_TEST_SUITE_P(Rules, RequestValidation, ::testing::ValuesIn(kCases),

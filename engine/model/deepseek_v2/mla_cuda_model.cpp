@@ -1,4 +1,4 @@
-// MlaCudaModel: weight upload, per-forward metadata and the layer loop on the GPU. See
+// MlaCudaModel: weight upload and the layer loop on the GPU (the forward plumbing is DeviceModel's). See
 // mla_cuda_model.h. Each step mirrors the CPU model (mla_attention.cpp's absorbed path, moe.cpp)
 // in the same order, so fp32 results agree to rounding; the kernels live in kernels/cuda/.
 #ifdef DI_WITH_CUDA
@@ -11,7 +11,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "engine/model/batch_check.h"
+#include "engine/model/cuda/workspace.h"
 #include "kernels/cuda/cache_rows.h"
 #include "kernels/cuda/device.h"
 #include "kernels/cuda/elementwise.h"
@@ -29,49 +29,24 @@ namespace {
 constexpr int64_t kActivationReserve = int64_t{2} << 30;  // workspaces besides the caches
 constexpr float kLatentNormEps = 1e-6f;  // transformers' q_a / kv_a layernorms ignore rms_norm_eps
 
-int64_t align256(int64_t b) { return (b + 255) / 256 * 256; }
-
 }  // namespace
 
-struct MlaCudaModel::Seq {
-  int64_t L = 0, s = 0;
-  bool all_logits = false;
-  const int32_t* ids = nullptr;  // device
-  kc::CacheView latent;
-};
 
 MlaCudaModel::MlaCudaModel(MlaConfig config, DType dtype, const ModelOptions& options, std::string model_dir)
-    : config_(std::move(config)),
-      dtype_(dtype),
+    : DeviceModel(dtype, options, kActivationReserve),
+      config_(std::move(config)),
       rope_(config_.rope, config_.rope_interleave ? RopeLayout::kInterleaved : RopeLayout::kHalf),
-      memory_(options.gpu_memory_utilization, kActivationReserve),
       weights_(dtype) {
   const MlaConfig& c = config_;
-  info_.family = c.model_type;
-  info_.model_dir = std::move(model_dir);
-  info_.vocab_size = c.vocab_size;
-  info_.max_position_embeddings = c.max_position_embeddings;
-  info_.bos_token_id = c.bos_token_id;
-  info_.eos_token_ids = c.eos_token_ids;
-  info_.device = "cuda";
+  set_info(c.model_type, std::move(model_dir), c);
   // The CPU model's one group: kv_a_layernorm(c_kv) | rope(k_pe) per token per layer.
   groups_.push_back({"mla_latent", CacheKind::kFull, c.num_hidden_layers,
                      static_cast<int64_t>((int64_t{c.kv_lora_rank} + c.qk_rope_head_dim) * sizeof(float)), 0, 1, 0});
 }
 
-MlaCudaModel::~MlaCudaModel() {
-  if (stream_) cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
-}
-
 Status MlaCudaModel::init_device() {
-  if (kc::device_count() == 0) return Status::device("device 'cuda': no CUDA GPU is visible");
-  cudaStream_t s = nullptr;
-  DI_RETURN_IF_ERROR(kc::cuda_status(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate"));
-  stream_ = s;
-  DI_ASSIGN_OR_RETURN(gemm_, kc::Gemm::create(stream_));
-  const std::vector<float>& f = rope_.inv_freq();
-  DI_RETURN_IF_ERROR(inv_freq_.allocate(static_cast<int64_t>(f.size() * 4)));
-  return kc::copy_to_device(inv_freq_.get(), f.data(), static_cast<int64_t>(f.size() * 4));
+  DI_RETURN_IF_ERROR(open_stream());
+  return upload_f32(rope_.inv_freq(), inv_freq_);
 }
 
 Status MlaCudaModel::put_mlp(const MlpWeights& h, MlaCudaMlp& d) {
@@ -158,14 +133,6 @@ Result<std::unique_ptr<Model>> MlaCudaModel::load(const std::string& model_dir, 
   return std::unique_ptr<Model>(std::move(m));
 }
 
-Status MlaCudaModel::linear(const float* x, int64_t M, int64_t K, int64_t ldx, const void* w, int64_t N, float* y,
-                            int64_t ldy) {
-  if (dtype_ == DType::kF32) return gemm_.linear(x, M, K, ldx, w, N, DType::kF32, y, ldy, DType::kF32);
-  // bf16 weights: the activations are rounded to bf16 for the tensor cores, the sum stays fp32.
-  DI_RETURN_IF_ERROR(kc::convert_rows_from_f32(x, M, K, ldx, a_.stage, dtype_, stream_));
-  return gemm_.linear(a_.stage, M, K, K, w, N, dtype_, y, ldy, DType::kF32);
-}
-
 Status MlaCudaModel::reserve(const ForwardBatch& batch) {
   const MlaConfig& c = config_;
   int64_t Lm = 1, Em = 1;
@@ -180,88 +147,27 @@ Status MlaCudaModel::reserve(const ForwardBatch& batch) {
   const int64_t I = std::max({int64_t{c.intermediate_size}, int64_t{c.moe_intermediate_size},
                               int64_t{c.moe_intermediate_size} * c.n_shared_experts});
   const int64_t max_k = std::max({H, qlr, nh * v, I, int64_t{c.qk_nope_head_dim}, kvl});
-  const int64_t floats[] = {Lm * H,      Lm * H,      Lm * H,          Lm * qlr, Lm * nh * qk, Lm * entry,
+  std::vector<int64_t> floats = {Lm * H,      Lm * H,      Lm * H,          Lm * qlr, Lm * nh * qk, Lm * entry,
                             Lm * nh * entry, Lm * nh * entry, Lm * nh * v, Lm * nh * max_keys_, Lm * E, Lm * K,
                             Lm * H,      Lm * 2 * I,  Lm * I,          Lm * H,   Lm * K};
-  const int64_t ints[] = {Lm * K, Lm * K};
-  int64_t bytes = 0;
-  for (int64_t n : floats) bytes += align256(n * 4);
-  for (int64_t n : ints) bytes += align256(n * 4);
-  bytes += align256(Lm * max_k * 2);
-  if (bytes > act_.bytes()) DI_RETURN_IF_ERROR(act_.allocate(std::max(bytes, act_.bytes() * 3 / 2)));
-  auto* p = act_.as<uint8_t>();
-  size_t fi = 0, ii = 0;
-  auto f = [&]() {
-    auto* out = reinterpret_cast<float*>(p);
-    p += align256(floats[fi++] * 4);
-    return out;
-  };
-  auto i32 = [&]() {
-    auto* out = reinterpret_cast<int32_t*>(p);
-    p += align256(ints[ii++] * 4);
-    return out;
-  };
+  std::vector<int64_t> ints = {Lm * K, Lm * K};
+  DI_ASSIGN_OR_RETURN(cuda::Workspace w,
+                      cuda::Workspace::carve(act_, std::move(floats), std::move(ints), Lm * max_k * 2));
   Act& a = a_;
-  a.x = f(), a.h = f(), a.out = f(), a.qa = f(), a.q = f(), a.ckv = f(), a.qlat = f(), a.olat = f(), a.attn = f();
-  a.att_scratch = f(), a.rlogits = f(), a.ew = f(), a.gx = f(), a.gu = f(), a.act = f(), a.y = f();
-  a.erow_weights = f();
-  a.eids = i32(), a.erows = i32();
-  a.stage = p;
+  a.x = w.f32(), a.h = w.f32(), a.out = w.f32(), a.qa = w.f32(), a.q = w.f32(), a.ckv = w.f32(), a.qlat = w.f32(),
+  a.olat = w.f32(), a.attn = w.f32();
+  a.att_scratch = w.f32(), a.rlogits = w.f32(), a.ew = w.f32(), a.gx = w.f32(), a.gu = w.f32(), a.act = w.f32(),
+  a.y = w.f32();
+  a.erow_weights = w.f32();
+  a.eids = w.i32(), a.erows = w.i32();
+  linear_stage_ = w.rest();
   return Status::ok();
 }
 
 Status MlaCudaModel::forward(const ForwardBatch& batch, std::vector<float>& logits) {
-  const MlaConfig& c = config_;
-  DI_ASSIGN_OR_RETURN(int64_t out_rows, check_batch(batch, c.vocab_size, c.max_position_embeddings));
-  std::vector<Seq> seqs(batch.seqs.size());
-  std::vector<PagedGroupView> views(batch.seqs.size());
-  std::vector<size_t> ids_at(batch.seqs.size()), table_at(batch.seqs.size());
-  host_meta_.clear();
-  for (size_t b = 0; b < batch.seqs.size(); ++b) {
-    const SequenceInput& in = batch.seqs[b];
-    const std::string where = "seqs[" + std::to_string(b) + "].cache";
-    ids_at[b] = host_meta_.size();
-    host_meta_.insert(host_meta_.end(), in.tokens, in.tokens + in.num_tokens);
-    PagedGroupView& v = views[b];
-    if (!in.cache->paged_view(0, &v) || !v.on_device)
-      return Status::invalid_argument(where + ": the CUDA model needs a paged cache in device memory");
-    const int64_t needed = in.start_pos + in.num_tokens;
-    if ((needed - 1) / v.block_size >= v.num_blocks)
-      return Status::invalid_argument(where + ": no room for " + std::to_string(needed) + " latent entries");
-    table_at[b] = host_meta_.size();
-    host_meta_.insert(host_meta_.end(), v.block_ids, v.block_ids + v.num_blocks);
-  }
-  const int64_t meta_bytes = static_cast<int64_t>(host_meta_.size()) * 4;
-  if (meta_bytes > meta_.bytes()) DI_RETURN_IF_ERROR(meta_.allocate(std::max(meta_bytes, 2 * meta_.bytes())));
-  DI_RETURN_IF_ERROR(kc::copy_to_device(meta_.get(), host_meta_.data(), meta_bytes));
-  const auto* dmeta = meta_.as<const int32_t>();
-  for (size_t b = 0; b < batch.seqs.size(); ++b) {
-    const SequenceInput& in = batch.seqs[b];
-    const PagedGroupView& v = views[b];
-    Seq& s = seqs[b];
-    s.L = in.num_tokens;
-    s.s = in.start_pos;
-    s.all_logits = in.all_logits;
-    s.ids = dmeta + ids_at[b];
-    s.latent.base = reinterpret_cast<uint64_t>(v.base);
-    s.latent.layer_stride = v.layer_stride;
-    s.latent.block_stride = v.block_stride;
-    s.latent.entry_bytes = v.entry_bytes;
-    s.latent.block_size = v.block_size;
-    s.latent.compress_rate = 1;
-    s.latent.block_ids = dmeta + table_at[b];
-  }
-  DI_RETURN_IF_ERROR(reserve(batch));
-  const int64_t lbytes = out_rows * c.vocab_size * 4;
-  if (lbytes > logits_.bytes()) DI_RETURN_IF_ERROR(logits_.allocate(std::max(lbytes, logits_.bytes() * 3 / 2)));
-  int64_t row = 0;
-  for (const Seq& s : seqs) {
-    DI_RETURN_IF_ERROR(run_sequence(s, logits_.as<float>() + row * c.vocab_size));
-    row += s.all_logits ? s.L : 1;
-  }
-  logits.resize(static_cast<size_t>(out_rows * c.vocab_size));
-  DI_RETURN_IF_ERROR(kc::copy_to_host_async(logits.data(), logits_.get(), lbytes, stream_));
-  return kc::stream_synchronize(stream_);
+  return forward_sequences(
+      batch, config_.max_position_embeddings, logits, [&] { return reserve(batch); },
+      [&](const Seq& seq, float* out) { return run_sequence(seq, out); });
 }
 
 Status MlaCudaModel::run_sequence(const Seq& seq, float* logits) {
@@ -324,7 +230,7 @@ Status MlaCudaModel::attention(const Seq& seq, int32_t layer) {
   DI_RETURN_IF_ERROR(kc::rms_norm(a_.ckv, w.kv_a_norm, a_.ckv, L, 1, kvl, entry, kLatentNormEps, DType::kF32, stream_));
   DI_RETURN_IF_ERROR(rope(a_.q, L, nh * qk, nh, qk, s));
   DI_RETURN_IF_ERROR(rope(a_.ckv, L, entry, 1, entry, s));
-  DI_RETURN_IF_ERROR(kc::write_cache_rows(a_.ckv, entry, L, entry, seq.latent, layer, s, 0, 0, stream_));
+  DI_RETURN_IF_ERROR(kc::write_cache_rows(a_.ckv, entry, L, entry, seq.views[0], layer, s, 0, 0, stream_));
 
   // Absorbed queries: q_nope through each head's key up-projection into latent space, rope as is.
   const auto* uk = static_cast<const uint8_t*>(w.w_uk_t);
@@ -350,7 +256,7 @@ Status MlaCudaModel::attention(const Seq& seq, int32_t layer) {
   args.head_dim = static_cast<int32_t>(entry);
   args.scale = static_cast<float>(c.softmax_scale);
   args.window = s + L;
-  args.window_cache = seq.latent;
+  args.window_cache = seq.views[0];
   args.window_layer = layer;
   args.max_keys = max_keys_;
   DI_RETURN_IF_ERROR(kc::sink_attention(args, stream_));
@@ -404,29 +310,8 @@ Status MlaCudaModel::moe(const Seq& seq, int32_t layer) {
                                        "cudaMemsetAsync"));
   }
   // Which rows each expert takes: the routing comes back to the host (one sync per MoE layer).
-  host_expert_ids_.resize(static_cast<size_t>(L * K));
-  host_expert_weights_.resize(static_cast<size_t>(L * K));
-  DI_RETURN_IF_ERROR(kc::copy_to_host_async(host_expert_ids_.data(), a_.eids, L * K * 4, stream_));
-  DI_RETURN_IF_ERROR(kc::copy_to_host_async(host_expert_weights_.data(), a_.ew, L * K * 4, stream_));
-  DI_RETURN_IF_ERROR(kc::stream_synchronize(stream_));
-  std::vector<int64_t> count(static_cast<size_t>(E + 1), 0);
-  for (int64_t i = 0; i < L * K; ++i) {
-    const int32_t e = host_expert_ids_[i];
-    if (e < 0 || e >= E) return Status::internal(c.model_type + " cuda: routed expert " + std::to_string(e));
-    ++count[e + 1];
-  }
-  for (int64_t e = 0; e < E; ++e) count[e + 1] += count[e];
-  host_rows_.assign(static_cast<size_t>(L * K), 0);
-  host_row_weights_.assign(static_cast<size_t>(L * K), 0.f);
-  std::vector<int64_t> fill(count.begin(), count.end() - 1);
-  for (int64_t row = 0; row < L; ++row)
-    for (int64_t k = 0; k < K; ++k) {
-      const int32_t e = host_expert_ids_[row * K + k];
-      host_rows_[fill[e]] = static_cast<int32_t>(row);
-      host_row_weights_[fill[e]++] = host_expert_weights_[row * K + k];
-    }
-  DI_RETURN_IF_ERROR(kc::copy_to_device_async(a_.erows, host_rows_.data(), L * K * 4, stream_));
-  DI_RETURN_IF_ERROR(kc::copy_to_device_async(a_.erow_weights, host_row_weights_.data(), L * K * 4, stream_));
+  DI_ASSIGN_OR_RETURN(const std::vector<int64_t> count,
+                      expert_rows_.group(a_.eids, a_.ew, L, K, E, a_.erows, a_.erow_weights, stream_, c.model_type));
   for (int64_t e = 0; e < E; ++e) {
     const int64_t n = count[e + 1] - count[e];  // distinct experts per token: at most L rows
     if (n == 0) continue;

@@ -11,16 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "engine/model/cuda/device_cache.h"
+#include "engine/model/cuda/device_model.h"
 #include "engine/model/cuda/device_weights.h"
+#include "engine/model/cuda/expert_rows.h"
 #include "engine/model/deepseek_v2/mla_config.h"
 #include "engine/model/deepseek_v2/mla_weights.h"
-#include "engine/model/model.h"
 #include "engine/model/rotary_embedding.h"
-#include "kernels/cuda/cache_view.h"
-#include "kernels/cuda/device_buffer.h"
-#include "kernels/cuda/dtype.h"
-#include "kernels/cuda/gemm.h"
 
 namespace di::engine::deepseek_v2 {
 
@@ -57,30 +53,22 @@ struct MlaCudaLayer {
   MlaCudaMlp shared;  // inter 0: none
 };
 
-class MlaCudaModel final : public Model {
+class MlaCudaModel final : public cuda::DeviceModel {
  public:
   // Uploads `host` (as load_mla_weights returned it) in the checkpoint's dtype, then drops it.
   static Result<std::unique_ptr<Model>> load(const std::string& model_dir, MlaConfig config,
                                              std::unique_ptr<MlaWeights> host, const ModelOptions& options);
-  ~MlaCudaModel() override;
 
-  const ModelInfo& info() const override { return info_; }
-  const std::vector<CacheGroupSpec>& cache_groups() const override { return groups_; }
   Status forward(const ForwardBatch& batch, std::vector<float>& logits) override;
-  CacheMemory* cache_memory() override { return &memory_; }
-
-  kernels::cuda::DType dtype() const { return dtype_; }
 
  private:
-  struct Seq;
+  using Seq = cuda::DeviceSeq;  // views[0]: the latent cache
 
   MlaCudaModel(MlaConfig config, kernels::cuda::DType dtype, const ModelOptions& options, std::string model_dir);
   Status init_device();
   Status upload(const MlaWeights& host);
   Status put_mlp(const MlpWeights& h, MlaCudaMlp& d);
   Status reserve(const ForwardBatch& batch);
-  // y[M, N] (rows ldy apart) = x[M, K] (rows ldx apart) @ W^T, W [N, K] in the model dtype.
-  Status linear(const float* x, int64_t M, int64_t K, int64_t ldx, const void* w, int64_t N, float* y, int64_t ldy);
   Status run_sequence(const Seq& seq, float* logits);
   Status rope(float* x, int64_t L, int64_t row_stride, int64_t count, int64_t width, int64_t start_pos);
   Status attention(const Seq& seq, int32_t layer);
@@ -88,13 +76,7 @@ class MlaCudaModel final : public Model {
   Status moe(const Seq& seq, int32_t layer);
 
   MlaConfig config_;
-  kernels::cuda::DType dtype_;
-  ModelInfo info_;
-  std::vector<CacheGroupSpec> groups_;
   RotaryEmbedding rope_;
-  cuda::DeviceCacheMemory memory_;
-  void* stream_ = nullptr;  // cudaStream_t
-  kernels::cuda::Gemm gemm_;
 
   cuda::DeviceWeights weights_;
   const void* embed_ = nullptr;
@@ -103,15 +85,12 @@ class MlaCudaModel final : public Model {
   std::vector<MlaCudaLayer> layers_;
   kernels::cuda::DeviceBuffer inv_freq_;
 
-  kernels::cuda::DeviceBuffer meta_, act_, logits_, positions_;
-  std::vector<int32_t> host_meta_;
-  std::vector<int32_t> host_expert_ids_, host_rows_;
-  std::vector<float> host_expert_weights_, host_row_weights_;
+  kernels::cuda::DeviceBuffer act_, positions_;
+  cuda::ExpertRows expert_rows_;
   struct Act {
     float *x, *h, *out, *qa, *q, *ckv, *qlat, *olat, *attn, *att_scratch, *rlogits, *ew, *gx, *gu, *act, *y;
     int32_t *eids, *erows;
     float* erow_weights;
-    void* stage;
   } a_{};
   int64_t max_keys_ = 0;
 };

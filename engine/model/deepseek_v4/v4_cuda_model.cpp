@@ -1,4 +1,4 @@
-// V4CudaModel: weight upload, per-forward metadata and the layer loop on the GPU. See
+// V4CudaModel: weight upload and the layer loop on the GPU (the forward plumbing is DeviceModel's). See
 // v4_cuda_model.h. Each step mirrors the CPU model's function of the same name (attention.cpp,
 // compressor.cpp, hyper_connection.cpp, moe.cpp) in the same order, so fp32 results agree to
 // rounding; the kernels live in kernels/cuda/ (one concept per file).
@@ -12,7 +12,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "engine/model/batch_check.h"
+#include "engine/model/cuda/workspace.h"
 #include "engine/model/deepseek_v4/v4_model.h"
 #include "kernels/cuda/cache_rows.h"
 #include "kernels/cuda/device.h"
@@ -33,51 +33,22 @@ namespace {
 
 constexpr int64_t kActivationReserve = int64_t{2} << 30;  // workspaces besides the caches
 
-int64_t align256(int64_t b) { return (b + 255) / 256 * 256; }
-
 }  // namespace
 
-// One sequence's share of a forward: its chunk on the host, its ids and cache views on the device.
-struct V4CudaModel::Seq {
-  int64_t L = 0, s = 0;
-  bool all_logits = false;
-  const int32_t* tokens = nullptr;  // host
-  const int32_t* ids = nullptr;     // device
-  std::vector<kc::CacheView> views;  // by cache group
-};
 
 V4CudaModel::V4CudaModel(DeepseekV4Config config, DType dtype, const ModelOptions& options, std::string model_dir)
-    : config_(std::move(config)), dtype_(dtype), memory_(options.gpu_memory_utilization, kActivationReserve),
-      weights_(dtype) {
+    : DeviceModel(dtype, options, kActivationReserve), config_(std::move(config)), weights_(dtype) {
   const DeepseekV4Config& c = config_;
-  info_.family = "deepseek_v4";
-  info_.model_dir = std::move(model_dir);
-  info_.vocab_size = c.vocab_size;
-  info_.max_position_embeddings = c.max_position_embeddings;
-  info_.bos_token_id = c.bos_token_id;
-  info_.eos_token_ids = c.eos_token_ids;
-  info_.device = "cuda";
+  set_info("deepseek_v4", std::move(model_dir), c);
   ropes_.main = Rope(c.rope_main, c.head_dim);
   ropes_.compress = Rope(c.rope_compress, c.head_dim);
   groups_ = make_cache_groups(c, &layout_);
 }
 
-V4CudaModel::~V4CudaModel() {
-  if (stream_) cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
-}
-
 Status V4CudaModel::init_device() {
-  if (kc::device_count() == 0) return Status::device("device 'cuda': no CUDA GPU is visible");
-  cudaStream_t s = nullptr;
-  DI_RETURN_IF_ERROR(kc::cuda_status(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate"));
-  stream_ = s;
-  DI_ASSIGN_OR_RETURN(gemm_, kc::Gemm::create(stream_));
-  for (auto [rope, buf] : {std::pair{&ropes_.main, &inv_freq_main_}, std::pair{&ropes_.compress, &inv_freq_compress_}}) {
-    const std::vector<float>& f = rope->inv_freq();
-    DI_RETURN_IF_ERROR(buf->allocate(static_cast<int64_t>(f.size() * 4)));
-    DI_RETURN_IF_ERROR(kc::copy_to_device(buf->get(), f.data(), static_cast<int64_t>(f.size() * 4)));
-  }
-  return Status::ok();
+  DI_RETURN_IF_ERROR(open_stream());
+  DI_RETURN_IF_ERROR(upload_f32(ropes_.main.inv_freq(), inv_freq_main_));
+  return upload_f32(ropes_.compress.inv_freq(), inv_freq_compress_);
 }
 
 Status V4CudaModel::upload(const DeepseekV4Weights& w) {
@@ -176,14 +147,6 @@ Result<std::unique_ptr<Model>> V4CudaModel::load(const std::string& model_dir, D
   return std::unique_ptr<Model>(std::move(m));
 }
 
-Status V4CudaModel::linear(const float* x, int64_t M, int64_t K, int64_t ldx, const void* w, int64_t N, float* y,
-                           int64_t ldy) {
-  if (dtype_ == DType::kF32) return gemm_.linear(x, M, K, ldx, w, N, DType::kF32, y, ldy, DType::kF32);
-  // bf16 weights: the activations are rounded to bf16 for the tensor cores, the sum stays fp32.
-  DI_RETURN_IF_ERROR(kc::convert_rows_from_f32(x, M, K, ldx, a_.stage, dtype_, stream_));
-  return gemm_.linear(a_.stage, M, K, K, w, N, dtype_, y, ldy, DType::kF32);
-}
-
 Status V4CudaModel::reserve(const ForwardBatch& batch) {
   const DeepseekV4Config& c = config_;
   int64_t Lm = 1, Em = 1;
@@ -206,100 +169,30 @@ Status V4CudaModel::reserve(const ForwardBatch& batch) {
   const int64_t cw = 2 * std::max(hd, ihd);
   const int64_t max_k = std::max({H, qlr, nh * hd, og * olr, I});
   // float arrays in carve order below, then int arrays, then the bf16 stage.
-  const int64_t floats[] = {Lm * hc * H, Lm * hc * H, Lm * mix, Lm * hc, Lm * hc * hc, Lm * H, Lm * H, Lm * qlr,
+  std::vector<int64_t> floats = {Lm * hc * H, Lm * hc * H, Lm * mix, Lm * hc, Lm * hc * hc, Lm * H, Lm * H, Lm * qlr,
                             Lm * nh * hd, Lm * hd, Lm * nh * hd, Lm * og * olr, Lm * cw, Lm * cw,
                             (Lm + 1) * std::max(hd, ihd), Lm * nih * ihd, Lm * nih, Lm * std::max<int64_t>(1, max_visible_),
                             Lm * nh * max_keys_, Lm * E, Lm * K, Lm * H, Lm * 2 * I, Lm * I, Lm * H, Lm * K};
-  const int64_t ints[] = {Lm * std::max<int64_t>(1, topk), Lm, Lm * K, Lm * K};
-  int64_t bytes = 0;
-  for (int64_t n : floats) bytes += align256(n * 4);
-  for (int64_t n : ints) bytes += align256(n * 4);
-  bytes += align256(Lm * max_k * 2);
-  if (bytes > act_.bytes()) DI_RETURN_IF_ERROR(act_.allocate(std::max(bytes, act_.bytes() * 3 / 2)));
-  auto* p = act_.as<uint8_t>();
-  size_t fi = 0, ii = 0;
-  auto f = [&]() {
-    auto* out = reinterpret_cast<float*>(p);
-    p += align256(floats[fi++] * 4);
-    return out;
-  };
-  auto i32 = [&]() {
-    auto* out = reinterpret_cast<int32_t*>(p);
-    p += align256(ints[ii++] * 4);
-    return out;
-  };
+  std::vector<int64_t> ints = {Lm * std::max<int64_t>(1, topk), Lm, Lm * K, Lm * K};
+  DI_ASSIGN_OR_RETURN(cuda::Workspace w,
+                      cuda::Workspace::carve(act_, std::move(floats), std::move(ints), Lm * max_k * 2));
   Act& a = a_;
-  a.streams = f(), a.nstreams = f(), a.mixes = f(), a.post = f(), a.comb = f(), a.x = f(), a.out = f();
-  a.qr = f(), a.q = f(), a.kv = f(), a.attn = f(), a.grouped = f(), a.ckv = f(), a.cgate = f();
-  a.entries = f(), a.iq = f(), a.iw = f(), a.scores = f(), a.att_scratch = f(), a.rlogits = f(), a.ew = f();
-  a.gx = f(), a.gu = f(), a.act = f(), a.y = f(), a.erow_weights = f();
-  a.selected = i32(), a.count = i32(), a.eids = i32(), a.erows = i32();
-  a.stage = p;
+  a.streams = w.f32(), a.nstreams = w.f32(), a.mixes = w.f32(), a.post = w.f32(), a.comb = w.f32(), a.x = w.f32(),
+  a.out = w.f32();
+  a.qr = w.f32(), a.q = w.f32(), a.kv = w.f32(), a.attn = w.f32(), a.grouped = w.f32(), a.ckv = w.f32(),
+  a.cgate = w.f32();
+  a.entries = w.f32(), a.iq = w.f32(), a.iw = w.f32(), a.scores = w.f32(), a.att_scratch = w.f32(), a.rlogits = w.f32(),
+  a.ew = w.f32();
+  a.gx = w.f32(), a.gu = w.f32(), a.act = w.f32(), a.y = w.f32(), a.erow_weights = w.f32();
+  a.selected = w.i32(), a.count = w.i32(), a.eids = w.i32(), a.erows = w.i32();
+  linear_stage_ = w.rest();
   return Status::ok();
 }
 
 Status V4CudaModel::forward(const ForwardBatch& batch, std::vector<float>& logits) {
-  const DeepseekV4Config& c = config_;
-  DI_ASSIGN_OR_RETURN(int64_t out_rows, check_batch(batch, c.vocab_size, 0));
-  // Host metadata (ids, then each group's block table per sequence) in one upload.
-  const size_t G = groups_.size();
-  std::vector<Seq> seqs(batch.seqs.size());
-  std::vector<PagedGroupView> views(batch.seqs.size() * G);
-  std::vector<size_t> ids_at(batch.seqs.size()), table_at(batch.seqs.size() * G);
-  host_meta_.clear();
-  for (size_t b = 0; b < batch.seqs.size(); ++b) {
-    const SequenceInput& in = batch.seqs[b];
-    const std::string where = "seqs[" + std::to_string(b) + "].cache";
-    ids_at[b] = host_meta_.size();
-    host_meta_.insert(host_meta_.end(), in.tokens, in.tokens + in.num_tokens);
-    for (size_t g = 0; g < G; ++g) {
-      PagedGroupView& v = views[b * G + g];
-      if (!in.cache->paged_view(static_cast<int32_t>(g), &v) || !v.on_device)
-        return Status::invalid_argument(where + ": the CUDA model needs a paged cache in device memory");
-      const int64_t needed = cache_entries_needed(groups_[g], in.start_pos + in.num_tokens);
-      if (needed > 0 && ((needed * v.compress_rate - 1) / v.block_size) >= v.num_blocks)
-        return Status::invalid_argument(where + ": group '" + groups_[g].name + "' has no room for " +
-                                        std::to_string(needed) + " entries");
-      table_at[b * G + g] = host_meta_.size();
-      host_meta_.insert(host_meta_.end(), v.block_ids, v.block_ids + v.num_blocks);
-    }
-  }
-  const int64_t meta_bytes = static_cast<int64_t>(host_meta_.size()) * 4;
-  if (meta_bytes > meta_.bytes()) DI_RETURN_IF_ERROR(meta_.allocate(std::max(meta_bytes, 2 * meta_.bytes())));
-  DI_RETURN_IF_ERROR(kc::copy_to_device(meta_.get(), host_meta_.data(), meta_bytes));
-  const auto* dmeta = meta_.as<const int32_t>();
-  for (size_t b = 0; b < batch.seqs.size(); ++b) {
-    const SequenceInput& in = batch.seqs[b];
-    Seq& s = seqs[b];
-    s.L = in.num_tokens;
-    s.s = in.start_pos;
-    s.all_logits = in.all_logits;
-    s.tokens = in.tokens;
-    s.ids = dmeta + ids_at[b];
-    for (size_t g = 0; g < G; ++g) {
-      const PagedGroupView& v = views[b * G + g];
-      kc::CacheView cv;
-      cv.base = reinterpret_cast<uint64_t>(v.base);
-      cv.layer_stride = v.layer_stride;
-      cv.block_stride = v.block_stride;
-      cv.entry_bytes = v.entry_bytes;
-      cv.block_size = v.block_size;
-      cv.compress_rate = v.compress_rate;
-      cv.block_ids = dmeta + table_at[b * G + g];
-      s.views.push_back(cv);
-    }
-  }
-  DI_RETURN_IF_ERROR(reserve(batch));
-  const int64_t lbytes = out_rows * c.vocab_size * 4;
-  if (lbytes > logits_.bytes()) DI_RETURN_IF_ERROR(logits_.allocate(std::max(lbytes, logits_.bytes() * 3 / 2)));
-  int64_t row = 0;
-  for (const Seq& s : seqs) {
-    DI_RETURN_IF_ERROR(run_sequence(s, logits_.as<float>() + row * c.vocab_size));
-    row += s.all_logits ? s.L : 1;
-  }
-  logits.resize(static_cast<size_t>(out_rows * c.vocab_size));
-  DI_RETURN_IF_ERROR(kc::copy_to_host_async(logits.data(), logits_.get(), lbytes, stream_));
-  return kc::stream_synchronize(stream_);
+  return forward_sequences(
+      batch, 0, logits, [&] { return reserve(batch); },
+      [&](const Seq& seq, float* out) { return run_sequence(seq, out); });
 }
 
 Status V4CudaModel::hc_pre(const V4CudaHc& hc, int64_t L) {
@@ -506,29 +399,8 @@ Status V4CudaModel::moe(const Seq& seq, int32_t layer) {
   DI_RETURN_IF_ERROR(linear(a_.act, L, I, I, w.shared.w2, H, a_.out, H));
 
   // Which rows each expert takes: the routing comes back to the host (one sync per MoE layer).
-  host_expert_ids_.resize(static_cast<size_t>(L * K));
-  host_expert_weights_.resize(static_cast<size_t>(L * K));
-  DI_RETURN_IF_ERROR(kc::copy_to_host_async(host_expert_ids_.data(), a_.eids, L * K * 4, stream_));
-  DI_RETURN_IF_ERROR(kc::copy_to_host_async(host_expert_weights_.data(), a_.ew, L * K * 4, stream_));
-  DI_RETURN_IF_ERROR(kc::stream_synchronize(stream_));
-  std::vector<int64_t> count(static_cast<size_t>(E + 1), 0);
-  for (int64_t i = 0; i < L * K; ++i) {
-    const int32_t e = host_expert_ids_[i];
-    if (e < 0 || e >= E) return Status::internal("deepseek_v4 cuda: routed expert " + std::to_string(e));
-    ++count[e + 1];
-  }
-  for (int64_t e = 0; e < E; ++e) count[e + 1] += count[e];  // now the start of each expert's list
-  host_rows_.assign(static_cast<size_t>(L * K), 0);
-  host_row_weights_.assign(static_cast<size_t>(L * K), 0.f);
-  std::vector<int64_t> fill(count.begin(), count.end() - 1);
-  for (int64_t row = 0; row < L; ++row)
-    for (int64_t k = 0; k < K; ++k) {
-      const int32_t e = host_expert_ids_[row * K + k];
-      host_rows_[fill[e]] = static_cast<int32_t>(row);
-      host_row_weights_[fill[e]++] = host_expert_weights_[row * K + k];
-    }
-  DI_RETURN_IF_ERROR(kc::copy_to_device_async(a_.erows, host_rows_.data(), L * K * 4, stream_));
-  DI_RETURN_IF_ERROR(kc::copy_to_device_async(a_.erow_weights, host_row_weights_.data(), L * K * 4, stream_));
+  DI_ASSIGN_OR_RETURN(const std::vector<int64_t> count,
+                      expert_rows_.group(a_.eids, a_.ew, L, K, E, a_.erows, a_.erow_weights, stream_, "deepseek_v4"));
   for (int64_t e = 0; e < E; ++e) {
     const V4CudaExpert& ex = w.experts[e];
     // A hash table may route a token to one expert twice: pieces of at most L rows each.

@@ -10,17 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "engine/model/cuda/device_cache.h"
+#include "engine/model/cuda/device_model.h"
 #include "engine/model/cuda/device_weights.h"
+#include "engine/model/cuda/expert_rows.h"
 #include "engine/model/deepseek_v4/attention.h"
 #include "engine/model/deepseek_v4/chunk.h"
 #include "engine/model/deepseek_v4/config.h"
 #include "engine/model/deepseek_v4/weights.h"
-#include "engine/model/model.h"
-#include "kernels/cuda/cache_view.h"
-#include "kernels/cuda/device_buffer.h"
-#include "kernels/cuda/dtype.h"
-#include "kernels/cuda/gemm.h"
 
 namespace di::engine::deepseek_v4 {
 
@@ -68,30 +64,21 @@ struct V4CudaLayer {
   V4CudaExpert shared;
 };
 
-class V4CudaModel final : public Model {
+class V4CudaModel final : public cuda::DeviceModel {
  public:
   // Uploads `host` (as load_weights returned it) in the checkpoint's dtype, then drops it.
   static Result<std::unique_ptr<Model>> load(const std::string& model_dir, DeepseekV4Config config,
                                              std::unique_ptr<DeepseekV4Weights> host, const ModelOptions& options);
-  ~V4CudaModel() override;
 
-  const ModelInfo& info() const override { return info_; }
-  const std::vector<CacheGroupSpec>& cache_groups() const override { return groups_; }
   Status forward(const ForwardBatch& batch, std::vector<float>& logits) override;
-  CacheMemory* cache_memory() override { return &memory_; }
-
-  kernels::cuda::DType dtype() const { return dtype_; }
 
  private:
-  struct Seq;  // one sequence's share of a forward (v4_cuda_model.cpp)
+  using Seq = cuda::DeviceSeq;  // views by cache group (layout_)
 
   V4CudaModel(DeepseekV4Config config, kernels::cuda::DType dtype, const ModelOptions& options, std::string model_dir);
   Status init_device();
   Status upload(const DeepseekV4Weights& host);
   Status reserve(const ForwardBatch& batch);
-  // y[M, N] (fp32, rows ldy apart) = x[M, K] (fp32, rows ldx apart) @ W^T, W [N, K] in the model dtype.
-  Status linear(const float* x, int64_t M, int64_t K, int64_t ldx, const void* w, int64_t N, float* y,
-                int64_t ldy);
   Status run_sequence(const Seq& seq, float* logits);
   Status hc_pre(const V4CudaHc& hc, int64_t L);
   Status attention(const Seq& seq, int32_t layer);
@@ -101,14 +88,8 @@ class V4CudaModel final : public Model {
   Status moe(const Seq& seq, int32_t layer);
 
   DeepseekV4Config config_;
-  kernels::cuda::DType dtype_;
-  ModelInfo info_;
-  std::vector<CacheGroupSpec> groups_;
   CacheLayout layout_;
   Ropes ropes_;
-  cuda::DeviceCacheMemory memory_;
-  void* stream_ = nullptr;  // cudaStream_t
-  kernels::cuda::Gemm gemm_;
 
   cuda::DeviceWeights weights_;
   const void* embed_ = nullptr;
@@ -119,16 +100,13 @@ class V4CudaModel final : public Model {
   kernels::cuda::DeviceBuffer inv_freq_main_, inv_freq_compress_;
 
   // Per-forward metadata and activations (sized for the batch's longest chunk and context).
-  kernels::cuda::DeviceBuffer meta_, act_, logits_;
-  std::vector<int32_t> host_meta_;
-  std::vector<int32_t> host_expert_ids_, host_rows_;
-  std::vector<float> host_expert_weights_, host_row_weights_;
+  kernels::cuda::DeviceBuffer act_;
+  cuda::ExpertRows expert_rows_;
   struct Act {
     float *streams, *nstreams, *mixes, *post, *comb, *x, *out, *qr, *q, *kv, *attn, *grouped;
     float *ckv, *cgate, *entries, *iq, *iw, *scores, *att_scratch, *rlogits, *ew, *gx, *gu, *act, *y;
     int32_t *selected, *count, *eids, *erows;
     float* erow_weights;
-    void* stage;
   } a_{};
   int64_t max_keys_ = 0, max_visible_ = 0;
 };

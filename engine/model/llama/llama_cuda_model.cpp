@@ -62,37 +62,22 @@ T* carve(uint8_t*& p, int64_t count) {
 }  // namespace
 
 LlamaCudaModel::LlamaCudaModel(LlamaConfig config, DType dtype, const ModelOptions& options, std::string model_dir)
-    : config_(std::move(config)),
-      dtype_(dtype),
+    : DeviceModel(dtype, options, kActivationReserve),
+      config_(std::move(config)),
       rope_(config_.rope, RopeLayout::kHalf),
-      memory_(options.gpu_memory_utilization, kActivationReserve),
       enforce_eager_(options.enforce_eager) {
   const LlamaConfig& c = config_;
-  info_.family = c.model_type;
-  info_.model_dir = std::move(model_dir);
-  info_.vocab_size = c.vocab_size;
-  info_.max_position_embeddings = c.max_position_embeddings;
-  info_.bos_token_id = c.bos_token_id;
-  info_.eos_token_ids = c.eos_token_ids;
-  info_.device = "cuda";
+  set_info(c.model_type, std::move(model_dir), c);
   const int64_t kv_width = int64_t{c.num_key_value_heads} * c.head_dim;
   groups_.push_back({"kv", CacheKind::kFull, c.num_hidden_layers, 2 * kv_width * kc::dtype_bytes(dtype), 0, 1, 0});
 }
 
-LlamaCudaModel::~LlamaCudaModel() {
-  clear_graphs();
-  if (stream_) cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
-}
+// The graphs go before the base class destroys the stream they were captured on.
+LlamaCudaModel::~LlamaCudaModel() { clear_graphs(); }
 
 Status LlamaCudaModel::init_device() {
-  if (kc::device_count() == 0) return Status::device("device 'cuda': no CUDA GPU is visible");
-  cudaStream_t s = nullptr;
-  DI_RETURN_IF_ERROR(kc::cuda_status(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate"));
-  stream_ = s;
-  DI_ASSIGN_OR_RETURN(gemm_, kc::Gemm::create(stream_));
-  const std::vector<float>& f = rope_.inv_freq();
-  DI_RETURN_IF_ERROR(inv_freq_.allocate(static_cast<int64_t>(f.size() * 4)));
-  return kc::copy_to_device(inv_freq_.get(), f.data(), static_cast<int64_t>(f.size() * 4));
+  DI_RETURN_IF_ERROR(open_stream());
+  return upload_f32(rope_.inv_freq(), inv_freq_);
 }
 
 Result<void*> LlamaCudaModel::alloc_weight(int64_t elements) {

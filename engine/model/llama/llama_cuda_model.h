@@ -13,13 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "engine/model/cuda/device_cache.h"
+#include "engine/model/cuda/device_model.h"
 #include "engine/model/llama/llama_config.h"
-#include "engine/model/model.h"
 #include "engine/model/rotary_embedding.h"
 #include "kernels/cuda/device_buffer.h"
-#include "kernels/cuda/dtype.h"
-#include "kernels/cuda/gemm.h"
 #include "kernels/cuda/token_mask.h"
 
 namespace di::engine::llama {
@@ -39,7 +36,7 @@ struct LlamaCudaLayer {
   const void* down_bias = nullptr;
 };
 
-class LlamaCudaModel final : public Model {
+class LlamaCudaModel final : public cuda::DeviceModel {
  public:
   // From a checkpoint directory.
   static Result<std::unique_ptr<Model>> load(const std::string& model_dir, const LlamaConfig& config,
@@ -49,14 +46,10 @@ class LlamaCudaModel final : public Model {
                                                         uint64_t seed, const ModelOptions& options);
   ~LlamaCudaModel() override;
 
-  const ModelInfo& info() const override { return info_; }
-  const std::vector<CacheGroupSpec>& cache_groups() const override { return groups_; }
   Status forward(const ForwardBatch& batch, std::vector<float>& logits) override;
-  CacheMemory* cache_memory() override { return &memory_; }
   // Masks are filled on the host while the forward runs and applied to the device logits.
   bool applies_logits_masks() const override { return true; }
 
-  kernels::cuda::DType dtype() const { return dtype_; }
   int64_t weight_bytes() const { return weight_bytes_; }
 
  private:
@@ -77,18 +70,12 @@ class LlamaCudaModel final : public Model {
   Status apply_masks(LogitsMaskSource& masks, const std::vector<int32_t>& last_rows);
 
   LlamaConfig config_;
-  kernels::cuda::DType dtype_;
-  ModelInfo info_;
-  std::vector<CacheGroupSpec> groups_;
   RotaryEmbedding rope_;
-  cuda::DeviceCacheMemory memory_;
   bool enforce_eager_ = false;
   // Decode graphs by (rows, logits rows, decode tiles, splits, context bucket, sequences, metadata and
   // activation buffer addresses): any change of these needs a new capture.
   using GraphKey = std::tuple<int64_t, int64_t, int64_t, int32_t, int64_t, int64_t, uintptr_t, uintptr_t>;
   std::map<GraphKey, void*> graphs_;  // cudaGraphExec_t
-  void* stream_ = nullptr;  // cudaStream_t
-  kernels::cuda::Gemm gemm_;
 
   std::vector<kernels::cuda::DeviceBuffer> weights_;
   int64_t weight_bytes_ = 0;

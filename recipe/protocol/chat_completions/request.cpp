@@ -4,6 +4,7 @@
 // messages right after it, each id exactly once.
 #include "recipe/protocol/chat_completions/request.h"
 
+#include <map>
 #include <set>
 
 #include "recipe/protocol/request_steps.h"
@@ -151,11 +152,17 @@ Result<Message> read_message(const ordered_json& m, size_t i) {
 // Every assistant tool call is answered by the tool messages right after it, each id once.
 Status check_tool_pairing(const std::vector<Message>& msgs, const std::vector<size_t>& index) {
   std::set<std::string> pending;
+  std::map<std::string, std::string> answered;  // id -> the tool message answering it, this turn
   size_t owner = 0;
   for (size_t i = 0; i < msgs.size(); ++i) {
     const Message& m = msgs[i];
     std::string path = "messages[" + std::to_string(index[i]) + "]";
     if (m.role == Role::kTool) {
+      // A second answer to a call of this turn is named as such, not as a stray tool message.
+      if (auto it = answered.find(m.tool_call_id); it != answered.end())
+        return bad(path + ".tool_call_id",
+                   "duplicate tool result for tool call \"" + m.tool_call_id + "\" of messages[" +
+                       std::to_string(owner) + "], already answered by " + it->second);
       if (pending.empty())
         return bad(path, "a tool message must answer a tool call of the assistant message "
                          "before it (tool_call_id \"" + m.tool_call_id + "\")");
@@ -163,8 +170,10 @@ Status check_tool_pairing(const std::vector<Message>& msgs, const std::vector<si
         return bad(path + ".tool_call_id",
                    "\"" + m.tool_call_id + "\" does not answer an open tool call of messages[" +
                        std::to_string(owner) + "]");
+      answered.emplace(m.tool_call_id, path);
       continue;
     }
+    answered.clear();  // ids may be reused by a later turn's calls
     if (!pending.empty())
       return bad(path, "expected a tool message answering tool call \"" + *pending.begin() +
                            "\" of messages[" + std::to_string(owner) + "]");

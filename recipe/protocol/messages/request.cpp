@@ -4,6 +4,7 @@
 // blocks, with Anthropic's own error wording.
 #include "recipe/protocol/messages/request.h"
 
+#include <map>
 #include <set>
 
 #include "recipe/encoding/py_json.h"
@@ -121,6 +122,7 @@ struct PendingUses {
 Status read_user(const ordered_json& content, const std::string& path, Conversation& conv,
                  PendingUses& pending) {
   std::set<std::string> open(pending.ids.begin(), pending.ids.end());
+  std::map<std::string, std::string> answered;  // tool_use id -> the tool_result block answering it
   auto text = [&](std::string t) {
     Message m;
     m.role = Role::kUser;
@@ -147,11 +149,16 @@ Status read_user(const ordered_json& content, const std::string& path, Conversat
       DI_ASSIGN_OR_RETURN(m.tool_call_id, f.required_str("tool_use_id"));
       DI_ASSIGN_OR_RETURN(auto is_error, f.boolean("is_error"));
       (void)is_error;
+      if (auto a = answered.find(m.tool_call_id); a != answered.end())
+        return bad(bp + ".tool_use_id",
+                   "each tool_use must have a single result. Found multiple `tool_result` blocks "
+                   "with id: " + m.tool_call_id + " (already answered by " + a->second + ")");
       if (!open.count(m.tool_call_id))
         return bad(bp, "unexpected `tool_use_id` found in `tool_result` blocks: " + m.tool_call_id +
                            ". Each `tool_result` block must have a corresponding `tool_use` block "
                            "in the previous message.");
       open.erase(m.tool_call_id);
+      answered.emplace(m.tool_call_id, bp);
       DI_RETURN_IF_ERROR(read_tool_result_content(b, bp, m.content));
       conv.messages.push_back(std::move(m));
     } else if (type == "tool_use" || type == "thinking" || type == "redacted_thinking" ||

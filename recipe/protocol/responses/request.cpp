@@ -126,6 +126,7 @@ Status read_responses_fields(const Fields& f, const ConversionOptions& options, 
   if (input == nullptr && !instructions) return f.error("input", "required (or instructions)");
   std::set<std::string> call_ids;
   std::vector<std::string> open_calls;  // calls still waiting for their output
+  std::map<std::string, std::string> answered;  // call id -> the output item answering it
   auto last_assistant_open = [&]() -> Message* {
     // The assistant turn new calls / text / reasoning may join.
     if (!conv.messages.empty() && conv.messages.back().role == Role::kAssistant)
@@ -230,11 +231,16 @@ Status read_responses_fields(const Fields& f, const ConversionOptions& options, 
         open_calls.push_back(a->tool_calls.back().id);
       } else if (type == "function_call_output" || type == "custom_tool_call_output") {
         DI_ASSIGN_OR_RETURN(std::string id, itf.required_str("call_id"));
+        // Call ids are unique in the whole input, so a second output for one is a duplicate.
+        if (auto a = answered.find(id); a != answered.end())
+          return itf.error("call_id", "duplicate output for call \"" + id + "\", already answered by " +
+                                          a->second);
         auto it = std::find(open_calls.begin(), open_calls.end(), id);
         if (it == open_calls.end())
           return itf.error("call_id", "\"" + id + "\" does not answer an earlier function_call "
                                       "without output");
         open_calls.erase(it);
+        answered.emplace(id, ip);
         const ordered_json* out = itf.get("output");
         if (out == nullptr) return itf.error("output", "required");
         Status st;

@@ -1,0 +1,140 @@
+// What the GPU benchmarks (bench/gpu_*_bench.cpp) share: their command line, timing, the
+// Llama-3-8B layer shape they run with random weights, and the row format of bench/RESULTS.md.
+// It measures nothing itself; each benchmark keeps its own workload and ceilings.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/model/cuda/device_cache.h"
+#include "engine/model/llama/llama_config.h"
+#include "engine/model/model.h"
+
+namespace di::bench {
+
+// A failed Status ends the benchmark: a number measured past an error would mislead.
+#define CHECK(x)                                                                      \
+  do {                                                                                \
+    auto st_ = (x);                                                                   \
+    if (!st_.is_ok()) {                                                               \
+      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, st_.message().c_str()); \
+      std::exit(1);                                                                   \
+    }                                                                                 \
+  } while (0)
+
+inline double now_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+inline double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// --append FILE COMMIT DEVICE (rows for bench/RESULTS.md) and --profile B (bench_gpu_llama).
+struct BenchArgs {
+  std::string append_file, commit = "unknown", device = "unknown";
+  int profile_batch = 0;
+  std::string gpu_name;  // what the driver calls GPU 0; the device column when none is given
+};
+
+inline BenchArgs parse_bench_args(int argc, char** argv) {
+  BenchArgs a;
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--profile" && i + 1 < argc) {
+      a.profile_batch = std::atoi(argv[++i]);
+    } else if (std::string(argv[i]) == "--append" && i + 3 < argc) {
+      a.append_file = argv[i + 1];
+      a.commit = argv[i + 2];
+      a.device = argv[i + 3];
+      i += 3;
+    }
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, 0);
+  a.gpu_name = prop.name;
+  if (a.device == "unknown") a.device = a.gpu_name;
+  return a;
+}
+
+// Llama-3-8B's layers; `vocab` rows of embedding and head (128,256 in Llama 3).
+inline engine::llama::LlamaConfig llama3_8b_shape(int64_t vocab = 128256) {
+  return {.model_type = "llama",
+          .vocab_size = vocab,
+          .hidden_size = 4096,
+          .intermediate_size = 14336,
+          .num_hidden_layers = 32,
+          .num_attention_heads = 32,
+          .num_key_value_heads = 8,
+          .head_dim = 128,
+          .rms_norm_eps = 1e-5,
+          .max_position_embeddings = 131072,
+          .rope = {.rope_type = "llama3",
+                   .rope_theta = 500000.0,
+                   .dim = 128,
+                   .factor = 8.0,
+                   .low_freq_factor = 1.0,
+                   .high_freq_factor = 4.0,
+                   .original_max_position_embeddings = 8192},
+          .eos_token_ids = {}};
+}
+
+// A batch of sequences decoding side by side, each in its own device cache.
+struct DecodeBatch {
+  std::vector<std::unique_ptr<engine::SequenceCache>> caches;
+  std::vector<std::vector<int32_t>> ids;  // every sequence's tokens so far
+
+  // One decode step: each sequence's last token, at its position.
+  engine::ForwardBatch last_tokens() {
+    engine::ForwardBatch step;
+    for (size_t b = 0; b < ids.size(); ++b)
+      step.seqs.push_back({&ids[b].back(), 1, static_cast<int64_t>(ids[b].size() - 1), caches[b].get(), false});
+    return step;
+  }
+};
+
+// `count` sequences, sequence b prefilled (one forward each) with `prompt(b)`, called in order,
+// into a device cache with room for `capacity` tokens.
+inline DecodeBatch prefill_sequences(engine::Model& model, int count, int64_t capacity,
+                                     const std::function<std::vector<int32_t>(int)>& prompt,
+                                     std::vector<float>& logits) {
+  DecodeBatch d;
+  for (int b = 0; b < count; ++b) {
+    auto c = engine::cuda::DeviceSequenceCache::create(model.cache_groups(), capacity);
+    CHECK(c.status());
+    d.caches.push_back(std::move(c).value());
+    d.ids.push_back(prompt(b));
+    engine::ForwardBatch pre;
+    pre.seqs.push_back({d.ids[b].data(), static_cast<int32_t>(d.ids[b].size()), 0, d.caches[b].get(), false});
+    CHECK(model.forward(pre, logits));
+  }
+  return d;
+}
+
+// One row of bench/RESULTS.md: what ran, what it measured, the ceiling it is held against.
+struct ResultRow {
+  std::string what, measured, ceiling, ratio, notes;
+};
+
+// Appends `rows` to the --append file (nothing without one), dated today (UTC).
+inline void append_rows(const BenchArgs& args, const std::vector<ResultRow>& rows) {
+  if (args.append_file.empty()) return;
+  std::ofstream out(args.append_file, std::ios::app);
+  char date[32];
+  const std::time_t tt = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&tt));
+  for (const ResultRow& r : rows)
+    out << "| " << date << " | " << args.commit << " | " << args.device << " | " << r.what << " | " << r.measured
+        << " | " << r.ceiling << " | " << r.ratio << " | " << r.notes << " |\n";
+}
+
+}  // namespace di::bench

@@ -1,0 +1,113 @@
+// DeviceModel: see device_model.h.
+#ifdef DI_WITH_CUDA
+
+#include "engine/model/cuda/device_model.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+
+#include "engine/model/batch_check.h"
+#include "kernels/cuda/device.h"
+#include "kernels/cuda/elementwise.h"
+
+namespace di::engine::cuda {
+namespace kc = di::kernels::cuda;
+using kc::DType;
+
+DeviceModel::DeviceModel(DType dtype, const ModelOptions& options, int64_t activation_reserve)
+    : dtype_(dtype), memory_(options.gpu_memory_utilization, activation_reserve) {}
+
+DeviceModel::~DeviceModel() {
+  if (stream_) cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
+}
+
+Status DeviceModel::open_stream() {
+  if (kc::device_count() == 0) return Status::device("device 'cuda': no CUDA GPU is visible");
+  cudaStream_t s = nullptr;
+  DI_RETURN_IF_ERROR(kc::cuda_status(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate"));
+  stream_ = s;
+  DI_ASSIGN_OR_RETURN(gemm_, kc::Gemm::create(stream_));
+  return Status::ok();
+}
+
+Status DeviceModel::upload_f32(const std::vector<float>& host, kc::DeviceBuffer& buf) {
+  const int64_t bytes = static_cast<int64_t>(host.size() * 4);
+  DI_RETURN_IF_ERROR(buf.allocate(bytes));
+  return kc::copy_to_device(buf.get(), host.data(), bytes);
+}
+
+Status DeviceModel::linear(const float* x, int64_t M, int64_t K, int64_t ldx, const void* w, int64_t N, float* y,
+                           int64_t ldy) {
+  if (dtype_ == DType::kF32) return gemm_.linear(x, M, K, ldx, w, N, DType::kF32, y, ldy, DType::kF32);
+  // bf16 weights: the activations are rounded to bf16 for the tensor cores, the sum stays fp32.
+  DI_RETURN_IF_ERROR(kc::convert_rows_from_f32(x, M, K, ldx, linear_stage_, dtype_, stream_));
+  return gemm_.linear(linear_stage_, M, K, K, w, N, dtype_, y, ldy, DType::kF32);
+}
+
+Status DeviceModel::forward_sequences(const ForwardBatch& batch, int64_t max_positions, std::vector<float>& logits,
+                                      const std::function<Status()>& reserve,
+                                      const std::function<Status(const DeviceSeq&, float*)>& run) {
+  DI_ASSIGN_OR_RETURN(int64_t out_rows, check_batch(batch, info_.vocab_size, max_positions));
+  const size_t G = groups_.size();
+  std::vector<DeviceSeq> seqs(batch.seqs.size());
+  std::vector<PagedGroupView> views(batch.seqs.size() * G);
+  std::vector<size_t> ids_at(batch.seqs.size()), table_at(batch.seqs.size() * G);
+  metadata_host_.clear();
+  for (size_t b = 0; b < batch.seqs.size(); ++b) {
+    const SequenceInput& in = batch.seqs[b];
+    const std::string where = "seqs[" + std::to_string(b) + "].cache";
+    ids_at[b] = metadata_host_.size();
+    metadata_host_.insert(metadata_host_.end(), in.tokens, in.tokens + in.num_tokens);
+    for (size_t g = 0; g < G; ++g) {
+      PagedGroupView& v = views[b * G + g];
+      if (!in.cache->paged_view(static_cast<int32_t>(g), &v) || !v.on_device)
+        return Status::invalid_argument(where + ": the CUDA model needs a paged cache in device memory");
+      const int64_t needed = cache_entries_needed(groups_[g], in.start_pos + in.num_tokens);
+      if (needed > 0 && ((needed * v.compress_rate - 1) / v.block_size) >= v.num_blocks)
+        return Status::invalid_argument(where + ": group '" + groups_[g].name + "' has no room for " +
+                                        std::to_string(needed) + " entries");
+      table_at[b * G + g] = metadata_host_.size();
+      metadata_host_.insert(metadata_host_.end(), v.block_ids, v.block_ids + v.num_blocks);
+    }
+  }
+  DI_ASSIGN_OR_RETURN(const int32_t* dmeta, upload_metadata());
+  for (size_t b = 0; b < batch.seqs.size(); ++b) {
+    const SequenceInput& in = batch.seqs[b];
+    DeviceSeq& s = seqs[b];
+    s.L = in.num_tokens;
+    s.s = in.start_pos;
+    s.all_logits = in.all_logits;
+    s.tokens = in.tokens;
+    s.ids = dmeta + ids_at[b];
+    for (size_t g = 0; g < G; ++g) s.views.push_back(cache_view(views[b * G + g], dmeta + table_at[b * G + g]));
+  }
+  DI_RETURN_IF_ERROR(reserve());
+  const int64_t V = info_.vocab_size, bytes = out_rows * V * 4;
+  if (bytes > logits_out_.bytes())
+    DI_RETURN_IF_ERROR(logits_out_.allocate(std::max(bytes, logits_out_.bytes() * 3 / 2)));
+  float* out = logits_out_.as<float>();
+  for (const DeviceSeq& s : seqs) {
+    DI_RETURN_IF_ERROR(run(s, out));
+    out += (s.all_logits ? s.L : 1) * V;
+  }
+  logits.resize(static_cast<size_t>(out_rows * V));
+  DI_RETURN_IF_ERROR(kc::copy_to_host_async(logits.data(), logits_out_.get(), bytes, stream_));
+  return kc::stream_synchronize(stream_);
+}
+
+Result<const int32_t*> DeviceModel::upload_metadata() {
+  const int64_t bytes = static_cast<int64_t>(metadata_host_.size()) * 4;
+  if (bytes > metadata_.bytes()) DI_RETURN_IF_ERROR(metadata_.allocate(std::max(bytes, 2 * metadata_.bytes())));
+  DI_RETURN_IF_ERROR(kc::copy_to_device(metadata_.get(), metadata_host_.data(), bytes));
+  return metadata_.as<const int32_t>();
+}
+
+kc::CacheView DeviceModel::cache_view(const PagedGroupView& v, const int32_t* block_ids) {
+  return {reinterpret_cast<uint64_t>(v.base), v.layer_stride, v.block_stride, v.entry_bytes, v.block_size,
+          v.compress_rate, block_ids};
+}
+
+}  // namespace di::engine::cuda
+
+#endif  // DI_WITH_CUDA

@@ -90,11 +90,10 @@ inline int32_t argmax(const float* row, int64_t vocab) {
   return static_cast<int32_t>(std::max_element(row, row + vocab) - row);
 }
 
-// Runs `ids` through `model` in the given chunk sizes (cycled) with one cache; a logits row
-// per token, or nothing after a failed forward.
+// Runs `ids` through `model` in the given chunk sizes (cycled) with `cache` (room for all of
+// them); a logits row per token, or nothing after a failed forward.
 inline std::vector<float> run_chunks(engine::Model& model, const std::vector<int32_t>& ids,
-                                     const std::vector<int32_t>& chunks) {
-  engine::ContiguousSequenceCache cache(model.cache_groups(), static_cast<int64_t>(ids.size()));
+                                     const std::vector<int32_t>& chunks, engine::SequenceCache& cache) {
   std::vector<float> all, logits;
   size_t pos = 0, c = 0;
   while (pos < ids.size()) {
@@ -108,6 +107,13 @@ inline std::vector<float> run_chunks(engine::Model& model, const std::vector<int
     pos += static_cast<size_t>(n);
   }
   return all;
+}
+
+// The same with a fresh host cache.
+inline std::vector<float> run_chunks(engine::Model& model, const std::vector<int32_t>& ids,
+                                     const std::vector<int32_t>& chunks) {
+  engine::ContiguousSequenceCache cache(model.cache_groups(), static_cast<int64_t>(ids.size()));
+  return run_chunks(model, ids, chunks, cache);
 }
 
 // A fresh scratch directory under the build tree; `area` keeps test binaries that run in

@@ -38,19 +38,7 @@ inline std::vector<float> run_device_chunks(engine::Model& model, const std::vec
                                             const std::vector<int32_t>& chunks) {
   auto cache = device_cache(model, static_cast<int64_t>(ids.size()));
   if (!cache) return {};
-  std::vector<float> all, logits;
-  size_t pos = 0, c = 0;
-  while (pos < ids.size()) {
-    const int32_t n = std::min<int32_t>(chunks[c++ % chunks.size()], static_cast<int32_t>(ids.size() - pos));
-    engine::ForwardBatch batch;
-    batch.seqs.push_back({ids.data() + pos, n, static_cast<int64_t>(pos), cache.get(), true});
-    Status st = model.forward(batch, logits);
-    EXPECT_TRUE(st.is_ok()) << st.message();
-    if (!st.is_ok()) return {};
-    all.insert(all.end(), logits.begin(), logits.end());
-    pos += static_cast<size_t>(n);
-  }
-  return all;
+  return run_chunks(model, ids, chunks, *cache);
 }
 
 // The first row whose error exceeds `tol`, or -1.

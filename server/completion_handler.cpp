@@ -15,6 +15,7 @@
 #include "server/http_util.h"
 #include "server/peer_probe.h"
 #include "server/sse_writer.h"
+#include "server/write_stall.h"
 
 namespace di::server {
 namespace {
@@ -138,10 +139,16 @@ void handle_completion(ServerState& state, recipe::Protocol protocol, const http
   res.set_header("Cache-Control", "no-cache");
   res.set_header("X-Accel-Buffering", "no");  // reverse proxies: pass events through at once
   ServerState* s = &state;
+  // The provider runs on this handler's thread while the connection is open, so the socket it
+  // finds stays valid for the whole stream.
   res.set_chunked_content_provider(
       "text/event-stream",
-      [s, gen, deadline](size_t, httplib::DataSink& sink) {
+      [s, gen, deadline, local_addr = req.local_addr, local_port = req.local_port,
+       remote_addr = req.remote_addr, remote_port = req.remote_port](size_t, httplib::DataSink& sink) {
         SseWriter writer([&sink](const char* d, size_t n) { return sink.write(d, n); });
+        WriteStallWatch stall(find_connection_socket(local_addr, local_port, remote_addr, remote_port),
+                              std::chrono::seconds(s->config.limits.write_timeout_s));
+        bool write_timed_out = false;
         auto last_write = Clock::now();
         auto write_event = [&](std::string_view event, std::string_view data) {
           last_write = Clock::now();
@@ -158,6 +165,12 @@ void handle_completion(ServerState& state, recipe::Protocol protocol, const http
         // While the engine is quiet (queued, long prefill), a comment each second keeps proxies
         // open and finds a client that left: writing to a closed socket fails.
         auto on_tick = [&](std::chrono::milliseconds) {
+          // A client that stopped reading: what was written waits unread. Drop it after the
+          // write timeout, before its unread events fill the kernel's buffers.
+          if (stall.stalled()) {
+            write_timed_out = true;
+            return false;
+          }
           if (Clock::now() - last_write < std::chrono::seconds(1)) return true;
           last_write = Clock::now();
           return writer.write_comment("ping");
@@ -170,6 +183,10 @@ void handle_completion(ServerState& state, recipe::Protocol protocol, const http
           return false;
         }
         record(*s, o);
+        if (write_timed_out) {
+          s->metrics.write_timed_out();
+          current_trace().outcome = "write_timeout";
+        }
         if (o.end == Generation::End::kClientGone) return false;
         sink.done();
         return true;

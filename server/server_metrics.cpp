@@ -38,6 +38,9 @@ std::string ServerMetrics::to_prometheus() const {
   scalar("deepinfer_http_client_disconnects_total", "counter",
          "Requests whose client went away before the end (their engine request was cancelled).",
          disconnects_);
+  scalar("deepinfer_http_write_timeouts_total", "counter",
+         "Streams dropped because the client read nothing for the write timeout (also disconnects).",
+         write_timeouts_);
   scalar("deepinfer_http_deadline_exceeded_total", "counter",
          "Requests cancelled by the per-request deadline.", deadlines_);
   scalar("deepinfer_http_prompt_tokens_total", "counter", "Prompt tokens of answered requests.", prompt_tokens_);

@@ -21,6 +21,9 @@ class ServerMetrics {
   void request_finished(const std::string& route, int status, double seconds, bool started = true);
   void client_disconnected() { std::lock_guard<std::mutex> l(mu_); ++disconnects_; }
   void deadline_exceeded() { std::lock_guard<std::mutex> l(mu_); ++deadlines_; }
+  // A streaming client that stopped reading, dropped after the write timeout (it is counted
+  // as a disconnect too).
+  void write_timed_out() { std::lock_guard<std::mutex> l(mu_); ++write_timeouts_; }
   void tokens(int64_t prompt, int64_t cached_prompt, int64_t completion);
 
   std::string to_prometheus() const;
@@ -32,6 +35,7 @@ class ServerMetrics {
   int64_t in_flight_ = 0;
   int64_t disconnects_ = 0;
   int64_t deadlines_ = 0;
+  int64_t write_timeouts_ = 0;
   int64_t prompt_tokens_ = 0, cached_prompt_tokens_ = 0, completion_tokens_ = 0;
   std::map<std::pair<std::string, int>, int64_t> requests_;
   std::array<int64_t, kBuckets.size()> bucket_counts_{};

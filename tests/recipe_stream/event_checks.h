@@ -108,7 +108,8 @@ inline std::string check_responses(const std::vector<SseEvent>& ev, ClientView* 
       view->finish = d["response"]["status"];
       return "";
     }
-    if (t == "error") continue;
+    // A failed response ends with response.failed alone, as OpenAI's API does.
+    if (t == "error") return check_fail("an error event (failures end with response.failed)", i);
     if (t == "response.output_item.added") {
       if (open) return check_fail("item added while another is open", i);
       if (d["output_index"] != n_items) return check_fail("output_index", i);

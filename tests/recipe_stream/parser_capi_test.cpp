@@ -131,7 +131,13 @@ TEST(ParserCapi, EngineErrorBecomesTheResponsesErrorEvents) {
   e.error_message_len = msg.size();
   EXPECT_EQ(di_parse_push(p, &e, collect, &got, nullptr), DI_END_OF_STREAM);
   EXPECT_EQ(got.events.back().first, "response.failed");
-  EXPECT_EQ(json::parse(got.events.back().second)["response"]["error"]["message"], msg);
+  const json failed = json::parse(got.events.back().second)["response"];
+  EXPECT_EQ(failed["status"], "failed");
+  EXPECT_EQ(failed["error"]["message"], msg);
+  EXPECT_EQ(failed["error"]["code"], "server_error");
+  // Like OpenAI's API: the failed response ends the stream, with no stream-level `error` event
+  // (the official SDKs throw on one instead of returning the failed response).
+  for (const auto& [event, data] : got.events) EXPECT_NE(event, "error") << data;
   char* body = nullptr;
   ASSERT_EQ(di_parse_response(p, &body, nullptr, nullptr), DI_OK);
   EXPECT_NE(std::string(body).find(msg), std::string::npos);

@@ -64,26 +64,31 @@ test('n = 2 past the deadline: one 504 error body, or one error event and no [DO
   assert.deepEqual([...indexes].sort(), [0, 1], 'both choices streamed before the deadline');
 });
 
-test('Responses past the deadline: 504 non-streamed; streamed, an error event (the SDK throws) then response.failed', async () => {
+test('Responses past the deadline: 504 non-streamed; streamed, the stream ends with the failed response', async () => {
   const req = { model: MODEL, input: 'Write a long essay.', max_output_tokens: 4000 };
   await assert.rejects(openai.responses.create(req),
     (e) => e instanceof OpenAI.InternalServerError && e.status === 504 && /deadline/.test(e.error?.message ?? e.message));
+  // As OpenAI's API does: no stream-level error event, the last event is response.failed with
+  // the error in the response, so the SDK hands it over instead of throwing.
   const stream = await openai.responses.create({ ...req, stream: true });
   const types = [];
-  await assert.rejects((async () => { for await (const ev of stream) types.push(ev.type); })(),
-    (e) => e instanceof OpenAI.APIError && /deadline/.test(e.message));
+  let failed = null;
+  for await (const ev of stream) {
+    types.push(ev.type);
+    if (ev.type === 'response.failed') failed = ev.response;
+  }
   assert.equal(types[0], 'response.created');
-  // Over plain HTTP the stream's last event is the failed response, carrying the error.
-  const r = await fetch(`${server.base}/v1/responses`, {
-    method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${API_KEY}` },
-    body: JSON.stringify({ ...req, stream: true }),
-  });
-  const frames = (await r.text()).split('\n\n').filter(Boolean);
-  const last = frames.at(-1);
-  assert.match(last, /^event: response\.failed\n/);
-  const failed = JSON.parse(last.slice(last.indexOf('data: ') + 6)).response;
+  assert.equal(types.at(-1), 'response.failed');
+  assert.ok(!types.includes('error'), types.join(' '));
   assert.equal(failed.status, 'failed');
+  assert.equal(failed.error.code, 'server_error');
   assert.match(failed.error.message, /deadline/);
+  // The SDK's stream helper ends with the same failed response.
+  const final = await openai.responses.stream({ ...req }).finalResponse();
+  assert.equal(final.status, 'failed');
+  assert.equal(final.error.code, 'server_error');
+  assert.match(final.error.message, /deadline/);
+  assert.match(final.id, /^resp_/);
 });
 
 test('SIGTERM mid-stream: the stream ends with the API error event and the server exits 0', async () => {

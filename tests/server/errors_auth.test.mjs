@@ -1,17 +1,19 @@
 // Bad requests surface as the SDKs' typed errors with the right status; a wrong or missing API
 // key is a 401 in each API's format; oversized bodies are refused with 413; no stack traces;
-// stalled clients are dropped after the read timeout; every request leaves one JSON log line.
+// stalled clients are dropped after the read timeout, streaming clients that stop reading after
+// the write timeout; every request leaves one JSON log line.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import net from 'node:net';
+import { spawn } from 'node:child_process';
 import os from 'node:os';
 import { startServer, waitFor, API_KEY, MODEL } from './harness.mjs';
 
 let server, openai, anthropic;
 before(async () => {
-  server = await startServer(['--max-body-bytes', '65536', '--read-timeout', '1']);
+  server = await startServer(['--max-body-bytes', '65536', '--read-timeout', '1', '--write-timeout', '1']);
   openai = new OpenAI({ apiKey: API_KEY, baseURL: `${server.base}/v1`, maxRetries: 0 });
   anthropic = new Anthropic({ apiKey: API_KEY, baseURL: server.base, maxRetries: 0 });
 });
@@ -119,6 +121,57 @@ test('read timeout: clients that stall in the headers or the body are dropped; o
     assert.doesNotMatch(s.got, /^HTTP\/1\.1 200/);
   }
   assert.equal((await fetch(`${server.base}/health`)).status, 200);
+});
+
+// A client that sends its request and then reads nothing: node cannot shrink a socket's receive
+// buffer, so a python3 one-liner holds the connection with SO_RCVBUF at the kernel's minimum.
+// It prints "sent" once the request is out and keeps the socket unread until its stdin closes.
+const NEVER_READS = `
+import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+s.connect(("127.0.0.1", int(sys.argv[1])))
+s.sendall(sys.argv[2].encode())
+print("sent", flush=True)
+sys.stdin.read()
+`;
+
+test('write timeout: a streaming client that stops reading is dropped and its request cancelled', async () => {
+  const before = await server.metrics();
+  // Far more output than the client's buffer holds, and more than the test waits for: the
+  // request can only end early by being cancelled.
+  const body = JSON.stringify({ model: MODEL, stream: true, max_tokens: 12000, min_tokens: 12000,
+    messages: [{ role: 'user', content: 'Write a very long essay.' }] });
+  const head = `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${API_KEY}\r\n` +
+    `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  const py = spawn('python3', ['-c', NEVER_READS, String(server.port), head], { stdio: ['pipe', 'pipe', 'inherit'] });
+  try {
+    await new Promise((resolve, reject) => {
+      py.on('error', reject);
+      py.on('exit', (code) => reject(new Error(`python3 exited (${code}) before sending`)));
+      py.stdout.on('data', (d) => { if (String(d).includes('sent')) resolve(); });
+    });
+    const sent = Date.now();
+    // It runs, then (the client's buffer full, nothing read for --write-timeout 1) is dropped:
+    // cancelled, counted, its blocks back. Measured ~2 s on a Debug build; the bound is 60 s.
+    const after = await waitFor(async () => {
+      const m = await server.metrics();
+      return m.deepinfer_http_write_timeouts_total === (before.deepinfer_http_write_timeouts_total ?? 0) + 1 &&
+        m.deepinfer_num_requests_running === 0 && m.deepinfer_kv_blocks_free === m.deepinfer_kv_blocks_total ? m : null;
+    }, 60000, 50);
+    const ms = Date.now() - sent;
+    assert.ok(after, 'dropped and cancelled: ' + JSON.stringify(await server.metrics()));
+    assert.ok(ms >= 900, `dropped after ${ms} ms, before the write timeout`);
+    assert.equal(after.deepinfer_http_client_disconnects_total, (before.deepinfer_http_client_disconnects_total ?? 0) + 1);
+    assert.ok(after.deepinfer_generation_tokens_total - (before.deepinfer_generation_tokens_total ?? 0) < 12000,
+      'the engine stopped before the end of the output');
+    const line = await waitFor(() => server.logs.map((l) => JSON.parse(l)).find((j) => j.outcome === 'write_timeout'), 10000);
+    assert.ok(line, 'a request log line with outcome write_timeout');
+    assert.equal(line.stream, true);
+  } finally {
+    py.stdin.end();
+    py.kill();
+  }
 });
 
 test('structured logs: one JSON line per request carrying its x-request-id, route, status and tokens', async () => {

@@ -1,14 +1,17 @@
 // Many streams share the engine: 50 concurrent streaming clients all complete; a client that
-// disconnects mid-stream gets its engine request cancelled and its KV blocks back (/metrics).
+// disconnects mid-stream or leaves a non-streamed request, on each of the three APIs, gets its
+// engine request cancelled and its KV blocks back (/metrics).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
+import Anthropic from '@anthropic-ai/sdk';
 import { startServer, waitFor, API_KEY, MODEL } from './harness.mjs';
 
-let server, client;
+let server, client, anthropic;
 before(async () => {
   server = await startServer();
   client = new OpenAI({ apiKey: API_KEY, baseURL: `${server.base}/v1`, maxRetries: 0, timeout: 600000 });
+  anthropic = new Anthropic({ apiKey: API_KEY, baseURL: server.base, maxRetries: 0, timeout: 600000 });
 });
 after(async () => { await server?.stop(); });
 
@@ -118,3 +121,80 @@ test('a client that leaves a non-streamed request cancels it and frees its KV bl
   // It ended early: far fewer tokens than max_tokens were generated.
   assert.ok(after.deepinfer_generation_tokens_total - before.deepinfer_generation_tokens_total < 2000);
 });
+
+// min_tokens = max_tokens: the output cannot end before the client leaves, whatever is sampled.
+const LONG_PROMPT = 'Tell me a very long story. '.repeat(8);
+const apis = {
+  responses: {
+    route: '/v1/responses',
+    create: (extra, signal) => client.responses.create(
+      { model: MODEL, input: LONG_PROMPT, max_output_tokens: 4000, min_tokens: 4000, temperature: 0.7, seed: 3, ...extra }, { signal }),
+    isDelta: (ev) => ev.type.endsWith('.delta'),
+    isEnd: (ev) => ['response.completed', 'response.incomplete', 'response.failed'].includes(ev.type),
+    aborted: (e) => e instanceof OpenAI.APIUserAbortError,
+  },
+  messages: {
+    route: '/v1/messages',
+    create: (extra, signal) => anthropic.messages.create(
+      { model: MODEL, max_tokens: 4000, min_tokens: 4000, temperature: 0.7, seed: 3, messages: [{ role: 'user', content: LONG_PROMPT }], ...extra },
+      { signal }),
+    isDelta: (ev) => ev.type === 'content_block_delta',
+    isEnd: (ev) => ev.type === 'message_stop',
+    aborted: (e) => e instanceof Anthropic.APIUserAbortError,
+  },
+};
+
+// After a client left: its request cancelled, nothing running, every block back in the pool,
+// one more disconnect counted, and far fewer tokens generated than the output asked for.
+async function assertCancelledAndFreed(before, extra = () => true) {
+  const after = await waitFor(async () => {
+    const m = await server.metrics();
+    return m.deepinfer_num_requests_running === 0 &&
+      m.deepinfer_http_client_disconnects_total === (before.deepinfer_http_client_disconnects_total ?? 0) + 1 &&
+      m.deepinfer_kv_blocks_free === m.deepinfer_kv_blocks_total && extra(m) ? m : null;
+  }, 30000);
+  assert.ok(after, 'cancelled and blocks came back: ' + JSON.stringify(await server.metrics()));
+  assert.ok(after.deepinfer_generation_tokens_total - before.deepinfer_generation_tokens_total < 2000);
+  return after;
+}
+
+for (const [name, api] of Object.entries(apis)) {
+  test(`${name}: a client that disconnects mid-stream cancels its request and frees its KV blocks`, async () => {
+    const before = await server.metrics();
+    const controller = new AbortController();
+    const stream = await api.create({ stream: true }, controller.signal);
+    let deltas = 0, ended = false, during = null;
+    for await (const ev of stream) {
+      if (api.isEnd(ev)) ended = true;
+      if (api.isDelta(ev) && ++deltas === 3) {
+        during = await server.metrics();
+        controller.abort();
+        break;
+      }
+    }
+    assert.equal(ended, false, 'the stream was cut before its end');
+    assert.equal(deltas, 3);
+    // While it streamed it held blocks and was running.
+    assert.equal(during.deepinfer_num_requests_running, 1);
+    assert.ok(during.deepinfer_kv_blocks_free < during.deepinfer_kv_blocks_total);
+    await assertCancelledAndFreed(before);
+  });
+
+  test(`${name}: a client that leaves a non-streamed request cancels it and frees its KV blocks`, async () => {
+    const before = await server.metrics();
+    const controller = new AbortController();
+    const rejected = assert.rejects(api.create({}, controller.signal), api.aborted);
+    // Wait until the engine is generating it (holds blocks, tokens flow), however slow the machine.
+    const during = await waitFor(async () => {
+      const m = await server.metrics();
+      return m.deepinfer_num_requests_running === 1 &&
+        m.deepinfer_generation_tokens_total > (before.deepinfer_generation_tokens_total ?? 0) ? m : null;
+    }, 60000, 20);
+    assert.ok(during, 'the request ran: ' + JSON.stringify(await server.metrics()));
+    assert.ok(during.deepinfer_kv_blocks_free < during.deepinfer_kv_blocks_total);
+    controller.abort();
+    await rejected;
+    const key = `deepinfer_http_requests_total{route="${api.route}",status="499"}`;
+    await assertCancelledAndFreed(before, (m) => m[key] === (before[key] ?? 0) + 1);
+  });
+}

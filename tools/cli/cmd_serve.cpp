@@ -34,6 +34,7 @@ void usage() {
       "  --served-model-name: the names clients send as \"model\" (default: the folder's name).\n"
       "  Defaults: --max-body-bytes 8388608 --read-timeout 30 --write-timeout 30\n"
       "            --request-timeout 600 --max-connections 256. Logs: JSON lines on stderr.\n"
+      "  --write-timeout also drops a streaming client that reads nothing for that long.\n"
       "  images:   --image-policy unsupported (default: the model sees a placeholder), reject\n"
       "            (400) or vision (needs --encoding dsv41 and a vision model). Vision fetches\n"
       "            http(s) image URLs through a filter that refuses loopback, private and\n"

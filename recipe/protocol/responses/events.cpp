@@ -206,10 +206,12 @@ void ResponsesEvents::finish(const FinishInfo& info, std::vector<SseEvent>* out)
   emit(incomplete ? "response.incomplete" : "response.completed", {{"response", response_}}, out);
 }
 
+// A response that fails ends with `response.failed` alone, carrying the error in the response,
+// as OpenAI's API does. A separate `error` event (a stream-level failure) would make the official
+// SDKs throw instead of handing over the failed response.
 void ResponsesEvents::fail(const ApiError& error, std::vector<SseEvent>* out) {
   close_item("incomplete", out);
   const std::string code = error.code.empty() ? "server_error" : error.code;
-  emit("error", {{"code", code}, {"message", error.message}, {"param", nullptr}}, out);
   response_["status"] = "failed";
   response_["error"] = {{"code", code}, {"message", error.message}};
   emit("response.failed", {{"response", response_}}, out);

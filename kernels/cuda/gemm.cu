@@ -64,4 +64,23 @@ Status Gemm::linear(const void* x, int64_t M, int64_t K, int64_t lda, const void
       "cublasGemmEx");
 }
 
+Status Gemm::linear_batched(const void* x, int64_t M, int64_t K, int64_t lda, int64_t stride_x, const void* w,
+                            int64_t N, int64_t stride_w, DType in_type, void* y, int64_t ldc, int64_t stride_y,
+                            DType out_type, int64_t batch) const {
+  if (!handle_) return Status::state("Gemm: no cuBLAS handle");
+  if (M < 0 || N <= 0 || K <= 0 || lda < K || ldc < N || batch <= 0)
+    return Status::invalid_argument("Gemm::linear_batched: bad shape M=" + std::to_string(M) +
+                                    " N=" + std::to_string(N) + " K=" + std::to_string(K));
+  if (M == 0) return Status::ok();
+  const float alpha = 1.f, beta = 0.f;
+  const cublasComputeType_t compute = in_type == DType::kF32 ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F;
+  return cublas_status(
+      cublasGemmStridedBatchedEx(static_cast<cublasHandle_t>(handle_), CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(N),
+                                 static_cast<int>(M), static_cast<int>(K), &alpha, w, cuda_type(in_type),
+                                 static_cast<int>(K), stride_w, x, cuda_type(in_type), static_cast<int>(lda), stride_x,
+                                 &beta, y, cuda_type(out_type), static_cast<int>(ldc), stride_y,
+                                 static_cast<int>(batch), compute, CUBLAS_GEMM_DEFAULT),
+      "cublasGemmStridedBatchedEx");
+}
+
 }  // namespace di::kernels::cuda

@@ -26,6 +26,12 @@ class Gemm {
   // of `in_type`, y: [M, N] of `out_type` with row stride ldc. All device pointers.
   Status linear(const void* x, int64_t M, int64_t K, int64_t lda, const void* w, int64_t N, DType in_type,
                 void* y, int64_t ldc, DType out_type, float beta = 0.f) const;
+  // `batch` independent products y_b = x_b W_b^T, x_b = x + b * stride_x (rows lda apart),
+  // W_b = w + b * stride_w, y_b = y + b * stride_y (rows ldc apart), strides in elements: a
+  // grouped projection (each group of heads through its own matrix) as one launch.
+  Status linear_batched(const void* x, int64_t M, int64_t K, int64_t lda, int64_t stride_x, const void* w, int64_t N,
+                        int64_t stride_w, DType in_type, void* y, int64_t ldc, int64_t stride_y, DType out_type,
+                        int64_t batch) const;
 
  private:
   void* handle_ = nullptr;  // cublasHandle_t

@@ -80,7 +80,149 @@ __global__ void select_kernel(IndexerArgs a) {
   if (threadIdx.x == 0) a.count[i] = a.topk;
 }
 
+constexpr int64_t kSortLimit = 8192;  // (score, index) pairs in shared memory: 64 KiB
+constexpr int kScoreBlocks = 64;      // score blocks per row; each strides over the entries
+
+__global__ void score_varlen_kernel(IndexerVarlenArgs a) {
+  const int64_t i = blockIdx.y;
+  const int32_t seq = a.batch.seq[i];
+  if (seq < 0) return;
+  const int64_t visible = (int64_t{a.batch.pos[i]} + 1) / a.rate;
+  if (visible <= a.topk) return;
+  const CacheView& keys = seq_view(a.batch, seq, a.key_group);
+  const int lane = threadIdx.x & 31;
+  const float* q = a.q + i * a.heads * a.head_dim;
+  for (int64_t e = static_cast<int64_t>(blockIdx.x) * kWarps + (threadIdx.x >> 5); e < visible;
+       e += int64_t{gridDim.x} * kWarps) {
+    const float* key = cache_entry(keys, a.key_layer, e);
+    float score = 0.f;
+    for (int h = 0; h < a.heads; ++h) {
+      float dot = 0.f;
+      for (int d = lane; d < a.head_dim; d += 32) dot += q[h * a.head_dim + d] * key[d];
+      dot = warp_sum(dot);
+      score += fmaxf(dot, 0.f) * a.softmax_scale * (a.weights[i * a.heads + h] * a.weight_scale);
+    }
+    if (lane == 0) a.scores[i * a.max_visible + e] = score;
+  }
+}
+
+// a before b: higher score, or the same score and a lower index.
+__device__ __forceinline__ bool ranks_before(float sa, int32_t ia, float sb, int32_t ib) {
+  return sa > sb || (sa == sb && ia < ib);
+}
+
+__global__ void select_varlen_kernel(IndexerVarlenArgs a) {
+  extern __shared__ float sort_scores[];  // [pow2 >= visible], then as many indices
+  const int64_t i = blockIdx.x;
+  int32_t* out = a.selected + i * a.topk;
+  const int32_t seq = a.batch.seq[i];
+  const int64_t visible = seq < 0 ? 0 : (int64_t{a.batch.pos[i]} + 1) / a.rate;
+  if (visible <= a.topk) {
+    for (int64_t e = threadIdx.x; e < visible; e += blockDim.x) out[e] = static_cast<int32_t>(e);
+    if (threadIdx.x == 0) a.count[i] = static_cast<int32_t>(visible);
+    return;
+  }
+  const float* s = a.scores + i * a.max_visible;
+  if (visible <= kSortLimit) {
+    int64_t n = 1;
+    while (n < visible) n <<= 1;
+    int32_t* idx = reinterpret_cast<int32_t*>(sort_scores + kSortLimit);
+    for (int64_t e = threadIdx.x; e < n; e += blockDim.x) {
+      sort_scores[e] = e < visible ? s[e] : -INFINITY;
+      idx[e] = e < visible ? static_cast<int32_t>(e) : INT32_MAX;
+    }
+    __syncthreads();
+    for (int64_t k = 2; k <= n; k <<= 1)
+      for (int64_t j = k >> 1; j > 0; j >>= 1) {
+        for (int64_t t = threadIdx.x; t < n; t += blockDim.x) {
+          const int64_t u = t ^ j;
+          if (u <= t) continue;
+          const bool first_half = (t & k) == 0;  // this run sorts best-first
+          const bool t_first = ranks_before(sort_scores[t], idx[t], sort_scores[u], idx[u]);
+          if (first_half != t_first) {
+            const float sv = sort_scores[t];
+            sort_scores[t] = sort_scores[u];
+            sort_scores[u] = sv;
+            const int32_t iv = idx[t];
+            idx[t] = idx[u];
+            idx[u] = iv;
+          }
+        }
+        __syncthreads();
+      }
+    for (int64_t k = threadIdx.x; k < a.topk; k += blockDim.x) out[k] = idx[k];
+    if (threadIdx.x == 0) a.count[i] = a.topk;
+    return;
+  }
+  // More entries than shared memory holds: topk argmax passes over a private copy of the row.
+  float* w = a.scores + i * a.max_visible;  // the scores are scratch; taken ones become -inf
+  __shared__ float best_v[32];
+  __shared__ int64_t best_i[32];
+  for (int k = 0; k < a.topk; ++k) {
+    float bv = -INFINITY;
+    int64_t bi = -1;
+    for (int64_t e = threadIdx.x; e < visible; e += blockDim.x) {
+      const float v = w[e];
+      if (bi < 0 || v > bv) {
+        bv = v;
+        bi = e;
+      }
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+      const float ov = __shfl_xor_sync(0xffffffffu, bv, o);
+      const int64_t oi = __shfl_xor_sync(0xffffffffu, bi, o);
+      if (oi >= 0 && (bi < 0 || ov > bv || (ov == bv && oi < bi))) {
+        bv = ov;
+        bi = oi;
+      }
+    }
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (lane == 0) {
+      best_v[warp] = bv;
+      best_i[warp] = bi;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      float v = best_v[0];
+      int64_t b = best_i[0];
+      for (int q = 1; q < static_cast<int>(blockDim.x >> 5); ++q)
+        if (best_i[q] >= 0 && (b < 0 || best_v[q] > v || (best_v[q] == v && best_i[q] < b))) {
+          v = best_v[q];
+          b = best_i[q];
+        }
+      out[k] = static_cast<int32_t>(b);
+      w[b] = -INFINITY;
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) a.count[i] = a.topk;
+}
+
 }  // namespace
+
+int64_t indexer_sort_limit() { return kSortLimit; }
+
+Status indexer_topk_varlen(const IndexerVarlenArgs& a, void* stream) {
+  const int64_t rows = a.batch.num_tokens;
+  if (rows <= 0) return Status::ok();
+  if (a.rate <= 0 || a.topk <= 0 || a.heads <= 0 || a.head_dim <= 0)
+    return Status::invalid_argument("indexer_topk_varlen: rate, topk, heads and head_dim must be > 0");
+  if (rows > 65535) return Status::invalid_argument("indexer_topk_varlen: more than 65535 rows in one launch");
+  if (a.max_visible > a.topk) {
+    const int64_t want = (a.max_visible + kWarps - 1) / kWarps;
+    const dim3 grid(static_cast<unsigned>(want < kScoreBlocks ? want : kScoreBlocks), static_cast<unsigned>(rows));
+    score_varlen_kernel<<<grid, kWarps * 32, 0, as_stream(stream)>>>(a);
+    DI_RETURN_IF_ERROR(launch_status("indexer scores varlen"));
+  }
+  static const bool smem_ok = [] {
+    return cudaFuncSetAttribute(select_varlen_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                static_cast<int>(kSortLimit * 8)) == cudaSuccess;
+  }();
+  if (!smem_ok) return Status::device("indexer_topk_varlen: 64 KiB of shared memory per block is not available");
+  const size_t smem = a.max_visible > a.topk ? static_cast<size_t>(kSortLimit * 8) : 0;
+  select_varlen_kernel<<<rows, 1024, smem, as_stream(stream)>>>(a);
+  return launch_status("indexer select varlen");
+}
 
 Status indexer_topk(const IndexerArgs& a, void* stream) {
   if (a.num_tokens <= 0) return Status::ok();

@@ -8,6 +8,7 @@
 
 #include "base/status.h"
 #include "kernels/cuda/cache_view.h"
+#include "kernels/cuda/token_batch.h"
 
 namespace di::kernels::cuda {
 
@@ -31,5 +32,30 @@ struct IndexerArgs {
 };
 
 Status indexer_topk(const IndexerArgs& args, void* stream);
+
+// The same for every row of a step: row r at position p sees entries 0..(p + 1) / rate - 1 of
+// its sequence's keys (entry `key_layer` of group `key_group`). The selection sorts the scores
+// in shared memory when a row sees at most indexer_sort_limit() entries (best first, ties to the
+// lower index: the order of repeated argmax passes), and takes those passes beyond that.
+struct IndexerVarlenArgs {
+  TokenBatch batch;
+  const float* q = nullptr;        // [rows, heads, head_dim], roped
+  const float* weights = nullptr;  // [rows, heads]
+  int32_t key_group = 0;
+  int32_t key_layer = 0;
+  int32_t heads = 0;
+  int32_t head_dim = 0;
+  int32_t rate = 0;
+  int32_t topk = 0;
+  float softmax_scale = 1.f;
+  float weight_scale = 1.f;
+  float* scores = nullptr;      // scratch [rows, max_visible]
+  int64_t max_visible = 0;      // at least (p + 1) / rate for every row
+  int32_t* selected = nullptr;  // [rows, topk]: chosen entries, best first
+  int32_t* count = nullptr;     // [rows]
+};
+
+int64_t indexer_sort_limit();
+Status indexer_topk_varlen(const IndexerVarlenArgs& args, void* stream);
 
 }  // namespace di::kernels::cuda

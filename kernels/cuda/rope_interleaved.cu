@@ -6,10 +6,11 @@ namespace di::kernels::cuda {
 namespace {
 
 __global__ void rope_interleaved_kernel(float* x, int64_t row_stride, int64_t count, int64_t width,
-                                        int64_t vec_stride, int64_t pos0, int64_t pos_step, const float* inv_freq,
-                                        int64_t rot_dim, float scale, bool inverse) {
+                                        int64_t vec_stride, int64_t pos0, int64_t pos_step, const int32_t* positions,
+                                        const float* inv_freq, int64_t rot_dim, float scale, bool inverse) {
   const int64_t half = rot_dim / 2;
-  const float pos = static_cast<float>(pos0 + static_cast<int64_t>(blockIdx.x) * pos_step);
+  const float pos = static_cast<float>(positions ? int64_t{positions[blockIdx.x]}
+                                                 : pos0 + static_cast<int64_t>(blockIdx.x) * pos_step);
   float* row = x + blockIdx.x * row_stride;
   for (int64_t k = threadIdx.x; k < count * half; k += blockDim.x) {
     const int64_t v = k / half, i = k % half;
@@ -34,8 +35,20 @@ Status rope_interleaved(float* x, int64_t rows, int64_t row_stride, int64_t coun
     return Status::invalid_argument("rope_interleaved: rot_dim " + std::to_string(rot_dim) +
                                     " must be even and <= width " + std::to_string(width));
   rope_interleaved_kernel<<<rows, 128, 0, as_stream(stream)>>>(x, row_stride, count, width, vec_stride, pos0, pos_step,
-                                                               inv_freq, rot_dim, scale, inverse);
+                                                               nullptr, inv_freq, rot_dim, scale, inverse);
   return launch_status("rope_interleaved");
+}
+
+Status rope_interleaved_at(float* x, int64_t rows, int64_t row_stride, int64_t count, int64_t width, int64_t vec_stride,
+                           const int32_t* positions, const float* inv_freq, int64_t rot_dim, float scale, bool inverse,
+                           void* stream) {
+  if (rows <= 0 || count <= 0) return Status::ok();
+  if (rot_dim <= 0 || rot_dim % 2 || rot_dim > width || !positions)
+    return Status::invalid_argument("rope_interleaved_at: rot_dim " + std::to_string(rot_dim) +
+                                    " must be even and <= width " + std::to_string(width) + ", positions given");
+  rope_interleaved_kernel<<<rows, 128, 0, as_stream(stream)>>>(x, row_stride, count, width, vec_stride, 0, 0, positions,
+                                                               inv_freq, rot_dim, scale, inverse);
+  return launch_status("rope_interleaved_at");
 }
 
 }  // namespace di::kernels::cuda

@@ -17,4 +17,10 @@ Status rope_interleaved(float* x, int64_t rows, int64_t row_stride, int64_t coun
                         int64_t pos0, int64_t pos_step, const float* inv_freq, int64_t rot_dim, float scale,
                         bool inverse, void* stream);
 
+// The same with row r at position positions[r] (device int32, one per row): a step of many
+// sequences, each row at its own position.
+Status rope_interleaved_at(float* x, int64_t rows, int64_t row_stride, int64_t count, int64_t width, int64_t vec_stride,
+                           const int32_t* positions, const float* inv_freq, int64_t rot_dim, float scale, bool inverse,
+                           void* stream);
+
 }  // namespace di::kernels::cuda

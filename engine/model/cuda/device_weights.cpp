@@ -5,6 +5,8 @@
 
 #include <cstring>
 
+#include "kernels/cuda/elementwise.h"
+
 namespace di::engine::cuda {
 namespace kc = di::kernels::cuda;
 
@@ -34,6 +36,17 @@ Result<const void*> DeviceWeights::put(const float* src, int64_t n) {
   std::vector<uint16_t> h(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) h[i] = bf16_bits(src[i]);
   return put_bytes(h.data(), n * 2);
+}
+
+Result<void*> DeviceWeights::put_random(int64_t n, float offset, float scale, uint64_t seed, bool f32, void* stream) {
+  const kc::DType t = f32 ? kc::DType::kF32 : dtype_;
+  const int64_t bytes = n * (t == kc::DType::kF32 ? 4 : 2);
+  kc::DeviceBuffer b;
+  DI_RETURN_IF_ERROR(b.allocate(bytes));
+  DI_RETURN_IF_ERROR(kc::fill_uniform(b.get(), n, offset, scale, seed, t, stream));
+  buffers_.push_back(std::move(b));
+  bytes_ += bytes;
+  return buffers_.back().get();
 }
 
 Result<const float*> DeviceWeights::put_f32(const float* src, int64_t n) {

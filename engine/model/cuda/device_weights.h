@@ -25,6 +25,9 @@ class DeviceWeights {
   Result<const float*> put_f32(const float* src, int64_t n);
   // `n` int32 of `src` (routing tables).
   Result<const int32_t*> put_i32(const int32_t* src, int64_t n);
+  // `n` values drawn on the device, offset + uniform in [-scale, scale) from `seed` (benchmark
+  // weights without a checkpoint): in the model's dtype, or fp32 when `f32`.
+  Result<void*> put_random(int64_t n, float offset, float scale, uint64_t seed, bool f32, void* stream);
   // Device bytes held.
   int64_t bytes() const { return bytes_; }
 

@@ -1,7 +1,7 @@
-// V4CudaModel: weight upload and the layer loop on the GPU (the forward plumbing is DeviceModel's). See
-// v4_cuda_model.h. Each step mirrors the CPU model's function of the same name (attention.cpp,
-// compressor.cpp, hyper_connection.cpp, moe.cpp) in the same order, so fp32 results agree to
-// rounding; the kernels live in kernels/cuda/ (one concept per file).
+// V4CudaModel: weight upload and the layer loop on the GPU. See v4_cuda_model.h. Each step
+// mirrors the CPU model's function of the same name (attention.cpp, compressor.cpp,
+// hyper_connection.cpp, moe.cpp) in the same order, so fp32 results agree to rounding; every
+// kernel runs once for all rows of the step (kernels/cuda/*_varlen, moe_grouped).
 #ifdef DI_WITH_CUDA
 
 #include "engine/model/deepseek_v4/v4_cuda_model.h"
@@ -11,7 +11,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <random>
 
+#include "engine/model/batch_check.h"
 #include "engine/model/cuda/workspace.h"
 #include "engine/model/deepseek_v4/v4_model.h"
 #include "kernels/cuda/cache_rows.h"
@@ -19,11 +21,12 @@
 #include "kernels/cuda/elementwise.h"
 #include "kernels/cuda/hyper_connection.h"
 #include "kernels/cuda/indexer_topk.h"
-#include "kernels/cuda/kv_compress.h"
+#include "kernels/cuda/kv_compress_varlen.h"
 #include "kernels/cuda/moe_experts.h"
+#include "kernels/cuda/moe_grouped.h"
 #include "kernels/cuda/moe_routing.h"
 #include "kernels/cuda/rope_interleaved.h"
-#include "kernels/cuda/sink_attention.h"
+#include "kernels/cuda/sink_attention_varlen.h"
 
 namespace di::engine::deepseek_v4 {
 namespace kc = di::kernels::cuda;
@@ -32,9 +35,19 @@ using kc::DType;
 namespace {
 
 constexpr int64_t kActivationReserve = int64_t{2} << 30;  // workspaces besides the caches
+constexpr int64_t kContextBucket = 256;     // decode graphs are keyed by the context rounded up to this
+constexpr int64_t kGroupedPairsMax = 2048;  // (row, expert) pairs up to which experts are grouped on the device
+constexpr size_t kMaxGraphs = 64;
+// Decode graph sizes: a step of n sequences replays the graph of the smallest bucket >= n.
+constexpr int32_t kGraphBuckets[] = {1, 2, 4, 8, 12, 16, 24, 32, 40, 48, 64, 80, 96, 112, 128, 160, 192, 224, 256};
+
+int32_t graph_bucket(int64_t n) {
+  for (int32_t b : kGraphBuckets)
+    if (b >= n) return b;
+  return -1;
+}
 
 }  // namespace
-
 
 V4CudaModel::V4CudaModel(DeepseekV4Config config, DType dtype, const ModelOptions& options, std::string model_dir)
     : DeviceModel(dtype, options, kActivationReserve), config_(std::move(config)), weights_(dtype) {
@@ -43,10 +56,16 @@ V4CudaModel::V4CudaModel(DeepseekV4Config config, DType dtype, const ModelOption
   ropes_.main = Rope(c.rope_main, c.head_dim);
   ropes_.compress = Rope(c.rope_compress, c.head_dim);
   groups_ = make_cache_groups(c, &layout_);
+  enforce_eager_ = options.enforce_eager;
 }
+
+// The graphs go before the base class destroys the stream they were captured on.
+V4CudaModel::~V4CudaModel() { clear_graphs(); }
 
 Status V4CudaModel::init_device() {
   DI_RETURN_IF_ERROR(open_stream());
+  DI_RETURN_IF_ERROR(bad_id_.allocate(4));
+  DI_RETURN_IF_ERROR(kc::fill_zero(bad_id_.get(), 4));
   DI_RETURN_IF_ERROR(upload_f32(ropes_.main.inv_freq(), inv_freq_main_));
   return upload_f32(ropes_.compress.inv_freq(), inv_freq_compress_);
 }
@@ -144,16 +163,124 @@ Result<std::unique_ptr<Model>> V4CudaModel::load(const std::string& model_dir, D
   std::unique_ptr<V4CudaModel> m(new V4CudaModel(std::move(config), dtype, options, model_dir));
   DI_RETURN_IF_ERROR(m->init_device());
   DI_RETURN_IF_ERROR(m->upload(*host));
+  DI_RETURN_IF_ERROR(m->build_expert_tables());
   return std::unique_ptr<Model>(std::move(m));
 }
 
-Status V4CudaModel::reserve(const ForwardBatch& batch) {
-  const DeepseekV4Config& c = config_;
-  int64_t Lm = 1, Em = 1;
-  for (const SequenceInput& s : batch.seqs) {
-    Lm = std::max<int64_t>(Lm, s.num_tokens);
-    Em = std::max<int64_t>(Em, s.start_pos + s.num_tokens);
+Status V4CudaModel::build_expert_tables() {
+  const int64_t L = config_.num_hidden_layers, E = config_.n_routed_experts;
+  std::vector<const void*> table(static_cast<size_t>(2 * L * E));
+  for (int64_t l = 0; l < L; ++l)
+    for (int64_t e = 0; e < E; ++e) {
+      table[(2 * l) * E + e] = layers_[l].experts[e].w13;
+      table[(2 * l + 1) * E + e] = layers_[l].experts[e].w2;
+    }
+  const int64_t bytes = static_cast<int64_t>(table.size() * sizeof(void*));
+  DI_RETURN_IF_ERROR(expert_tables_.allocate(bytes));
+  DI_RETURN_IF_ERROR(kc::copy_to_device(expert_tables_.get(), table.data(), bytes));
+  const auto* base = expert_tables_.as<const void*>();
+  for (int64_t l = 0; l < L; ++l) {
+    layers_[l].w13_table = base + (2 * l) * E;
+    layers_[l].w2_table = base + (2 * l + 1) * E;
   }
+  return Status::ok();
+}
+
+Status V4CudaModel::randomize(uint64_t seed) {
+  const DeepseekV4Config& c = config_;
+  const int64_t H = c.hidden_size, V = c.vocab_size, hc = c.hc_mult, mix = (2 + hc) * hc;
+  const int64_t nh = c.num_attention_heads, hd = c.head_dim, qlr = c.q_lora_rank, I = c.moe_intermediate_size;
+  const int64_t E = c.n_routed_experts, K = c.num_experts_per_tok;
+  uint64_t next = seed;
+  // A matrix [n, k] scaled so that its products keep the activations' size.
+  auto mat = [&](int64_t n, int64_t k) -> Result<const void*> {
+    DI_ASSIGN_OR_RETURN(void* p, weights_.put_random(n * k, 0.f, 1.f / std::sqrt(static_cast<float>(k)), ++next,
+                                                     false, stream_));
+    return static_cast<const void*>(p);
+  };
+  auto vec = [&](int64_t n, float offset, float scale) -> Result<const float*> {
+    DI_ASSIGN_OR_RETURN(void* p, weights_.put_random(n, offset, scale, ++next, true, stream_));
+    return static_cast<const float*>(p);
+  };
+  DI_ASSIGN_OR_RETURN(embed_, mat(V, H));
+  DI_ASSIGN_OR_RETURN(head_, mat(V, H));
+  DI_ASSIGN_OR_RETURN(norm_, vec(H, 1.f, 0.f));
+  DI_ASSIGN_OR_RETURN(hc_head_.fn, vec(hc * hc * H, 0.f, 0.01f));
+  DI_ASSIGN_OR_RETURN(hc_head_.base, vec(hc, 0.f, 0.1f));
+  DI_ASSIGN_OR_RETURN(hc_head_.scale, vec(1, 1.f, 0.f));
+  auto hc_w = [&](V4CudaHc& d) -> Status {
+    DI_ASSIGN_OR_RETURN(d.fn, vec(mix * hc * H, 0.f, 0.01f));
+    DI_ASSIGN_OR_RETURN(d.base, vec(mix, 0.f, 0.1f));
+    DI_ASSIGN_OR_RETURN(d.scale, vec(3, 1.f, 0.f));
+    return Status::ok();
+  };
+  auto compressor = [&](V4CudaCompressor& d, int32_t dim, int32_t rate, bool overlap) -> Status {
+    const int64_t width = overlap ? 2 * dim : dim;
+    d.dim = dim;
+    d.rate = rate;
+    d.overlap = overlap;
+    DI_ASSIGN_OR_RETURN(d.wkv, mat(width, H));
+    DI_ASSIGN_OR_RETURN(d.wgate, mat(width, H));
+    DI_ASSIGN_OR_RETURN(d.ape, vec(int64_t{rate} * width, 0.f, 0.1f));
+    DI_ASSIGN_OR_RETURN(d.norm, vec(dim, 1.f, 0.f));
+    return Status::ok();
+  };
+  std::mt19937 rng(static_cast<uint32_t>(seed));
+  std::uniform_int_distribution<int32_t> expert(0, static_cast<int32_t>(E - 1));
+  layers_.resize(c.num_hidden_layers);
+  for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
+    V4CudaLayer& d = layers_[l];
+    const AttnType t = c.layer_types[l];
+    DI_ASSIGN_OR_RETURN(d.attn_norm, vec(H, 1.f, 0.f));
+    DI_ASSIGN_OR_RETURN(d.ffn_norm, vec(H, 1.f, 0.f));
+    DI_RETURN_IF_ERROR(hc_w(d.hc_attn));
+    DI_RETURN_IF_ERROR(hc_w(d.hc_ffn));
+    DI_ASSIGN_OR_RETURN(d.wq_a, mat(qlr, H));
+    DI_ASSIGN_OR_RETURN(d.q_norm, vec(qlr, 1.f, 0.f));
+    DI_ASSIGN_OR_RETURN(d.wq_b, mat(nh * hd, qlr));
+    DI_ASSIGN_OR_RETURN(d.wkv, mat(hd, H));
+    DI_ASSIGN_OR_RETURN(d.kv_norm, vec(hd, 1.f, 0.f));
+    const int64_t per_group = nh * hd / c.o_groups;
+    DI_ASSIGN_OR_RETURN(d.wo_a, mat(int64_t{c.o_groups} * c.o_lora_rank, per_group));
+    DI_ASSIGN_OR_RETURN(d.wo_b, mat(H, int64_t{c.o_groups} * c.o_lora_rank));
+    DI_ASSIGN_OR_RETURN(d.sinks, vec(nh, 0.f, 1.f));
+    if (t == AttnType::kCSA) {
+      DI_RETURN_IF_ERROR(compressor(d.compressor, c.head_dim, c.compress_rate_csa, true));
+      DI_RETURN_IF_ERROR(compressor(d.indexer, c.index_head_dim, c.compress_rate_csa, true));
+      DI_ASSIGN_OR_RETURN(d.index_wq_b, mat(int64_t{c.index_n_heads} * c.index_head_dim, qlr));
+      DI_ASSIGN_OR_RETURN(d.index_weights_proj, mat(c.index_n_heads, H));
+    } else if (t == AttnType::kHCA) {
+      DI_RETURN_IF_ERROR(compressor(d.compressor, c.head_dim, c.compress_rate_hca, false));
+    }
+    DI_ASSIGN_OR_RETURN(d.gate, mat(E, H));
+    if (c.mlp_layer_types[l] == MlpType::kHashMoe) {
+      std::vector<int32_t> table(static_cast<size_t>(V * K));
+      for (int32_t& e : table) e = expert(rng);
+      DI_ASSIGN_OR_RETURN(d.tid2eid, weights_.put_i32(table.data(), V * K));
+    } else {
+      DI_ASSIGN_OR_RETURN(d.gate_bias, vec(E, 0.f, 0.01f));
+    }
+    d.experts.resize(E);
+    for (int64_t e = 0; e <= E; ++e) {
+      V4CudaExpert& x = e < E ? d.experts[e] : d.shared;
+      DI_ASSIGN_OR_RETURN(x.w13, mat(2 * I, H));
+      DI_ASSIGN_OR_RETURN(x.w2, mat(H, I));
+    }
+  }
+  return kc::stream_synchronize(stream_);
+}
+
+Result<std::unique_ptr<V4CudaModel>> V4CudaModel::random(DeepseekV4Config config, DType dtype, uint64_t seed,
+                                                         const ModelOptions& options) {
+  std::unique_ptr<V4CudaModel> m(new V4CudaModel(std::move(config), dtype, options, "<random>"));
+  DI_RETURN_IF_ERROR(m->init_device());
+  DI_RETURN_IF_ERROR(m->randomize(seed));
+  DI_RETURN_IF_ERROR(m->build_expert_tables());
+  return m;
+}
+
+Status V4CudaModel::reserve(int64_t T, int64_t max_end, int64_t R, bool* moved) {
+  const DeepseekV4Config& c = config_;
   bool has_csa = false, has_hca = false;
   for (AttnType t : c.layer_types) {
     has_csa |= t == AttnType::kCSA;
@@ -163,200 +290,278 @@ Status V4CudaModel::reserve(const ForwardBatch& batch) {
                 hd = c.head_dim, qlr = c.q_lora_rank, og = c.o_groups, olr = c.o_lora_rank,
                 nih = c.index_n_heads, ihd = c.index_head_dim, E = c.n_routed_experts, K = c.num_experts_per_tok,
                 I = c.moe_intermediate_size, topk = c.index_topk;
-  max_visible_ = has_csa ? Em / c.compress_rate_csa : 0;
-  max_keys_ = std::min<int64_t>(Em, c.sliding_window) +
-              std::max<int64_t>(has_hca ? Em / c.compress_rate_hca : 0, has_csa ? topk : 0);
+  rows_ = T;
+  max_end_ = max_end;
+  logit_rows_ = R;
+  max_visible_ = has_csa ? max_end / c.compress_rate_csa : 0;
+  grouped_pairs_ = T * K <= kGroupedPairsMax ? T * K : 0;
+  const int64_t window_keys = std::min<int64_t>(max_end, c.sliding_window);
+  int64_t max_keys = window_keys;
+  if (has_hca) max_keys = std::max(max_keys, window_keys + max_end / c.compress_rate_hca);
+  if (has_csa) max_keys = std::max(max_keys, window_keys + std::min<int64_t>(topk, max_visible_));
+  splits_ = kc::sink_attention_varlen_splits(T, static_cast<int32_t>(nh), max_keys);
   const int64_t cw = 2 * std::max(hd, ihd);
   const int64_t max_k = std::max({H, qlr, nh * hd, og * olr, I});
-  // float arrays in carve order below, then int arrays, then the bf16 stage.
-  std::vector<int64_t> floats = {Lm * hc * H, Lm * hc * H, Lm * mix, Lm * hc, Lm * hc * hc, Lm * H, Lm * H, Lm * qlr,
-                            Lm * nh * hd, Lm * hd, Lm * nh * hd, Lm * og * olr, Lm * cw, Lm * cw,
-                            (Lm + 1) * std::max(hd, ihd), Lm * nih * ihd, Lm * nih, Lm * std::max<int64_t>(1, max_visible_),
-                            Lm * nh * max_keys_, Lm * E, Lm * K, Lm * H, Lm * 2 * I, Lm * I, Lm * H, Lm * K};
-  std::vector<int64_t> ints = {Lm * std::max<int64_t>(1, topk), Lm, Lm * K, Lm * K};
-  DI_ASSIGN_OR_RETURN(cuda::Workspace w,
-                      cuda::Workspace::carve(act_, std::move(floats), std::move(ints), Lm * max_k * 2));
+  const int64_t gp = std::max<int64_t>(1, grouped_pairs_);
+  std::vector<int64_t> floats = {T * hc * H, T * hc * H, T * mix, T * hc, T * hc * hc, T * H, T * H, T * qlr,
+                                 T * nh * hd, T * hd, T * nh * hd, T * og * olr, T * cw, T * cw, T * nih * ihd,
+                                 T * nih, T * std::max<int64_t>(1, max_visible_),
+                                 std::max<int64_t>(1, kc::sink_attention_varlen_partial_floats(
+                                                          T, static_cast<int32_t>(nh), static_cast<int32_t>(hd), splits_)),
+                                 T * E, T * K, T * H, T * 2 * I, T * I, T * H, T * K, gp * I, gp * H, R * hc * H};
+  std::vector<int64_t> ints = {T * std::max<int64_t>(1, topk), T, T * K, T * K, E + 1, gp};
+  const void* before = act_.get();
+  DI_ASSIGN_OR_RETURN(cuda::Workspace w, cuda::Workspace::carve(act_, std::move(floats), std::move(ints),
+                                                                std::max(T, R) * max_k * 2));
   Act& a = a_;
   a.streams = w.f32(), a.nstreams = w.f32(), a.mixes = w.f32(), a.post = w.f32(), a.comb = w.f32(), a.x = w.f32(),
-  a.out = w.f32();
-  a.qr = w.f32(), a.q = w.f32(), a.kv = w.f32(), a.attn = w.f32(), a.grouped = w.f32(), a.ckv = w.f32(),
-  a.cgate = w.f32();
-  a.entries = w.f32(), a.iq = w.f32(), a.iw = w.f32(), a.scores = w.f32(), a.att_scratch = w.f32(), a.rlogits = w.f32(),
-  a.ew = w.f32();
-  a.gx = w.f32(), a.gu = w.f32(), a.act = w.f32(), a.y = w.f32(), a.erow_weights = w.f32();
-  a.selected = w.i32(), a.count = w.i32(), a.eids = w.i32(), a.erows = w.i32();
+  a.out = w.f32(), a.qr = w.f32();
+  a.q = w.f32(), a.kv = w.f32(), a.attn = w.f32(), a.grouped = w.f32(), a.ckv = w.f32(), a.cgate = w.f32(),
+  a.iq = w.f32();
+  a.iw = w.f32(), a.scores = w.f32(), a.partial = w.f32(), a.rlogits = w.f32(), a.ew = w.f32(), a.gx = w.f32(),
+  a.gu = w.f32();
+  a.act = w.f32(), a.y = w.f32(), a.erow_weights = w.f32(), a.pair_act = w.f32(), a.pair_y = w.f32(),
+  a.head_streams = w.f32();
+  a.selected = w.i32(), a.count = w.i32(), a.eids = w.i32(), a.erows = w.i32(), a.offsets = w.i32(),
+  a.slot_pair = w.i32();
   linear_stage_ = w.rest();
+  const int64_t logit_bytes = R * c.vocab_size * 4;
+  const void* logits_before = logits_dev_.get();
+  if (logit_bytes > logits_dev_.bytes())
+    DI_RETURN_IF_ERROR(logits_dev_.allocate(std::max(logit_bytes, logits_dev_.bytes() * 3 / 2)));
+  *moved = act_.get() != before || logits_dev_.get() != logits_before;
   return Status::ok();
 }
 
 Status V4CudaModel::forward(const ForwardBatch& batch, std::vector<float>& logits) {
-  return forward_sequences(
-      batch, 0, logits, [&] { return reserve(batch); },
-      [&](const Seq& seq, float* out) { return run_sequence(seq, out); });
+  const DeepseekV4Config& c = config_;
+  DI_ASSIGN_OR_RETURN(const int64_t out_rows, check_batch(batch, info_.vocab_size, 0));
+  if (out_rows == 0) {
+    logits.clear();
+    return Status::ok();
+  }
+  const int64_t S = static_cast<int64_t>(batch.seqs.size());
+  bool decode = S > 0;
+  for (const SequenceInput& s : batch.seqs) decode &= s.num_tokens == 1;
+  const int32_t bucket = decode && !enforce_eager_ ? graph_bucket(S) : -1;
+  const bool graph = bucket > 0 && int64_t{bucket} * c.num_experts_per_tok <= kGroupedPairsMax;
+  DI_RETURN_IF_ERROR(step_.pack(batch, groups_, graph ? bucket : 0, graph ? bucket : 0));
+  const int64_t T = step_.device().num_tokens;
+  const int64_t ctx = graph ? (step_.max_end() + kContextBucket - 1) / kContextBucket * kContextBucket : step_.max_end();
+  const int64_t R = graph ? T : out_rows;
+  bool moved_ws = false, moved_meta = false;
+  DI_RETURN_IF_ERROR(reserve(T, ctx, R, &moved_ws));
+  DI_RETURN_IF_ERROR(step_.upload(stream_, &moved_meta));
+  if (moved_ws || moved_meta) clear_graphs();
+  bool ran = false;
+  if (graph) DI_RETURN_IF_ERROR(launch_graph(&ran));
+  if (!ran) DI_RETURN_IF_ERROR(run_step(grouped_pairs_ > 0));
+  logits.resize(static_cast<size_t>(out_rows * c.vocab_size));
+  DI_RETURN_IF_ERROR(kc::copy_to_host_async(logits.data(), logits_dev_.get(), out_rows * c.vocab_size * 4, stream_));
+  int32_t bad = 0;
+  DI_RETURN_IF_ERROR(kc::copy_to_host_async(&bad, bad_id_.get(), 4, stream_));
+  DI_RETURN_IF_ERROR(kc::stream_synchronize(stream_));
+  if (bad) {
+    kc::fill_zero(bad_id_.get(), 4);
+    return Status::internal("deepseek_v4 cuda: a routed expert id is outside [0, n_routed_experts)");
+  }
+  return Status::ok();
 }
 
-Status V4CudaModel::hc_pre(const V4CudaHc& hc, int64_t L) {
+void V4CudaModel::clear_graphs() {
+  for (auto& [key, exec] : graphs_) cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(exec));
+  graphs_.clear();
+}
+
+Status V4CudaModel::launch_graph(bool* ran) {
+  const std::pair<int64_t, int64_t> key{rows_, max_end_};
+  auto it = graphs_.find(key);
+  auto s = static_cast<cudaStream_t>(stream_);
+  if (it == graphs_.end()) {
+    if (graphs_.size() >= kMaxGraphs) clear_graphs();
+    DI_RETURN_IF_ERROR(kc::cuda_status(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed), "graph capture"));
+    const Status run = run_step(true);
+    cudaGraph_t graph = nullptr;
+    const cudaError_t end = cudaStreamEndCapture(s, &graph);
+    DI_RETURN_IF_ERROR(run);
+    DI_RETURN_IF_ERROR(kc::cuda_status(end, "graph capture end"));
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t inst = cudaGraphInstantiate(&exec, graph, 0);
+    cudaGraphDestroy(graph);
+    DI_RETURN_IF_ERROR(kc::cuda_status(inst, "graph instantiate"));
+    it = graphs_.emplace(key, exec).first;
+  }
+  *ran = true;
+  return kc::cuda_status(cudaGraphLaunch(static_cast<cudaGraphExec_t>(it->second), s), "graph launch");
+}
+
+Status V4CudaModel::hc_pre(const V4CudaHc& hc) {
   const DeepseekV4Config& c = config_;
-  const int64_t W = int64_t{c.hc_mult} * c.hidden_size, mix = (2 + int64_t{c.hc_mult}) * c.hc_mult;
-  DI_RETURN_IF_ERROR(kc::rms_norm(a_.streams, nullptr, a_.nstreams, L, 1, W, W, static_cast<float>(c.rms_norm_eps),
+  const int64_t T = rows_, W = int64_t{c.hc_mult} * c.hidden_size, mix = (2 + int64_t{c.hc_mult}) * c.hc_mult;
+  DI_RETURN_IF_ERROR(kc::rms_norm(a_.streams, nullptr, a_.nstreams, T, 1, W, W, static_cast<float>(c.rms_norm_eps),
                                   DType::kF32, stream_));
-  DI_RETURN_IF_ERROR(gemm_.linear(a_.nstreams, L, W, W, hc.fn, mix, DType::kF32, a_.mixes, mix, DType::kF32));
-  return kc::hc_pre(a_.mixes, hc.base, hc.scale, a_.streams, L, c.hc_mult, c.hidden_size, c.hc_sinkhorn_iters,
+  DI_RETURN_IF_ERROR(gemm_.linear(a_.nstreams, T, W, W, hc.fn, mix, DType::kF32, a_.mixes, mix, DType::kF32));
+  return kc::hc_pre(a_.mixes, hc.base, hc.scale, a_.streams, T, c.hc_mult, c.hidden_size, c.hc_sinkhorn_iters,
                     static_cast<float>(c.hc_eps), a_.x, a_.post, a_.comb, stream_);
 }
 
-Status V4CudaModel::run_sequence(const Seq& seq, float* logits) {
+Status V4CudaModel::run_step(bool grouped_moe) {
   const DeepseekV4Config& c = config_;
-  const int64_t L = seq.L, H = c.hidden_size, hc = c.hc_mult;
+  const int64_t T = rows_, H = c.hidden_size;
   const float eps = static_cast<float>(c.rms_norm_eps);
-  DI_RETURN_IF_ERROR(kc::hc_embed(seq.ids, L, embed_, H, c.hc_mult, dtype_, a_.streams, stream_));
+  DI_RETURN_IF_ERROR(kc::hc_embed(step_.device().ids, T, embed_, H, c.hc_mult, dtype_, a_.streams, stream_));
   for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
     const V4CudaLayer& w = layers_[l];
-    DI_RETURN_IF_ERROR(hc_pre(w.hc_attn, L));
-    DI_RETURN_IF_ERROR(kc::rms_norm(a_.x, w.attn_norm, a_.x, L, 1, H, H, eps, DType::kF32, stream_));
-    DI_RETURN_IF_ERROR(attention(seq, l));
-    DI_RETURN_IF_ERROR(kc::hc_post(a_.out, a_.post, a_.comb, L, c.hc_mult, H, a_.streams, stream_));
-    DI_RETURN_IF_ERROR(hc_pre(w.hc_ffn, L));
-    DI_RETURN_IF_ERROR(kc::rms_norm(a_.x, w.ffn_norm, a_.x, L, 1, H, H, eps, DType::kF32, stream_));
-    DI_RETURN_IF_ERROR(moe(seq, l));
-    DI_RETURN_IF_ERROR(kc::hc_post(a_.out, a_.post, a_.comb, L, c.hc_mult, H, a_.streams, stream_));
+    DI_RETURN_IF_ERROR(hc_pre(w.hc_attn));
+    DI_RETURN_IF_ERROR(kc::rms_norm(a_.x, w.attn_norm, a_.x, T, 1, H, H, eps, DType::kF32, stream_));
+    DI_RETURN_IF_ERROR(attention(l));
+    DI_RETURN_IF_ERROR(kc::hc_post(a_.out, a_.post, a_.comb, T, c.hc_mult, H, a_.streams, stream_));
+    DI_RETURN_IF_ERROR(hc_pre(w.hc_ffn));
+    DI_RETURN_IF_ERROR(kc::rms_norm(a_.x, w.ffn_norm, a_.x, T, 1, H, H, eps, DType::kF32, stream_));
+    DI_RETURN_IF_ERROR(moe(l, grouped_moe));
+    DI_RETURN_IF_ERROR(kc::hc_post(a_.out, a_.post, a_.comb, T, c.hc_mult, H, a_.streams, stream_));
   }
-  const int64_t first = seq.all_logits ? 0 : L - 1, rows = L - first;
-  const float* st = a_.streams + first * hc * H;
-  DI_RETURN_IF_ERROR(kc::rms_norm(st, nullptr, a_.nstreams, rows, 1, hc * H, hc * H, eps, DType::kF32, stream_));
-  DI_RETURN_IF_ERROR(
-      gemm_.linear(a_.nstreams, rows, hc * H, hc * H, hc_head_.fn, hc, DType::kF32, a_.mixes, hc, DType::kF32));
-  DI_RETURN_IF_ERROR(kc::hc_head(a_.mixes, hc_head_.base, hc_head_.scale, st, rows, c.hc_mult, H,
-                                 static_cast<float>(c.hc_eps), a_.y, stream_));
-  DI_RETURN_IF_ERROR(kc::rms_norm(a_.y, norm_, a_.y, rows, 1, H, H, eps, DType::kF32, stream_));
-  return linear(a_.y, rows, H, H, head_, c.vocab_size, logits, c.vocab_size);
+  return head();
 }
 
-Status V4CudaModel::attention(const Seq& seq, int32_t layer) {
+Status V4CudaModel::head() {
+  const DeepseekV4Config& c = config_;
+  const int64_t R = logit_rows_, H = c.hidden_size, hc = c.hc_mult;
+  const float eps = static_cast<float>(c.rms_norm_eps);
+  DI_RETURN_IF_ERROR(kc::gather_rows(a_.streams, step_.logit_rows(), R, hc * H, a_.head_streams, stream_));
+  DI_RETURN_IF_ERROR(
+      kc::rms_norm(a_.head_streams, nullptr, a_.nstreams, R, 1, hc * H, hc * H, eps, DType::kF32, stream_));
+  DI_RETURN_IF_ERROR(
+      gemm_.linear(a_.nstreams, R, hc * H, hc * H, hc_head_.fn, hc, DType::kF32, a_.mixes, hc, DType::kF32));
+  DI_RETURN_IF_ERROR(kc::hc_head(a_.mixes, hc_head_.base, hc_head_.scale, a_.head_streams, R, c.hc_mult, H,
+                                 static_cast<float>(c.hc_eps), a_.y, stream_));
+  DI_RETURN_IF_ERROR(kc::rms_norm(a_.y, norm_, a_.y, R, 1, H, H, eps, DType::kF32, stream_));
+  return linear(a_.y, R, H, H, head_, c.vocab_size, logits_dev_.as<float>(), c.vocab_size);
+}
+
+Status V4CudaModel::attention(int32_t layer) {
   const DeepseekV4Config& c = config_;
   const V4CudaLayer& w = layers_[layer];
   const AttnType type = c.layer_types[layer];
   const Rope& rope = type == AttnType::kSliding ? ropes_.main : ropes_.compress;
   const float* inv = (type == AttnType::kSliding ? inv_freq_main_ : inv_freq_compress_).as<const float>();
-  const int64_t L = seq.L, s = seq.s, H = c.hidden_size, nh = c.num_attention_heads, hd = c.head_dim,
-                W = c.sliding_window, qlr = c.q_lora_rank;
+  const kc::TokenBatch& tb = step_.device();
+  const int64_t T = rows_, H = c.hidden_size, nh = c.num_attention_heads, hd = c.head_dim, W = c.sliding_window,
+                qlr = c.q_lora_rank;
   const float eps = static_cast<float>(c.rms_norm_eps);
-  DI_RETURN_IF_ERROR(linear(a_.x, L, H, H, w.wq_a, qlr, a_.qr, qlr));
-  DI_RETURN_IF_ERROR(kc::rms_norm(a_.qr, w.q_norm, a_.qr, L, 1, qlr, qlr, eps, DType::kF32, stream_));
-  DI_RETURN_IF_ERROR(linear(a_.qr, L, qlr, qlr, w.wq_b, nh * hd, a_.q, nh * hd));
-  DI_RETURN_IF_ERROR(kc::rms_norm(a_.q, nullptr, a_.q, L, nh, hd, nh * hd, eps, DType::kF32, stream_));  // per head
-  DI_RETURN_IF_ERROR(linear(a_.x, L, H, H, w.wkv, hd, a_.kv, hd));
-  DI_RETURN_IF_ERROR(kc::rms_norm(a_.kv, w.kv_norm, a_.kv, L, 1, hd, hd, eps, DType::kF32, stream_));
+  DI_RETURN_IF_ERROR(linear(a_.x, T, H, H, w.wq_a, qlr, a_.qr, qlr));
+  DI_RETURN_IF_ERROR(kc::rms_norm(a_.qr, w.q_norm, a_.qr, T, 1, qlr, qlr, eps, DType::kF32, stream_));
+  DI_RETURN_IF_ERROR(linear(a_.qr, T, qlr, qlr, w.wq_b, nh * hd, a_.q, nh * hd));
+  DI_RETURN_IF_ERROR(kc::rms_norm(a_.q, nullptr, a_.q, T, nh, hd, nh * hd, eps, DType::kF32, stream_));  // per head
+  DI_RETURN_IF_ERROR(linear(a_.x, T, H, H, w.wkv, hd, a_.kv, hd));
+  DI_RETURN_IF_ERROR(kc::rms_norm(a_.kv, w.kv_norm, a_.kv, T, 1, hd, hd, eps, DType::kF32, stream_));
   DI_RETURN_IF_ERROR(
-      kc::rope_interleaved(a_.q, L, nh * hd, nh, hd, hd, s, 1, inv, rope.dim(), rope.scale(), false, stream_));
-  DI_RETURN_IF_ERROR(kc::rope_interleaved(a_.kv, L, hd, 1, hd, hd, s, 1, inv, rope.dim(), rope.scale(), false, stream_));
+      kc::rope_interleaved_at(a_.q, T, nh * hd, nh, hd, hd, tb.pos, inv, rope.dim(), rope.scale(), false, stream_));
+  DI_RETURN_IF_ERROR(
+      kc::rope_interleaved_at(a_.kv, T, hd, 1, hd, hd, tb.pos, inv, rope.dim(), rope.scale(), false, stream_));
 
   // Compressed entries first: a query may attend to a window that closes at its own token.
-  kc::SinkAttentionArgs args;
+  kc::SinkAttentionVarlenArgs args;
   const int32_t tl = layout_.type_layer[layer];
+  int64_t keys = std::min<int64_t>(max_end_, W);
   if (type == AttnType::kHCA) {
-    DI_RETURN_IF_ERROR(compress(seq, w.compressor, layout_.hca_kv, tl, layout_.hca_state, 0));
-    args.entries = seq.views[layout_.hca_kv];
+    DI_RETURN_IF_ERROR(compress(w.compressor, layout_.hca_kv, tl, layout_.hca_state, 0));
+    args.entry_group = layout_.hca_kv;
     args.compress_rate = c.compress_rate_hca;
+    keys += max_end_ / c.compress_rate_hca;
   } else if (type == AttnType::kCSA) {
-    DI_RETURN_IF_ERROR(compress(seq, w.compressor, layout_.csa_kv, tl, layout_.csa_state, 0));
-    DI_RETURN_IF_ERROR(compress(seq, w.indexer, layout_.csa_index_keys, tl, layout_.csa_state, 4 * hd));
-    DI_RETURN_IF_ERROR(indexer(seq, w, tl));
-    args.entries = seq.views[layout_.csa_kv];
+    DI_RETURN_IF_ERROR(compress(w.compressor, layout_.csa_kv, tl, layout_.csa_state, 0));
+    DI_RETURN_IF_ERROR(compress(w.indexer, layout_.csa_index_keys, tl, layout_.csa_state, 4 * hd));
+    DI_RETURN_IF_ERROR(indexer(w, tl));
+    args.entry_group = layout_.csa_kv;
     args.selected = a_.selected;
     args.selected_count = a_.count;
     args.selected_stride = c.index_topk;
+    keys += std::min<int64_t>(c.index_topk, max_visible_);
   }
+  args.batch = tb;
   args.entry_layer = tl;
   args.q = a_.q;
   args.kv = a_.kv;
   args.sinks = w.sinks;
   args.out = a_.attn;
-  args.scratch = a_.att_scratch;
-  args.num_tokens = L;
-  args.start_pos = s;
   args.num_heads = static_cast<int32_t>(nh);
   args.head_dim = static_cast<int32_t>(hd);
   args.scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  args.window = W;
-  args.window_cache = seq.views[layout_.swa_kv];
+  args.window = static_cast<int32_t>(W);
+  args.window_group = layout_.swa_kv;
   args.window_layer = layer;
-  args.max_keys = max_keys_;
-  DI_RETURN_IF_ERROR(kc::sink_attention(args, stream_));
+  args.splits = std::min(splits_, kc::sink_attention_varlen_splits(T, static_cast<int32_t>(nh), keys));
+  args.partial = a_.partial;
+  DI_RETURN_IF_ERROR(kc::sink_attention_varlen(args, stream_));
   // K=V carried rope into the output's rope slice: rotate it back by the query's position.
   DI_RETURN_IF_ERROR(
-      kc::rope_interleaved(a_.attn, L, nh * hd, nh, hd, hd, s, 1, inv, rope.dim(), rope.scale(), true, stream_));
+      kc::rope_interleaved_at(a_.attn, T, nh * hd, nh, hd, hd, tb.pos, inv, rope.dim(), rope.scale(), true, stream_));
 
-  // Grouped output projection: each group of heads down to o_lora_rank, then one mix to hidden.
+  // Grouped output projection: each group of heads down to o_lora_rank (one batched GEMM), then
+  // one mix to hidden.
   const int64_t groups = c.o_groups, rank = c.o_lora_rank, per_group = nh * hd / groups;
-  const auto* wo_a = static_cast<const uint8_t*>(w.wo_a);
-  for (int64_t g = 0; g < groups; ++g)
-    DI_RETURN_IF_ERROR(linear(a_.attn + g * per_group, L, per_group, nh * hd,
-                              wo_a + g * rank * per_group * kc::dtype_bytes(dtype_), rank, a_.grouped + g * rank,
-                              groups * rank));
-  DI_RETURN_IF_ERROR(linear(a_.grouped, L, groups * rank, groups * rank, w.wo_b, H, a_.out, H));
-
-  const int64_t first = std::max(s, s + L - W);
-  return kc::write_cache_rows(a_.kv + (first - s) * hd, hd, s + L - first, hd, seq.views[layout_.swa_kv], layer, first,
-                              W, 0, stream_);
+  const void* x = a_.attn;
+  if (dtype_ != DType::kF32) {
+    DI_RETURN_IF_ERROR(kc::convert_rows_from_f32(a_.attn, T, nh * hd, nh * hd, linear_stage_, dtype_, stream_));
+    x = linear_stage_;
+  }
+  DI_RETURN_IF_ERROR(gemm_.linear_batched(x, T, per_group, nh * hd, per_group, w.wo_a, rank, rank * per_group, dtype_,
+                                          a_.grouped, groups * rank, rank, DType::kF32, groups));
+  DI_RETURN_IF_ERROR(linear(a_.grouped, T, groups * rank, groups * rank, w.wo_b, H, a_.out, H));
+  return kc::write_ring_rows_varlen(tb, a_.kv, hd, hd, layout_.swa_kv, layer, W, 0, stream_);
 }
 
-Status V4CudaModel::compress(const Seq& seq, const V4CudaCompressor& cw, int32_t entry_group, int32_t tl,
-                             int32_t state_group, int64_t state_offset_floats) {
+Status V4CudaModel::compress(const V4CudaCompressor& cw, int32_t entry_group, int32_t tl, int32_t state_group,
+                             int64_t state_offset_floats) {
   const DeepseekV4Config& c = config_;
-  const int64_t L = seq.L, s = seq.s, H = c.hidden_size, m = cw.rate, d = cw.dim;
+  const int64_t T = rows_, H = c.hidden_size, m = cw.rate, d = cw.dim;
   const int64_t width = cw.overlap ? 2 * d : d, ring = cw.overlap ? 2 * m : m;
-  DI_RETURN_IF_ERROR(linear(a_.x, L, H, H, cw.wkv, width, a_.ckv, width));
-  DI_RETURN_IF_ERROR(linear(a_.x, L, H, H, cw.wgate, width, a_.cgate, width));
-  kc::CompressArgs args;
+  DI_RETURN_IF_ERROR(linear(a_.x, T, H, H, cw.wkv, width, a_.ckv, width));
+  DI_RETURN_IF_ERROR(linear(a_.x, T, H, H, cw.wgate, width, a_.cgate, width));
+  const kc::TokenBatch& tb = step_.device();
+  kc::CompressVarlenArgs args;
+  args.batch = tb;
   args.kv = a_.ckv;
   args.gate = a_.cgate;
   args.ape = cw.ape;
-  args.out = a_.entries;
-  args.num_tokens = L;
-  args.start_pos = s;
+  args.norm = cw.norm;
+  args.eps = static_cast<float>(c.rms_norm_eps);
   args.dim = cw.dim;
   args.rate = cw.rate;
   args.overlap = cw.overlap;
-  args.state = seq.views[state_group];
+  args.state_group = state_group;
   args.state_layer = tl;
   args.state_offset = state_offset_floats * 4;
-  DI_RETURN_IF_ERROR(kc::compress_windows(args, stream_));
-  const int64_t first_win = s / m, windows = (s + L) / m - first_win;
-  if (windows > 0) {
-    const Rope& rope = ropes_.compress;
-    DI_RETURN_IF_ERROR(kc::rms_norm(a_.entries, cw.norm, a_.entries, windows, 1, d, d,
-                                    static_cast<float>(c.rms_norm_eps), DType::kF32, stream_));
-    DI_RETURN_IF_ERROR(kc::rope_interleaved(a_.entries, windows, d, 1, d, d, first_win * m, m,
-                                            inv_freq_compress_.as<const float>(), rope.dim(), rope.scale(), false,
-                                            stream_));
-    DI_RETURN_IF_ERROR(
-        kc::write_cache_rows(a_.entries, d, windows, d, seq.views[entry_group], tl, first_win, 0, 0, stream_));
-  }
+  args.entry_group = entry_group;
+  args.entry_layer = tl;
+  args.inv_freq = inv_freq_compress_.as<const float>();
+  args.rot_dim = ropes_.compress.dim();
+  args.rope_scale = ropes_.compress.scale();
+  DI_RETURN_IF_ERROR(kc::compress_windows_varlen(args, stream_));
   // The rows later windows still need, after the pooling above has read the old ones.
-  const int64_t first = std::max(s, s + L - ring), n = s + L - first;
-  const kc::CacheView& st = seq.views[state_group];
-  DI_RETURN_IF_ERROR(kc::write_cache_rows(a_.ckv + (first - s) * width, width, n, width, st, tl, first, ring,
-                                          state_offset_floats * 4, stream_));
-  return kc::write_cache_rows(a_.cgate + (first - s) * width, width, n, width, st, tl, first, ring,
-                              (state_offset_floats + width) * 4, stream_);
+  DI_RETURN_IF_ERROR(
+      kc::write_ring_rows_varlen(tb, a_.ckv, width, width, state_group, tl, ring, state_offset_floats * 4, stream_));
+  return kc::write_ring_rows_varlen(tb, a_.cgate, width, width, state_group, tl, ring,
+                                    (state_offset_floats + width) * 4, stream_);
 }
 
-Status V4CudaModel::indexer(const Seq& seq, const V4CudaLayer& w, int32_t tl) {
+Status V4CudaModel::indexer(const V4CudaLayer& w, int32_t tl) {
   const DeepseekV4Config& c = config_;
-  const int64_t L = seq.L, s = seq.s, nih = c.index_n_heads, ihd = c.index_head_dim, qlr = c.q_lora_rank;
-  DI_RETURN_IF_ERROR(linear(a_.qr, L, qlr, qlr, w.index_wq_b, nih * ihd, a_.iq, nih * ihd));
-  DI_RETURN_IF_ERROR(linear(a_.x, L, c.hidden_size, c.hidden_size, w.index_weights_proj, nih, a_.iw, nih));
+  const int64_t T = rows_, nih = c.index_n_heads, ihd = c.index_head_dim, qlr = c.q_lora_rank;
+  const kc::TokenBatch& tb = step_.device();
+  DI_RETURN_IF_ERROR(linear(a_.qr, T, qlr, qlr, w.index_wq_b, nih * ihd, a_.iq, nih * ihd));
+  DI_RETURN_IF_ERROR(linear(a_.x, T, c.hidden_size, c.hidden_size, w.index_weights_proj, nih, a_.iw, nih));
   const Rope& rope = ropes_.compress;
-  DI_RETURN_IF_ERROR(kc::rope_interleaved(a_.iq, L, nih * ihd, nih, ihd, ihd, s, 1, inv_freq_compress_.as<const float>(),
-                                          rope.dim(), rope.scale(), false, stream_));
-  kc::IndexerArgs args;
+  DI_RETURN_IF_ERROR(kc::rope_interleaved_at(a_.iq, T, nih * ihd, nih, ihd, ihd, tb.pos,
+                                             inv_freq_compress_.as<const float>(), rope.dim(), rope.scale(), false,
+                                             stream_));
+  kc::IndexerVarlenArgs args;
+  args.batch = tb;
   args.q = a_.iq;
   args.weights = a_.iw;
-  args.keys = seq.views[layout_.csa_index_keys];
+  args.key_group = layout_.csa_index_keys;
   args.key_layer = tl;
-  args.num_tokens = L;
-  args.start_pos = s;
   args.heads = static_cast<int32_t>(nih);
   args.head_dim = static_cast<int32_t>(ihd);
   args.rate = c.compress_rate_csa;
@@ -364,23 +569,23 @@ Status V4CudaModel::indexer(const Seq& seq, const V4CudaLayer& w, int32_t tl) {
   args.softmax_scale = 1.0f / std::sqrt(static_cast<float>(ihd));
   args.weight_scale = 1.0f / std::sqrt(static_cast<float>(nih));
   args.scores = a_.scores;
-  args.max_visible = (s + L) / c.compress_rate_csa;
+  args.max_visible = max_visible_;
   args.selected = a_.selected;
   args.count = a_.count;
-  return kc::indexer_topk(args, stream_);
+  return kc::indexer_topk_varlen(args, stream_);
 }
 
-Status V4CudaModel::moe(const Seq& seq, int32_t layer) {
+Status V4CudaModel::moe(int32_t layer, bool grouped) {
   const DeepseekV4Config& c = config_;
   const V4CudaLayer& w = layers_[layer];
-  const int64_t L = seq.L, H = c.hidden_size, E = c.n_routed_experts, K = c.num_experts_per_tok,
+  const int64_t T = rows_, H = c.hidden_size, E = c.n_routed_experts, K = c.num_experts_per_tok,
                 I = c.moe_intermediate_size;
   const float limit = static_cast<float>(c.swiglu_limit);
   const bool hash = c.mlp_layer_types[layer] == MlpType::kHashMoe;
-  DI_RETURN_IF_ERROR(linear(a_.x, L, H, H, w.gate, E, a_.rlogits, E));
+  DI_RETURN_IF_ERROR(linear(a_.x, T, H, H, w.gate, E, a_.rlogits, E));
   kc::RoutingArgs r;
   r.logits = a_.rlogits;
-  r.rows = L;
+  r.rows = T;
   r.experts = static_cast<int32_t>(E);
   r.top_k = static_cast<int32_t>(K);
   r.score = c.scoring_func == ScoringFunc::kSqrtSoftplus ? kc::RouterScore::kSqrtSoftplus
@@ -388,16 +593,47 @@ Status V4CudaModel::moe(const Seq& seq, int32_t layer) {
                                                          : kc::RouterScore::kSoftmax;
   r.bias = hash ? nullptr : w.gate_bias;
   r.tid2eid = hash ? w.tid2eid : nullptr;
-  r.tokens = seq.ids;
+  r.tokens = step_.device().ids;
   r.routed_scaling = static_cast<float>(c.routed_scaling_factor);
   r.expert_ids = a_.eids;
   r.expert_weights = a_.ew;
   DI_RETURN_IF_ERROR(kc::moe_route(r, stream_));
   // The shared expert writes the output; routed experts add to it, in expert order as on the CPU.
-  DI_RETURN_IF_ERROR(linear(a_.x, L, H, H, w.shared.w13, 2 * I, a_.gu, 2 * I));
-  DI_RETURN_IF_ERROR(kc::clamped_swiglu(a_.gu, L, I, limit, a_.act, stream_));
-  DI_RETURN_IF_ERROR(linear(a_.act, L, I, I, w.shared.w2, H, a_.out, H));
+  DI_RETURN_IF_ERROR(linear(a_.x, T, H, H, w.shared.w13, 2 * I, a_.gu, 2 * I));
+  DI_RETURN_IF_ERROR(kc::clamped_swiglu(a_.gu, T, I, limit, a_.act, stream_));
+  DI_RETURN_IF_ERROR(linear(a_.act, T, I, I, w.shared.w2, H, a_.out, H));
+  return grouped ? moe_routed_grouped(w) : moe_routed_by_expert(w);
+}
 
+Status V4CudaModel::moe_routed_grouped(const V4CudaLayer& w) {
+  const DeepseekV4Config& c = config_;
+  const int64_t T = rows_, K = c.num_experts_per_tok, pairs = T * K;
+  DI_RETURN_IF_ERROR(kc::moe_group_pairs(a_.eids, pairs, c.n_routed_experts, a_.offsets, a_.slot_pair,
+                                         bad_id_.as<int32_t>(), stream_));
+  kc::MoeGroupedArgs g;
+  g.x = a_.x;
+  g.offsets = a_.offsets;
+  g.slot_pair = a_.slot_pair;
+  g.pairs = pairs;
+  g.top_k = static_cast<int32_t>(K);
+  g.experts = c.n_routed_experts;
+  g.hidden = c.hidden_size;
+  g.inter = c.moe_intermediate_size;
+  g.w13 = w.w13_table;
+  g.w2 = w.w2_table;
+  g.dtype = dtype_;
+  g.swiglu_limit = static_cast<float>(c.swiglu_limit);
+  g.act = a_.pair_act;
+  g.y = a_.pair_y;
+  DI_RETURN_IF_ERROR(kc::moe_grouped_mlp(g, stream_));
+  return kc::moe_combine_pairs(a_.pair_y, a_.ew, a_.eids, T, static_cast<int32_t>(K), c.hidden_size, a_.out, stream_);
+}
+
+Status V4CudaModel::moe_routed_by_expert(const V4CudaLayer& w) {
+  const DeepseekV4Config& c = config_;
+  const int64_t L = rows_, H = c.hidden_size, E = c.n_routed_experts, K = c.num_experts_per_tok,
+                I = c.moe_intermediate_size;
+  const float limit = static_cast<float>(c.swiglu_limit);
   // Which rows each expert takes: the routing comes back to the host (one sync per MoE layer).
   DI_ASSIGN_OR_RETURN(const std::vector<int64_t> count,
                       expert_rows_.group(a_.eids, a_.ew, L, K, E, a_.erows, a_.erow_weights, stream_, "deepseek_v4"));

@@ -1,18 +1,24 @@
 // V4CudaModel: the deepseek_v4 family on one CUDA GPU, op for op the CPU DeepseekV4Model (the
 // reference it must match): the large matrices in the checkpoint's dtype (fp32 or bf16, fp32
-// accumulation), activations, mHC streams, norms and caches in fp32. Sequences run one after
-// another through the same cache groups as the CPU model, in device memory. CUDA builds only.
+// accumulation), activations, mHC streams, norms and caches in fp32. Every op runs once for all
+// rows of a step (prefill chunks and decode tokens of many sequences, through a TokenBatch);
+// decode steps of few tokens route their experts on the device and replay as CUDA graphs
+// (padded batch buckets); larger steps group their experts on the host (one sync per MoE layer)
+// and run one cuBLAS GEMM per expert. CUDA builds only.
 #pragma once
 
 #ifdef DI_WITH_CUDA
 
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/model/cuda/device_model.h"
 #include "engine/model/cuda/device_weights.h"
 #include "engine/model/cuda/expert_rows.h"
+#include "engine/model/cuda/step_batch.h"
 #include "engine/model/deepseek_v4/attention.h"
 #include "engine/model/deepseek_v4/chunk.h"
 #include "engine/model/deepseek_v4/config.h"
@@ -62,6 +68,8 @@ struct V4CudaLayer {
   const int32_t* tid2eid = nullptr;  // hash layers
   std::vector<V4CudaExpert> experts;
   V4CudaExpert shared;
+  const void* const* w13_table = nullptr;  // device [experts] of the experts' w13 / w2 pointers
+  const void* const* w2_table = nullptr;
 };
 
 class V4CudaModel final : public cuda::DeviceModel {
@@ -69,27 +77,43 @@ class V4CudaModel final : public cuda::DeviceModel {
   // Uploads `host` (as load_weights returned it) in the checkpoint's dtype, then drops it.
   static Result<std::unique_ptr<Model>> load(const std::string& model_dir, DeepseekV4Config config,
                                              std::unique_ptr<DeepseekV4Weights> host, const ModelOptions& options);
+  // A model of `config`'s shape with random weights drawn on the device from `seed` (benchmarks:
+  // no checkpoint, no host copies). Hash layers get a random tid2eid table.
+  static Result<std::unique_ptr<V4CudaModel>> random(DeepseekV4Config config, kernels::cuda::DType dtype,
+                                                     uint64_t seed, const ModelOptions& options);
+  ~V4CudaModel() override;
 
   Status forward(const ForwardBatch& batch, std::vector<float>& logits) override;
+  int64_t weight_bytes() const { return weights_.bytes(); }
+  const DeepseekV4Config& config() const { return config_; }
 
  private:
-  using Seq = cuda::DeviceSeq;  // views by cache group (layout_)
-
   V4CudaModel(DeepseekV4Config config, kernels::cuda::DType dtype, const ModelOptions& options, std::string model_dir);
   Status init_device();
   Status upload(const DeepseekV4Weights& host);
-  Status reserve(const ForwardBatch& batch);
-  Status run_sequence(const Seq& seq, float* logits);
-  Status hc_pre(const V4CudaHc& hc, int64_t L);
-  Status attention(const Seq& seq, int32_t layer);
-  Status compress(const Seq& seq, const V4CudaCompressor& cw, int32_t entry_group, int32_t type_layer,
-                  int32_t state_group, int64_t state_offset_floats);
-  Status indexer(const Seq& seq, const V4CudaLayer& w, int32_t type_layer);
-  Status moe(const Seq& seq, int32_t layer);
+  Status randomize(uint64_t seed);
+  Status build_expert_tables();
+  // Workspaces for `rows` rows, contexts up to `max_end` tokens and `logit_rows` logits rows;
+  // sets *moved when they had to be reallocated.
+  Status reserve(int64_t rows, int64_t max_end, int64_t logit_rows, bool* moved);
+  // The whole forward over the uploaded StepBatch, into logits_dev_ (capturable when `grouped_moe`).
+  Status run_step(bool grouped_moe);
+  Status hc_pre(const V4CudaHc& hc);
+  Status attention(int32_t layer);
+  Status compress(const V4CudaCompressor& cw, int32_t entry_group, int32_t type_layer, int32_t state_group,
+                  int64_t state_offset_floats);
+  Status indexer(const V4CudaLayer& w, int32_t type_layer);
+  Status moe(int32_t layer, bool grouped);
+  Status moe_routed_grouped(const V4CudaLayer& w);
+  Status moe_routed_by_expert(const V4CudaLayer& w);
+  Status head();
+  Status launch_graph(bool* ran);
+  void clear_graphs();
 
   DeepseekV4Config config_;
   CacheLayout layout_;
   Ropes ropes_;
+  bool enforce_eager_ = false;
 
   cuda::DeviceWeights weights_;
   const void* embed_ = nullptr;
@@ -97,18 +121,21 @@ class V4CudaModel final : public cuda::DeviceModel {
   const float* norm_ = nullptr;
   V4CudaHc hc_head_;
   std::vector<V4CudaLayer> layers_;
-  kernels::cuda::DeviceBuffer inv_freq_main_, inv_freq_compress_;
+  kernels::cuda::DeviceBuffer inv_freq_main_, inv_freq_compress_, expert_tables_;
 
-  // Per-forward metadata and activations (sized for the batch's longest chunk and context).
-  kernels::cuda::DeviceBuffer act_;
+  cuda::StepBatch step_;
+  int64_t rows_ = 0, max_end_ = 0, logit_rows_ = 0;  // what the workspaces are carved for
+  int64_t max_visible_ = 0, grouped_pairs_ = 0;
+  int32_t splits_ = 1;
+  kernels::cuda::DeviceBuffer act_, logits_dev_, bad_id_;  // bad_id_: set when a routed id is out of range
   cuda::ExpertRows expert_rows_;
   struct Act {
     float *streams, *nstreams, *mixes, *post, *comb, *x, *out, *qr, *q, *kv, *attn, *grouped;
-    float *ckv, *cgate, *entries, *iq, *iw, *scores, *att_scratch, *rlogits, *ew, *gx, *gu, *act, *y;
-    int32_t *selected, *count, *eids, *erows;
-    float* erow_weights;
+    float *ckv, *cgate, *iq, *iw, *scores, *partial, *rlogits, *ew, *gx, *gu, *act, *y, *erow_weights;
+    float *pair_act, *pair_y, *head_streams;
+    int32_t *selected, *count, *eids, *erows, *offsets, *slot_pair;
   } a_{};
-  int64_t max_keys_ = 0, max_visible_ = 0;
+  std::map<std::pair<int64_t, int64_t>, void*> graphs_;  // (rows, context bucket) -> cudaGraphExec_t
 };
 
 }  // namespace di::engine::deepseek_v4

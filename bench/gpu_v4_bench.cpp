@@ -1,0 +1,224 @@
+// bench_gpu_v4: a DeepSeek-V4-Flash-width model (transformers' DeepseekV4Config defaults: hidden
+// 4096, 64 heads x 512, q_lora 1024, 8 output groups of rank 1024, window 128, indexer 64 x 128
+// top-512, hc_mult 4, 256 routed experts of width 2048, top-6 + 1 shared, vocab 129,280) cut to
+// three layers (sliding + hash-routed MoE, CSA, HCA), random bf16 weights drawn on the GPU.
+// Decode at batch 1, 8, 32 and 128 after a 4k-token context against the bytes a step must read
+// (the weights it touches once, the KV entries each sequence attends to), at the read bandwidth
+// measured in the same run; an 8k-token prefill against the FLOP floor at the measured bf16 GEMM
+// rate. Prints a table and, with --append FILE COMMIT DEVICE, appends rows to bench/RESULTS.md.
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench/gpu_bench_util.h"
+#include "engine/model/cuda/device_cache.h"
+#include "engine/model/deepseek_v4/v4_cuda_model.h"
+#include "kernels/cuda/ceilings.h"
+#include "kernels/cuda/device.h"
+
+namespace kc = di::kernels::cuda;
+using namespace di::engine;
+using deepseek_v4::AttnType;
+using deepseek_v4::MlpType;
+
+using di::bench::median;
+using di::bench::now_ms;
+using di::bench::ResultRow;
+
+namespace {
+
+deepseek_v4::DeepseekV4Config flash_width_slice() {
+  deepseek_v4::DeepseekV4Config c;
+  c.vocab_size = 129280;
+  c.hidden_size = 4096;
+  c.num_hidden_layers = 3;
+  c.num_attention_heads = 64;
+  c.head_dim = 512;
+  c.qk_rope_head_dim = 64;
+  c.q_lora_rank = 1024;
+  c.o_groups = 8;
+  c.o_lora_rank = 1024;
+  c.moe_intermediate_size = 2048;
+  c.n_routed_experts = 256;
+  c.num_experts_per_tok = 6;
+  c.sliding_window = 128;
+  c.hc_mult = 4;
+  c.index_n_heads = 64;
+  c.index_head_dim = 128;
+  c.index_topk = 512;
+  c.max_position_embeddings = 1 << 20;
+  c.layer_types = {AttnType::kSliding, AttnType::kCSA, AttnType::kHCA};
+  c.mlp_layer_types = {MlpType::kHashMoe, MlpType::kMoe, MlpType::kMoe};
+  c.rope_main = {.rope_type = "default", .rope_theta = 10000.0, .dim = 64};
+  c.rope_compress = {.rope_type = "yarn", .rope_theta = 160000.0, .dim = 64, .factor = 16.0,
+                     .original_max_position_embeddings = 65536, .beta_fast = 32.0, .beta_slow = 1.0};
+  return c;
+}
+
+// Parameters (bf16 elements) a decode step reads whatever the batch, and those of one routed expert.
+struct Params {
+  double dense = 0, expert = 0, head = 0;
+};
+
+Params count_params(const deepseek_v4::DeepseekV4Config& c) {
+  const double H = c.hidden_size, nh = c.num_attention_heads, hd = c.head_dim, qlr = c.q_lora_rank,
+               I = c.moe_intermediate_size, E = c.n_routed_experts, ih = c.index_n_heads, ihd = c.index_head_dim;
+  Params p;
+  p.expert = 3 * H * I;
+  for (size_t l = 0; l < c.layer_types.size(); ++l) {
+    p.dense += qlr * H + nh * hd * qlr + hd * H + c.o_groups * c.o_lora_rank * (nh * hd / c.o_groups) +
+               H * c.o_groups * c.o_lora_rank;  // attention
+    p.dense += E * H + p.expert;                 // router + shared expert
+    if (c.layer_types[l] == AttnType::kCSA) p.dense += 2 * 2 * hd * H + 2 * 2 * ihd * H + ih * ihd * qlr + ih * H;
+    if (c.layer_types[l] == AttnType::kHCA) p.dense += 2 * hd * H;
+  }
+  p.head = double(c.vocab_size) * H;
+  return p;
+}
+
+// Copies every group of `from` into `to` (same specs): sequences that share a prefilled context.
+void copy_cache(const std::vector<CacheGroupSpec>& specs, SequenceCache& from, SequenceCache& to) {
+  for (size_t g = 0; g < specs.size(); ++g) {
+    PagedGroupView a, b;
+    if (!from.paged_view(static_cast<int32_t>(g), &a) || !to.paged_view(static_cast<int32_t>(g), &b)) std::exit(1);
+    CHECK(kc::cuda_status(cudaMemcpy(b.base, a.base, static_cast<size_t>(a.layer_stride * specs[g].num_layers),
+                                     cudaMemcpyDeviceToDevice),
+                          "cache copy"));
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const di::bench::BenchArgs args = di::bench::parse_bench_args(argc, argv);
+  auto bw_r = kc::measure_read_bandwidth(int64_t{4} << 30);
+  CHECK(bw_r.status());
+  auto fl_r = kc::measure_gemm_rate(8192);
+  CHECK(fl_r.status());
+  const double bw = *bw_r, flops = *fl_r;
+  std::printf("ceilings: read %.2f TB/s, bf16 GEMM 8192^3 %.0f TFLOP/s (%s)\n", bw / 1e12, flops / 1e12,
+              args.gpu_name.c_str());
+
+  const deepseek_v4::DeepseekV4Config cfg = flash_width_slice();
+  ModelOptions opts;
+  opts.device = "cuda";
+  const double t_load = now_ms();
+  auto made = deepseek_v4::V4CudaModel::random(cfg, kc::DType::kBF16, 1234, opts);
+  CHECK(made.status());
+  deepseek_v4::V4CudaModel& model = **made;
+  const Params params = count_params(cfg);
+  std::printf("model: %.2f GB of bf16 weights (made in %.1f s); a step reads %.2f GB dense + head, %.1f MB per routed expert\n",
+              model.weight_bytes() / 1e9, (now_ms() - t_load) / 1e3, (params.dense + params.head) * 2 / 1e9,
+              params.expert * 2 / 1e6);
+
+  const int64_t V = cfg.vocab_size, L = cfg.num_hidden_layers, E = cfg.n_routed_experts, K = cfg.num_experts_per_tok;
+  std::mt19937 rng(42);
+  std::uniform_int_distribution<int32_t> tok(0, static_cast<int32_t>(V - 1));
+  std::vector<ResultRow> rows;
+
+  // KV bytes one decode token reads at context `ctx`: window rows in every layer, the indexer's
+  // keys and top-k entries in CSA layers, all compressed entries in HCA layers (fp32 caches).
+  auto kv_bytes = [&](double ctx) {
+    double b = 0;
+    for (AttnType t : cfg.layer_types) {
+      b += std::min<double>(ctx, cfg.sliding_window) * cfg.head_dim * 4;
+      if (t == AttnType::kCSA)
+        b += ctx / cfg.compress_rate_csa * cfg.index_head_dim * 4 +
+             std::min<double>(cfg.index_topk, ctx / cfg.compress_rate_csa) * cfg.head_dim * 4;
+      if (t == AttnType::kHCA) b += ctx / cfg.compress_rate_hca * cfg.head_dim * 4;
+    }
+    return b;
+  };
+
+  const int ctx = 4096;
+  std::vector<int32_t> prompt(ctx);
+  for (int32_t& x : prompt) x = tok(rng);
+  auto first = cuda::DeviceSequenceCache::create(model.cache_groups(), ctx + 64);
+  CHECK(first.status());
+  std::vector<float> logits;
+  {
+    ForwardBatch pre;
+    pre.seqs.push_back({prompt.data(), ctx, 0, first->get(), false});
+    CHECK(model.forward(pre, logits));
+  }
+
+  for (int B : {1, 8, 32, 128}) {
+    const int steps = B >= 32 ? 16 : 32;
+    di::bench::DecodeBatch d;
+    for (int b = 0; b < B; ++b) {
+      auto c = cuda::DeviceSequenceCache::create(model.cache_groups(), ctx + steps + 2);
+      CHECK(c.status());
+      copy_cache(model.cache_groups(), **first, **c);
+      d.caches.push_back(std::move(c).value());
+      d.ids.push_back(prompt);
+    }
+    std::vector<double> t;
+    for (int s = 0; s < steps + 2; ++s) {
+      for (std::vector<int32_t>& seq : d.ids) seq.push_back(tok(rng));
+      ForwardBatch step = d.last_tokens();
+      const double t0 = now_ms();
+      CHECK(model.forward(step, logits));
+      if (s >= 2) t.push_back(now_ms() - t0);  // the first steps capture the graph
+    }
+    const double ms = median(t);
+    // Routed experts a step touches: each layer's distinct experts among B * K uniform picks.
+    const double touched = L * E * (1 - std::pow(1 - double(K) / E, B));
+    const double bytes = (params.dense + params.head + touched * params.expert) * 2 + B * kv_bytes(ctx + steps / 2.0);
+    const double floor_ms = bytes / bw * 1e3;
+    char m[160], c[200], r[32], n[240];
+    std::snprintf(m, sizeof m, "%.3f ms/step = %.1f tok/s", ms, B * 1e3 / ms);
+    std::snprintf(c, sizeof c, "floor %.3f ms (%.2f GB: weights touched + KV at %.2f TB/s read)", floor_ms, bytes / 1e9,
+                  bw / 1e12);
+    std::snprintf(r, sizeof r, "%.0f%%", 100 * floor_ms / ms);
+    std::snprintf(n, sizeof n,
+                  "median of %d steps, host wall time per forward incl. metadata upload and the logits copy; "
+                  "decode replayed as CUDA graphs; experts grouped on the device",
+                  steps);
+    rows.push_back({"deepseek-v4-flash width (3 layers: SWA+hash, CSA, HCA; 256 experts) bf16 decode batch " +
+                        std::to_string(B) + ", ctx 4096",
+                    m, c, r, n});
+    std::printf("decode B=%d ctx=%d: %s | %s | %s\n", B, ctx, m, c, r);
+  }
+
+  {
+    const int S = 8192;
+    auto c = cuda::DeviceSequenceCache::create(model.cache_groups(), S);
+    CHECK(c.status());
+    std::vector<int32_t> ids(S);
+    for (int32_t& x : ids) x = tok(rng);
+    std::vector<double> t;
+    for (int i = 0; i < 3; ++i) {
+      ForwardBatch pre;
+      pre.seqs.push_back({ids.data(), S, 0, c->get(), false});
+      const double t0 = now_ms();
+      CHECK(model.forward(pre, logits));
+      t.push_back(now_ms() - t0);
+    }
+    const double ms = median(t);
+    const double active = params.dense + K * params.expert * L;  // per token, embedding apart
+    double attn = 0;  // QK and PV over each token's keys, every head
+    for (AttnType ty : cfg.layer_types) {
+      const double keys = std::min<double>(S / 2.0, cfg.sliding_window) +
+                          (ty == AttnType::kCSA ? std::min<double>(cfg.index_topk, S / 2.0 / 4)
+                           : ty == AttnType::kHCA ? S / 2.0 / 128
+                                                  : 0);
+      attn += 4.0 * S * keys * cfg.num_attention_heads * cfg.head_dim;
+    }
+    const double fl = 2.0 * active * S + attn + 2.0 * V * cfg.hidden_size;
+    const double floor_ms = fl / flops * 1e3;
+    char m[160], cc[160], r[32];
+    std::snprintf(m, sizeof m, "%.1f ms (%.0f tok/s, %.0f TFLOP/s effective)", ms, S * 1e3 / ms, fl / (ms * 1e-3) / 1e12);
+    std::snprintf(cc, sizeof cc, "floor %.1f ms (%.1f TFLOP at %.0f TFLOP/s)", floor_ms, fl / 1e12, flops / 1e12);
+    std::snprintf(r, sizeof r, "%.0f%%", 100 * floor_ms / ms);
+    rows.push_back({"deepseek-v4-flash width (3 layers, 256 experts) bf16 prefill, one 8192-token prompt", m, cc, r,
+                    "median of 3; cuBLAS dense GEMMs, one cuBLAS GEMM per routed expert (host-grouped), CUDA-core attention"});
+    std::printf("prefill S=%d: %s | %s | %s\n", S, m, cc, r);
+  }
+
+  di::bench::append_rows(args, rows);
+  return 0;
+}

@@ -1,0 +1,230 @@
+// moe_grouped: see moe_grouped.h. Grouping is one block (a counting sort in shared memory).
+// Each pass runs a block per (expert, column tile): it loads up to kRows of its expert's input
+// rows into shared memory, and each warp streams its columns' weight rows once for them with
+// 16-byte loads, so the bytes read are each active expert's weights, once.
+#include <algorithm>
+
+#include "kernels/cuda/common.cuh"
+#include "kernels/cuda/moe_grouped.h"
+#include "kernels/cuda/moe_routing.h"
+
+namespace di::kernels::cuda {
+namespace {
+
+constexpr int kRows = 4;         // input rows per shared-memory tile
+constexpr int kWarps = 8;
+constexpr int kColsPerWarp = 4;  // output columns a warp computes per tile
+constexpr int kColsPerBlock = kWarps * kColsPerWarp;
+
+__global__ void group_pairs_kernel(const int32_t* ids, int64_t pairs, int32_t experts, int32_t* offsets,
+                                   int32_t* slot_pair, int32_t* bad_id) {
+  __shared__ int32_t cursor[kMaxGroupedExperts];
+  for (int e = threadIdx.x; e < experts; e += blockDim.x) cursor[e] = 0;
+  __syncthreads();
+  for (int64_t p = threadIdx.x; p < pairs; p += blockDim.x) {
+    const int32_t e = ids[p];
+    if (e < 0 || e >= experts) {
+      *bad_id = 1;
+      continue;
+    }
+    atomicAdd(&cursor[e], 1);
+  }
+  __syncthreads();
+  if (threadIdx.x < 32) {  // exclusive scan: each lane a contiguous run of experts, then across lanes
+    const int lane = threadIdx.x, per = (experts + 31) / 32;
+    const int lo = lane * per < experts ? lane * per : experts, hi = lo + per < experts ? lo + per : experts;
+    int32_t run = 0;
+    for (int e = lo; e < hi; ++e) run += cursor[e];
+    int32_t incl = run;
+    for (int o = 1; o < 32; o <<= 1) {
+      const int32_t v = __shfl_up_sync(0xffffffffu, incl, o);
+      if (lane >= o) incl += v;
+    }
+    int32_t at = incl - run;
+    for (int e = lo; e < hi; ++e) {
+      const int32_t c = cursor[e];
+      cursor[e] = at;
+      offsets[e] = at;
+      at += c;
+    }
+    if (lane == 31) offsets[experts] = incl;
+  }
+  __syncthreads();
+  for (int64_t p = threadIdx.x; p < pairs; p += blockDim.x) {
+    const int32_t e = ids[p];
+    if (e < 0 || e >= experts) continue;
+    slot_pair[atomicAdd(&cursor[e], 1)] = static_cast<int32_t>(p);
+  }
+}
+
+template <typename W>
+__device__ __forceinline__ float rounded(float v) {
+  return to_f32(from_f32<W>(v));
+}
+
+// Loads VEC weights of row `w` at column k into f.
+template <typename W, int VEC>
+__device__ __forceinline__ void load_vec(const W* w, int64_t k, float* f) {
+  if constexpr (VEC == 1) {
+    f[0] = to_f32(w[k]);
+  } else if constexpr (sizeof(W) == 2) {
+    static_assert(VEC == 8);
+    const uint4 raw = *reinterpret_cast<const uint4*>(w + k);
+    const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&raw);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const float2 t = __bfloat1622float2(h[i]);
+      f[2 * i] = t.x;
+      f[2 * i + 1] = t.y;
+    }
+  } else {
+    static_assert(VEC == 4);
+    const float4 t = *reinterpret_cast<const float4*>(w + k);
+    f[0] = t.x;
+    f[1] = t.y;
+    f[2] = t.z;
+    f[3] = t.w;
+  }
+}
+
+// kGateUp: columns n of the gate rows and of the up rows (inter + n), SwiGLU'd into act[pair, n];
+// else: column n of w2 into y[pair, n].
+template <typename W, int VEC, bool kGateUp>
+__global__ void grouped_pass_kernel(MoeGroupedArgs a) {
+  extern __shared__ float xs[];  // [kRows][K]
+  const int32_t e = blockIdx.y;
+  const int32_t begin = a.offsets[e], end = a.offsets[e + 1];
+  if (begin == end) return;
+  const int64_t K = kGateUp ? a.hidden : a.inter, N = kGateUp ? a.inter : a.hidden;
+  const float* in = kGateUp ? a.x : a.act;
+  const W* w = static_cast<const W*>(kGateUp ? a.w13[e] : a.w2[e]);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const float limit = a.swiglu_limit;
+  for (int32_t r0 = begin; r0 < end; r0 += kRows) {
+    const int nr = end - r0 < kRows ? end - r0 : kRows;
+    __syncthreads();  // the previous tile is read by every warp
+    for (int64_t idx = threadIdx.x; idx < nr * K; idx += blockDim.x) {
+      const int r = static_cast<int>(idx / K);
+      const int64_t k = idx - r * K, pair = a.slot_pair[r0 + r];
+      const int64_t src = kGateUp ? pair / a.top_k : pair;
+      xs[idx] = rounded<W>(in[src * K + k]);
+    }
+    __syncthreads();
+    for (int c = 0; c < kColsPerWarp; ++c) {
+      const int64_t n = int64_t{blockIdx.x} * kColsPerBlock + warp * kColsPerWarp + c;
+      if (n >= N) break;
+      float acc[kRows] = {}, acc_up[kRows] = {};
+      const W* wg = w + n * K;
+      const W* wu = kGateUp ? w + (a.inter + n) * K : nullptr;
+#pragma unroll 2
+      for (int64_t k0 = int64_t{lane} * VEC; k0 < K; k0 += 32 * VEC) {
+        float fg[VEC], fu[VEC];
+        load_vec<W, VEC>(wg, k0, fg);
+        if constexpr (kGateUp) load_vec<W, VEC>(wu, k0, fu);
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) {
+          if (r < nr) {
+            const float* xr = xs + r * K + k0;
+#pragma unroll
+            for (int v = 0; v < VEC; ++v) {
+              acc[r] += fg[v] * xr[v];
+              if constexpr (kGateUp) acc_up[r] += fu[v] * xr[v];
+            }
+          }
+        }
+      }
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        if (r < nr) {
+          const float g = warp_sum(acc[r]);
+          const int64_t pair = a.slot_pair[r0 + r];
+          if constexpr (kGateUp) {
+            const float u = warp_sum(acc_up[r]);
+            if (lane == 0) {
+              const float gc = fminf(g, limit), uc = fminf(fmaxf(u, -limit), limit);
+              a.act[pair * a.inter + n] = gc / (1.0f + expf(-gc)) * uc;
+            }
+          } else if (lane == 0) {
+            a.y[pair * a.hidden + n] = g;
+          }
+        }
+      }
+    }
+  }
+}
+
+template <typename W, bool kGateUp>
+Status launch_pass(const MoeGroupedArgs& a, void* stream) {
+  const int64_t K = kGateUp ? a.hidden : a.inter, N = kGateUp ? a.inter : a.hidden;
+  const size_t smem = static_cast<size_t>(kRows * K) * sizeof(float);
+  constexpr int kVec = sizeof(W) == 2 ? 8 : 4;
+  const bool vec = K % kVec == 0;
+  auto kernel = vec ? grouped_pass_kernel<W, kVec, kGateUp> : grouped_pass_kernel<W, 1, kGateUp>;
+  if (smem > 48 * 1024) {
+    const cudaError_t err =
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+    if (err != cudaSuccess)
+      return Status::unsupported("moe_grouped_mlp: rows of " + std::to_string(K) + " inputs do not fit shared memory");
+  }
+  const dim3 grid(static_cast<unsigned>((N + kColsPerBlock - 1) / kColsPerBlock), static_cast<unsigned>(a.experts));
+  kernel<<<grid, kWarps * 32, smem, as_stream(stream)>>>(a);
+  return launch_status(kGateUp ? "moe grouped gate_up" : "moe grouped down");
+}
+
+__global__ void combine_kernel(const float* y, const float* weights, const int32_t* ids, int32_t top_k, int64_t hidden,
+                               float* out) {
+  const int64_t r = blockIdx.x;
+  int order[kMaxRoutedPerToken];
+  for (int k = 0; k < top_k; ++k) order[k] = k;
+  for (int i = 1; i < top_k; ++i) {  // insertion sort by expert id: stable, so ties keep k order
+    const int cur = order[i];
+    int j = i - 1;
+    while (j >= 0 && ids[r * top_k + order[j]] > ids[r * top_k + cur]) {
+      order[j + 1] = order[j];
+      --j;
+    }
+    order[j + 1] = cur;
+  }
+  for (int64_t d = threadIdx.x; d < hidden; d += blockDim.x) {
+    float acc = out[r * hidden + d];
+    for (int i = 0; i < top_k; ++i) {
+      const int64_t p = r * top_k + order[i];
+      acc += y[p * hidden + d] * weights[p];
+    }
+    out[r * hidden + d] = acc;
+  }
+}
+
+}  // namespace
+
+Status moe_group_pairs(const int32_t* expert_ids, int64_t pairs, int32_t experts, int32_t* offsets, int32_t* slot_pair,
+                       int32_t* bad_id, void* stream) {
+  if (experts < 1 || experts > kMaxGroupedExperts)
+    return Status::invalid_argument("moe_group_pairs: experts " + std::to_string(experts) + " outside [1, " +
+                                    std::to_string(kMaxGroupedExperts) + "]");
+  group_pairs_kernel<<<1, 1024, 0, as_stream(stream)>>>(expert_ids, pairs, experts, offsets, slot_pair, bad_id);
+  return launch_status("moe_group_pairs");
+}
+
+Status moe_grouped_mlp(const MoeGroupedArgs& a, void* stream) {
+  if (a.pairs <= 0) return Status::ok();
+  if (a.top_k < 1 || a.hidden <= 0 || a.inter <= 0 || a.experts < 1)
+    return Status::invalid_argument("moe_grouped_mlp: top_k, hidden, inter and experts must be > 0");
+  return dispatch_dtype(a.dtype, [&](auto t) -> Status {
+    using W = decltype(t);
+    DI_RETURN_IF_ERROR((launch_pass<W, true>(a, stream)));
+    return launch_pass<W, false>(a, stream);
+  });
+}
+
+Status moe_combine_pairs(const float* y, const float* weights, const int32_t* expert_ids, int64_t rows, int32_t top_k,
+                         int64_t hidden, float* out, void* stream) {
+  if (rows <= 0) return Status::ok();
+  if (top_k < 1 || top_k > kMaxRoutedPerToken)
+    return Status::invalid_argument("moe_combine_pairs: top_k " + std::to_string(top_k) + " outside [1, " +
+                                    std::to_string(kMaxRoutedPerToken) + "]");
+  combine_kernel<<<rows, 256, 0, as_stream(stream)>>>(y, weights, expert_ids, top_k, hidden, out);
+  return launch_status("moe_combine_pairs");
+}
+
+}  // namespace di::kernels::cuda

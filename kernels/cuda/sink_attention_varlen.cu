@@ -1,0 +1,207 @@
+// sink_attention_varlen: see sink_attention_varlen.h. A block per (row, group of heads, key
+// range): its warps are the group's heads, which share every key (MQA), so a tile of keys is
+// loaded into shared memory once and read by each head's warp. A lane owns channels
+// lane, lane + 32, ... of its head; each warp keeps an online softmax (running max, sum and
+// weighted values) over the tiles. With several key ranges a second kernel merges the ranges
+// and the sink.
+#include <algorithm>
+
+#include "kernels/cuda/common.cuh"
+#include "kernels/cuda/sink_attention_varlen.h"
+
+namespace di::kernels::cuda {
+namespace {
+
+constexpr int kKeyTile = 16;
+constexpr int kMaxHeadsPerBlock = 8;
+constexpr int kMaxHeadDim = 512;
+
+int heads_per_block(int32_t num_heads) {
+  for (int h = kMaxHeadsPerBlock; h > 1; --h)
+    if (num_heads % h == 0) return h;
+  return 1;
+}
+
+struct RowKeys {
+  int32_t seq, start, row0;
+  int64_t pos, lo, num_window, num_keys;
+};
+
+__device__ __forceinline__ RowKeys row_keys(const SinkAttentionVarlenArgs& a, int64_t row) {
+  RowKeys k;
+  k.seq = a.batch.seq[row];
+  k.pos = a.batch.pos[row];
+  k.start = k.seq >= 0 ? a.batch.seq_start[k.seq] : 0;
+  k.row0 = k.seq >= 0 ? a.batch.seq_row0[k.seq] : 0;
+  k.lo = k.pos - a.window + 1 > 0 ? k.pos - a.window + 1 : 0;
+  k.num_window = k.pos - k.lo + 1;
+  int64_t nc = 0;
+  if (a.entry_group >= 0) nc = a.selected ? a.selected_count[row] : (k.pos + 1) / a.compress_rate;
+  k.num_keys = k.num_window + nc;
+  return k;
+}
+
+// The K=V row of key j of `row` (window keys first, then compressed entries).
+__device__ __forceinline__ const float* key_row(const SinkAttentionVarlenArgs& a, const RowKeys& k, int64_t row,
+                                                int64_t j) {
+  if (j < k.num_window) {
+    const int64_t p = k.lo + j;
+    if (p >= k.start) return a.kv + (k.row0 + p - k.start) * a.head_dim;
+    return cache_entry(seq_view(a.batch, k.seq, a.window_group), a.window_layer, p % a.window);
+  }
+  const int64_t c = j - k.num_window;
+  const int64_t e = a.selected ? a.selected[row * a.selected_stride + c] : c;
+  return cache_entry(seq_view(a.batch, k.seq, a.entry_group), a.entry_layer, e);
+}
+
+template <int CH>
+__global__ void attention_kernel(SinkAttentionVarlenArgs a, int hpb) {
+  extern __shared__ float tile[];  // [kKeyTile][head_dim]
+  __shared__ const float* key_ptr[kKeyTile];
+  const int64_t row = blockIdx.x;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int h = blockIdx.y * hpb + warp;
+  const int hd = a.head_dim, nh = a.num_heads;
+  const RowKeys k = row_keys(a, row);
+  if (k.seq < 0) {
+    if (a.splits == 1)
+      for (int i = 0; i < CH; ++i)
+        if (lane + 32 * i < hd) a.out[(row * nh + h) * hd + lane + 32 * i] = 0.f;
+    return;  // the merge kernel zeroes split rows
+  }
+  const int64_t per = (k.num_keys + a.splits - 1) / a.splits;
+  const int64_t begin = blockIdx.z * per, end = begin + per < k.num_keys ? begin + per : k.num_keys;
+
+  float q[CH], acc[CH];
+  for (int i = 0; i < CH; ++i) {
+    const int c = lane + 32 * i;
+    q[i] = c < hd ? a.q[(row * nh + h) * hd + c] : 0.f;
+    acc[i] = 0.f;
+  }
+  float m = -INFINITY, l = 0.f;
+  for (int64_t t0 = begin; t0 < end; t0 += kKeyTile) {
+    const int nt = end - t0 < kKeyTile ? static_cast<int>(end - t0) : kKeyTile;
+    __syncthreads();  // the previous tile is read by every warp
+    if (threadIdx.x < nt) key_ptr[threadIdx.x] = key_row(a, k, row, t0 + threadIdx.x);
+    __syncthreads();
+    for (int idx = threadIdx.x; idx < nt * hd; idx += blockDim.x) {
+      const int j = idx / hd, c = idx - j * hd;
+      tile[idx] = key_ptr[j][c];
+    }
+    __syncthreads();
+    float logit[kKeyTile];
+    float tile_max = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < kKeyTile; ++j) {
+      if (j < nt) {
+        float d = 0.f;
+        for (int i = 0; i < CH; ++i)
+          if (lane + 32 * i < hd) d += q[i] * tile[j * hd + lane + 32 * i];
+        logit[j] = warp_sum(d) * a.scale;
+        tile_max = fmaxf(tile_max, logit[j]);
+      }
+    }
+    const float m_new = fmaxf(m, tile_max);
+    const float corr = expf(m - m_new);  // 0 on the first tile (m = -inf)
+    l *= corr;
+    for (int i = 0; i < CH; ++i) acc[i] *= corr;
+#pragma unroll
+    for (int j = 0; j < kKeyTile; ++j) {
+      if (j < nt) {
+        const float p = expf(logit[j] - m_new);
+        l += p;
+        for (int i = 0; i < CH; ++i)
+          if (lane + 32 * i < hd) acc[i] += p * tile[j * hd + lane + 32 * i];
+      }
+    }
+    m = m_new;
+  }
+  if (a.splits == 1) {
+    const float sink = a.sinks ? a.sinks[h] : -INFINITY;
+    const float denom = l + expf(sink - m);
+    for (int i = 0; i < CH; ++i)
+      if (lane + 32 * i < hd) a.out[(row * nh + h) * hd + lane + 32 * i] = acc[i] / denom;
+    return;
+  }
+  float* part = a.partial + ((blockIdx.z * int64_t{a.batch.num_tokens} + row) * nh + h) * (hd + 2);
+  if (lane == 0) {
+    part[0] = m;
+    part[1] = l;
+  }
+  for (int i = 0; i < CH; ++i)
+    if (lane + 32 * i < hd) part[2 + lane + 32 * i] = acc[i];
+}
+
+// One block per (row, head): the key ranges' partial sums rescaled to a common max, plus the sink.
+__global__ void merge_kernel(SinkAttentionVarlenArgs a) {
+  const int64_t row = blockIdx.x;
+  const int h = blockIdx.y, hd = a.head_dim, nh = a.num_heads;
+  float* o = a.out + (row * nh + h) * hd;
+  if (a.batch.seq[row] < 0) {
+    for (int c = threadIdx.x; c < hd; c += blockDim.x) o[c] = 0.f;
+    return;
+  }
+  const int64_t stride = int64_t{a.batch.num_tokens} * nh * (hd + 2);
+  const float* base = a.partial + (row * nh + h) * (hd + 2);
+  const float sink = a.sinks ? a.sinks[h] : -INFINITY;
+  float mx = sink;
+  for (int s = 0; s < a.splits; ++s) mx = fmaxf(mx, base[s * stride]);
+  float denom = expf(sink - mx);
+  for (int s = 0; s < a.splits; ++s) denom += base[s * stride + 1] * expf(base[s * stride] - mx);
+  for (int c = threadIdx.x; c < hd; c += blockDim.x) {
+    float acc = 0.f;
+    for (int s = 0; s < a.splits; ++s) acc += base[s * stride + 2 + c] * expf(base[s * stride] - mx);
+    o[c] = acc / denom;
+  }
+}
+
+template <int CH>
+Status launch(const SinkAttentionVarlenArgs& a, void* stream) {
+  const int hpb = heads_per_block(a.num_heads);
+  const dim3 grid(static_cast<unsigned>(a.batch.num_tokens), static_cast<unsigned>(a.num_heads / hpb),
+                  static_cast<unsigned>(a.splits));
+  attention_kernel<CH><<<grid, hpb * 32, kKeyTile * a.head_dim * sizeof(float), as_stream(stream)>>>(a, hpb);
+  DI_RETURN_IF_ERROR(launch_status("sink_attention_varlen"));
+  if (a.splits == 1) return Status::ok();
+  const dim3 mgrid(static_cast<unsigned>(a.batch.num_tokens), static_cast<unsigned>(a.num_heads));
+  merge_kernel<<<mgrid, 128, 0, as_stream(stream)>>>(a);
+  return launch_status("sink_attention_varlen merge");
+}
+
+int device_sms() {
+  static const int sms = [] {
+    int dev = 0, n = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev);
+    return n > 0 ? n : 1;
+  }();
+  return sms;
+}
+
+}  // namespace
+
+int32_t sink_attention_varlen_splits(int64_t rows, int32_t num_heads, int64_t max_keys) {
+  if (rows <= 0 || num_heads <= 0) return 1;
+  const int64_t blocks = rows * (num_heads / heads_per_block(num_heads));
+  const int64_t want = (2 * int64_t{device_sms()} + blocks - 1) / blocks;
+  const int64_t by_keys = max_keys / 64;  // a range below 64 keys costs more to merge than it saves
+  return static_cast<int32_t>(std::clamp<int64_t>(std::min(want, by_keys), 1, 16));
+}
+
+Status sink_attention_varlen(const SinkAttentionVarlenArgs& a, void* stream) {
+  if (a.batch.num_tokens <= 0) return Status::ok();
+  if (a.head_dim <= 0 || a.head_dim > kMaxHeadDim || a.num_heads <= 0 || a.window <= 0)
+    return Status::invalid_argument("sink_attention_varlen: head_dim must be in [1, 512], num_heads and window > 0");
+  if (a.entry_group >= 0 && !a.selected && a.compress_rate <= 0)
+    return Status::invalid_argument("sink_attention_varlen: compressed entries need a compress_rate or a selection");
+  if (a.splits < 1 || (a.splits > 1 && !a.partial))
+    return Status::invalid_argument("sink_attention_varlen: splits > 1 needs a partial buffer");
+  const int ch = (a.head_dim + 31) / 32;
+  if (ch <= 1) return launch<1>(a, stream);
+  if (ch <= 2) return launch<2>(a, stream);
+  if (ch <= 4) return launch<4>(a, stream);
+  if (ch <= 8) return launch<8>(a, stream);
+  return launch<16>(a, stream);
+}
+
+}  // namespace di::kernels::cuda

@@ -6,6 +6,7 @@
 // (the weights it touches once, the KV entries each sequence attends to), at the read bandwidth
 // measured in the same run; an 8k-token prefill against the FLOP floor at the measured bf16 GEMM
 // rate. Prints a table and, with --append FILE COMMIT DEVICE, appends rows to bench/RESULTS.md.
+#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -146,11 +147,14 @@ int main(int argc, char** argv) {
     CHECK(model.forward(pre, logits));
   }
 
-  for (int B : {1, 8, 32, 128}) {
+  // --profile B: one decode step of batch B between profiler marks (for ncu), after warm-up steps.
+  const std::vector<int> batches = args.profile_batch > 0 ? std::vector<int>{args.profile_batch}
+                                                          : std::vector<int>{1, 8, 32, 128};
+  for (int B : batches) {
     const int steps = B >= 32 ? 16 : 32;
     di::bench::DecodeBatch d;
     for (int b = 0; b < B; ++b) {
-      auto c = cuda::DeviceSequenceCache::create(model.cache_groups(), ctx + steps + 2);
+      auto c = cuda::DeviceSequenceCache::create(model.cache_groups(), ctx + 64);  // the layout of `first`
       CHECK(c.status());
       copy_cache(model.cache_groups(), **first, **c);
       d.caches.push_back(std::move(c).value());
@@ -160,10 +164,23 @@ int main(int argc, char** argv) {
     for (int s = 0; s < steps + 2; ++s) {
       for (std::vector<int32_t>& seq : d.ids) seq.push_back(tok(rng));
       ForwardBatch step = d.last_tokens();
+      const bool marked = args.profile_batch > 0 && s == steps + 1;
+      if (marked) cudaProfilerStart();
       const double t0 = now_ms();
       CHECK(model.forward(step, logits));
+      if (marked) cudaProfilerStop();
       if (s >= 2) t.push_back(now_ms() - t0);  // the first steps capture the graph
     }
+    {  // what the logits copy alone costs (the engine samples on the host)
+      float* dev = nullptr;
+      CHECK(kc::cuda_status(cudaMalloc(&dev, logits.size() * 4), "cudaMalloc"));
+      const double t0 = now_ms();
+      CHECK(kc::cuda_status(cudaMemcpy(logits.data(), dev, logits.size() * 4, cudaMemcpyDeviceToHost), "copy"));
+      std::printf("  B=%d: logits copy alone (%.1f MB to pageable memory) %.3f ms\n", B, logits.size() * 4 / 1e6,
+                  now_ms() - t0);
+      cudaFree(dev);
+    }
+    if (args.profile_batch > 0) return 0;
     const double ms = median(t);
     // Routed experts a step touches: each layer's distinct experts among B * K uniform picks.
     const double touched = L * E * (1 - std::pow(1 - double(K) / E, B));

@@ -21,6 +21,7 @@ __global__ void hc_pre_kernel(const float* mixes, const float* base, const float
                               int32_t hc, int64_t dim, int32_t iters, float eps, float* collapsed, float* post,
                               float* comb) {
   __shared__ float pre[kMaxHcStreams];
+  __shared__ float cm[kMaxHcStreams * kMaxHcStreams];  // Sinkhorn runs here, not in global memory
   const int64_t r = blockIdx.x;
   if (threadIdx.x == 0) {
     const float* m = mixes + r * (2 + hc) * hc;
@@ -28,7 +29,6 @@ __global__ void hc_pre_kernel(const float* mixes, const float* base, const float
       pre[i] = sigmoid(m[i] * scale[0] + base[i]) + eps;
       post[r * hc + i] = 2.0f * sigmoid(m[hc + i] * scale[1] + base[hc + i]);
     }
-    float* cm = comb + r * hc * hc;
     for (int i = 0; i < hc; ++i) {
       float mx = -INFINITY;
       for (int j = 0; j < hc; ++j) {
@@ -55,6 +55,7 @@ __global__ void hc_pre_kernel(const float* mixes, const float* base, const float
     }
   }
   __syncthreads();
+  for (int i = threadIdx.x; i < hc * hc; i += blockDim.x) comb[r * hc * hc + i] = cm[i];
   const float* x = streams + r * hc * dim;
   for (int64_t d = threadIdx.x; d < dim; d += blockDim.x) {
     float acc = 0.f;

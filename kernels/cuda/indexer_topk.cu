@@ -83,25 +83,36 @@ __global__ void select_kernel(IndexerArgs a) {
 constexpr int64_t kSortLimit = 8192;  // (score, index) pairs in shared memory: 64 KiB
 constexpr int kScoreBlocks = 64;      // score blocks per row; each strides over the entries
 
+// A block per (row, slice of entries): the row's queries sit in shared memory (rows padded by one
+// float so the lanes' heads fall in different banks); a warp scores one entry at a time, a lane
+// per head, and sums the heads once.
+constexpr int kScoreWarps = 8;
+
 __global__ void score_varlen_kernel(IndexerVarlenArgs a) {
+  extern __shared__ float qs[];  // [heads][head_dim + 1], then [heads] weights
   const int64_t i = blockIdx.y;
   const int32_t seq = a.batch.seq[i];
   if (seq < 0) return;
   const int64_t visible = (int64_t{a.batch.pos[i]} + 1) / a.rate;
   if (visible <= a.topk) return;
+  const int hd = a.head_dim, nh = a.heads, ld = hd + 1;
+  float* ws = qs + nh * ld;
+  for (int t = threadIdx.x; t < nh * hd; t += blockDim.x) qs[(t / hd) * ld + t % hd] = a.q[i * nh * hd + t];
+  for (int h = threadIdx.x; h < nh; h += blockDim.x) ws[h] = a.weights[i * nh + h] * a.weight_scale;
+  __syncthreads();
   const CacheView& keys = seq_view(a.batch, seq, a.key_group);
   const int lane = threadIdx.x & 31;
-  const float* q = a.q + i * a.heads * a.head_dim;
-  for (int64_t e = static_cast<int64_t>(blockIdx.x) * kWarps + (threadIdx.x >> 5); e < visible;
-       e += int64_t{gridDim.x} * kWarps) {
+  for (int64_t e = static_cast<int64_t>(blockIdx.x) * kScoreWarps + (threadIdx.x >> 5); e < visible;
+       e += int64_t{gridDim.x} * kScoreWarps) {
     const float* key = cache_entry(keys, a.key_layer, e);
     float score = 0.f;
-    for (int h = 0; h < a.heads; ++h) {
+    for (int h = lane; h < nh; h += 32) {
+      const float* q = qs + h * ld;
       float dot = 0.f;
-      for (int d = lane; d < a.head_dim; d += 32) dot += q[h * a.head_dim + d] * key[d];
-      dot = warp_sum(dot);
-      score += fmaxf(dot, 0.f) * a.softmax_scale * (a.weights[i * a.heads + h] * a.weight_scale);
+      for (int d = 0; d < hd; ++d) dot += q[d] * key[d];
+      score += fmaxf(dot, 0.f) * a.softmax_scale * ws[h];
     }
+    score = warp_sum(score);
     if (lane == 0) a.scores[i * a.max_visible + e] = score;
   }
 }
@@ -209,9 +220,15 @@ Status indexer_topk_varlen(const IndexerVarlenArgs& a, void* stream) {
     return Status::invalid_argument("indexer_topk_varlen: rate, topk, heads and head_dim must be > 0");
   if (rows > 65535) return Status::invalid_argument("indexer_topk_varlen: more than 65535 rows in one launch");
   if (a.max_visible > a.topk) {
-    const int64_t want = (a.max_visible + kWarps - 1) / kWarps;
+    const size_t qbytes = static_cast<size_t>(a.heads) * (a.head_dim + 2) * sizeof(float);
+    if (qbytes > 48 * 1024) {
+      const cudaError_t err = cudaFuncSetAttribute(score_varlen_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                   static_cast<int>(qbytes));
+      if (err != cudaSuccess) return Status::unsupported("indexer_topk_varlen: the queries do not fit shared memory");
+    }
+    const int64_t want = (a.max_visible + 8 * kScoreWarps - 1) / (8 * kScoreWarps);  // ~8 entries per warp
     const dim3 grid(static_cast<unsigned>(want < kScoreBlocks ? want : kScoreBlocks), static_cast<unsigned>(rows));
-    score_varlen_kernel<<<grid, kWarps * 32, 0, as_stream(stream)>>>(a);
+    score_varlen_kernel<<<grid, kScoreWarps * 32, qbytes, as_stream(stream)>>>(a);
     DI_RETURN_IF_ERROR(launch_status("indexer scores varlen"));
   }
   static const bool smem_ok = [] {

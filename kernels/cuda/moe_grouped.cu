@@ -171,6 +171,106 @@ Status launch_pass(const MoeGroupedArgs& a, void* stream) {
   return launch_status(kGateUp ? "moe grouped gate_up" : "moe grouped down");
 }
 
+// --- bf16 weights on the tensor cores ----------------------------------------------------------
+// mma.sync m16n8k16: a warp's 16 output columns (weight rows) against 8 pair rows. Because a dot
+// product's terms may be taken in any order, each thread loads 8 consecutive k of its rows with
+// one 16-byte load and feeds them to two mma steps (its logical k pairs (2t, 2t+1) and
+// (2t+8, 2t+9) of each step are physical k 8t..8t+3, then 8t+4..8t+7), the same permutation for
+// the weights (A) and the inputs (B), so a 32-wide k chunk costs three 16-byte loads per thread.
+constexpr int kMmaWarps = 4;
+constexpr int kMmaCols = 16;  // output columns per warp
+constexpr int kMmaRows = 8;   // pair rows per tile
+
+__device__ __forceinline__ void mma_bf16(float* d, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
+                                         uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+// d (16 columns x 8 rows of the tile) += W[n0.., k] . X[rows.., k] over all k.
+__device__ __forceinline__ void mma_tile(const __nv_bfloat16* w_lo, const __nv_bfloat16* w_hi,
+                                         const __nv_bfloat16* x, bool x_valid, int64_t K, int t, float* d) {
+  const uint4 zero = make_uint4(0, 0, 0, 0);
+#pragma unroll 4
+  for (int64_t k = 8 * t; k < K; k += 32) {
+    const uint4 lo = *reinterpret_cast<const uint4*>(w_lo + k);
+    const uint4 hi = *reinterpret_cast<const uint4*>(w_hi + k);
+    const uint4 xb = x_valid ? *reinterpret_cast<const uint4*>(x + k) : zero;
+    mma_bf16(d, lo.x, hi.x, lo.y, hi.y, xb.x, xb.y);
+    mma_bf16(d, lo.z, hi.z, lo.w, hi.w, xb.z, xb.w);
+  }
+}
+
+// xs[slot] = bf16(x[pair / top_k]) for every slot: the gate|up pass's inputs, expert by expert.
+__global__ void gather_pairs_kernel(const float* x, const int32_t* slot_pair, int64_t pairs, int32_t top_k, int64_t K,
+                                    __nv_bfloat16* xs) {
+  for (int64_t slot = blockIdx.x; slot < pairs; slot += gridDim.x) {
+    const float* src = x + (slot_pair[slot] / top_k) * K;
+    for (int64_t k = threadIdx.x; k < K; k += blockDim.x) xs[slot * K + k] = __float2bfloat16(src[k]);
+  }
+}
+
+template <bool kGateUp>
+__global__ void mma_pass_kernel(MoeGroupedArgs a, const __nv_bfloat16* in, __nv_bfloat16* act_out) {
+  const int32_t e = blockIdx.y;
+  const int32_t begin = a.offsets[e], end = a.offsets[e + 1];
+  if (begin == end) return;
+  const int64_t K = kGateUp ? a.hidden : a.inter, N = kGateUp ? a.inter : a.hidden;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const int64_t n0 = (int64_t{blockIdx.x} * kMmaWarps + warp) * kMmaCols;
+  if (n0 >= N) return;
+  const auto* w = static_cast<const __nv_bfloat16*>(kGateUp ? a.w13[e] : a.w2[e]);
+  const float limit = a.swiglu_limit;
+  for (int32_t r0 = begin; r0 < end; r0 += kMmaRows) {
+    const int32_t my_slot = r0 + g;  // the pair row this thread feeds as B
+    const bool valid = my_slot < end;
+    const __nv_bfloat16* x = in + int64_t{valid ? my_slot : begin} * K;
+    float d[4] = {0.f, 0.f, 0.f, 0.f};
+    mma_tile(w + (n0 + g) * K, w + (n0 + g + 8) * K, x, valid, K, t, d);
+    if constexpr (kGateUp) {
+      float u[4] = {0.f, 0.f, 0.f, 0.f};
+      mma_tile(w + (a.inter + n0 + g) * K, w + (a.inter + n0 + g + 8) * K, x, valid, K, t, u);
+      // d[0], d[1]: column n0 + g of rows r0 + 2t, r0 + 2t + 1; d[2], d[3]: column n0 + g + 8.
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int32_t slot = r0 + 2 * t + (i & 1);
+        if (slot >= end) continue;
+        const int64_t n = n0 + g + (i >> 1) * 8;
+        const float gc = fminf(d[i], limit), uc = fminf(fmaxf(u[i], -limit), limit);
+        act_out[int64_t{slot} * a.inter + n] = __float2bfloat16(gc / (1.0f + expf(-gc)) * uc);
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int32_t slot = r0 + 2 * t + (i & 1);
+        if (slot >= end) continue;
+        const int64_t n = n0 + g + (i >> 1) * 8;
+        a.y[int64_t{a.slot_pair[slot]} * a.hidden + n] = d[i];
+      }
+    }
+  }
+}
+
+Status mma_mlp(const MoeGroupedArgs& a, void* stream) {
+  // Scratch: the gathered bf16 inputs live in y (dead until the down pass writes it), the bf16
+  // activations in act.
+  auto* xs = reinterpret_cast<__nv_bfloat16*>(a.y);
+  auto* act = reinterpret_cast<__nv_bfloat16*>(a.act);
+  const int64_t gather_blocks = a.pairs < 1024 ? a.pairs : 1024;
+  gather_pairs_kernel<<<gather_blocks, 256, 0, as_stream(stream)>>>(a.x, a.slot_pair, a.pairs, a.top_k, a.hidden, xs);
+  DI_RETURN_IF_ERROR(launch_status("moe gather pairs"));
+  const int64_t per_block = int64_t{kMmaWarps} * kMmaCols;
+  const dim3 g1(static_cast<unsigned>((a.inter + per_block - 1) / per_block), static_cast<unsigned>(a.experts));
+  mma_pass_kernel<true><<<g1, kMmaWarps * 32, 0, as_stream(stream)>>>(a, xs, act);
+  DI_RETURN_IF_ERROR(launch_status("moe mma gate_up"));
+  const dim3 g2(static_cast<unsigned>((a.hidden + per_block - 1) / per_block), static_cast<unsigned>(a.experts));
+  mma_pass_kernel<false><<<g2, kMmaWarps * 32, 0, as_stream(stream)>>>(a, act, nullptr);
+  return launch_status("moe mma down");
+}
+
 __global__ void combine_kernel(const float* y, const float* weights, const int32_t* ids, int32_t top_k, int64_t hidden,
                                float* out) {
   const int64_t r = blockIdx.x;
@@ -210,6 +310,10 @@ Status moe_grouped_mlp(const MoeGroupedArgs& a, void* stream) {
   if (a.pairs <= 0) return Status::ok();
   if (a.top_k < 1 || a.hidden <= 0 || a.inter <= 0 || a.experts < 1)
     return Status::invalid_argument("moe_grouped_mlp: top_k, hidden, inter and experts must be > 0");
+  // bf16 weights whose rows split into 32-wide chunks (and 16-column tiles): the tensor cores.
+  if (a.dtype == DType::kBF16 && a.hidden % 32 == 0 && a.inter % 32 == 0 && a.hidden % kMmaCols == 0 &&
+      a.inter % kMmaCols == 0 && !a.force_cuda_cores)
+    return mma_mlp(a, stream);
   return dispatch_dtype(a.dtype, [&](auto t) -> Status {
     using W = decltype(t);
     DI_RETURN_IF_ERROR((launch_pass<W, true>(a, stream)));

@@ -41,6 +41,9 @@ struct MoeGroupedArgs {
   float swiglu_limit = 0.f;  // gate <= limit, |up| <= limit
   float* act = nullptr;      // [pairs, inter] scratch
   float* y = nullptr;        // [pairs, hidden]
+  // bf16 weights with hidden and inter multiples of 32 run on the tensor cores (mma.sync, fp32
+  // accumulation); true keeps them on the CUDA-core kernel (tests compare the two).
+  bool force_cuda_cores = false;
 };
 Status moe_grouped_mlp(const MoeGroupedArgs& args, void* stream);
 

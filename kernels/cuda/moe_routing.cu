@@ -6,82 +6,137 @@
 namespace di::kernels::cuda {
 namespace {
 
+constexpr int kThreads = 256;
+
+// The (value, index) pair that ranks first: the larger value, ties to the lower index; an index
+// of -1 or a NaN value (a taken expert) ranks last.
+__device__ __forceinline__ void better(float& v, int& i, float ov, int oi) {
+  if (oi >= 0 && !isnan(ov) && (i < 0 || ov > v || (ov == v && oi < i))) {
+    v = ov;
+    i = oi;
+  }
+}
+
+__device__ float block_max_f(float v, float* red) {
+  v = warp_max(v);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncthreads();
+  if (lane == 0) red[warp] = v;
+  __syncthreads();
+  float m = lane < static_cast<int>(blockDim.x >> 5) ? red[lane] : -INFINITY;
+  return warp_max(m);
+}
+
+// One block per token: a thread per expert scores it; the choice is top_k rounds of a block
+// argmax (ties to the lower expert id, as the CPU routers' stable sorts).
 __global__ void route_kernel(RoutingArgs a) {
-  const int64_t r = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
-  if (r >= a.rows) return;
+  extern __shared__ float smem[];
+  float* s = smem;                 // [E] scores
+  float* choice = smem + a.experts;  // [E] what competes (score + bias, -inf outside kept groups)
+  __shared__ float red[32];
+  __shared__ float best_v[32];
+  __shared__ int best_i[32];
+  __shared__ int chosen[kMaxRoutedPerToken];
+  __shared__ bool kept[kMaxExpertGroups];
+  const int64_t r = blockIdx.x;
   const int E = a.experts, K = a.top_k;
-  float* s = a.logits + r * E;
-  for (int e = 0; e < E; ++e) {
-    const float x = s[e];
+  const float* lg = a.logits + r * E;
+  for (int e = threadIdx.x; e < E; e += blockDim.x) {
+    const float x = lg[e];
+    float v = x;
     switch (a.score) {
       case RouterScore::kSqrtSoftplus:  // softplus is linear above 20, as torch's
-        s[e] = sqrtf(x > 20.0f ? x : log1pf(expf(x)));
+        v = sqrtf(x > 20.0f ? x : log1pf(expf(x)));
         break;
       case RouterScore::kSigmoid:
-        s[e] = 1.0f / (1.0f + expf(-x));
+        v = 1.0f / (1.0f + expf(-x));
         break;
       case RouterScore::kSoftmax:
         break;
     }
+    s[e] = v;
   }
+  __syncthreads();
   if (a.score == RouterScore::kSoftmax) {
     float mx = -INFINITY;
-    for (int e = 0; e < E; ++e) mx = fmaxf(mx, s[e]);
-    float sum = 0.f;
-    for (int e = 0; e < E; ++e) sum += (s[e] = expf(s[e] - mx));
-    for (int e = 0; e < E; ++e) s[e] /= sum;
+    for (int e = threadIdx.x; e < E; e += blockDim.x) mx = fmaxf(mx, s[e]);
+    mx = block_max_f(mx, red);
+    float part = 0.f;
+    for (int e = threadIdx.x; e < E; e += blockDim.x) part += (s[e] = expf(s[e] - mx));
+    const float sum = block_sum(part);  // syncs: every s[e] is written
+    for (int e = threadIdx.x; e < E; e += blockDim.x) s[e] /= sum;
+    __syncthreads();
   }
   int32_t* idx = a.expert_ids + r * K;
   if (a.tid2eid) {
-    for (int k = 0; k < K; ++k) idx[k] = a.tid2eid[static_cast<int64_t>(a.tokens[r]) * K + k];
+    if (threadIdx.x < K) chosen[threadIdx.x] = a.tid2eid[static_cast<int64_t>(a.tokens[r]) * K + threadIdx.x];
   } else {
-    // Group limit: experts of groups outside the best topk_group compete at -inf (as the CPU
-    // routers mask them), so ties and order stay those of a plain top-k.
-    bool kept[kMaxExpertGroups];
     const int G = a.n_group, per = E / G;
-    for (int g = 0; g < G; ++g) kept[g] = G == 1;
-    if (G > 1) {
-      float gs[kMaxExpertGroups];
-      for (int g = 0; g < G; ++g) {
-        float b1 = -INFINITY, b2 = -INFINITY;
-        for (int e = g * per; e < (g + 1) * per; ++e) {
-          const float v = s[e] + (a.bias ? a.bias[e] : 0.f);
-          if (v > b1) {
-            b2 = b1;
-            b1 = v;
-          } else if (v > b2) {
-            b2 = v;
+    if (threadIdx.x == 0) {
+      // Group limit: experts of groups outside the best topk_group compete at -inf (as the CPU
+      // routers mask them), so ties and order stay those of a plain top-k. Few groups: one thread.
+      for (int g = 0; g < G; ++g) kept[g] = G == 1;
+      if (G > 1) {
+        float gs[kMaxExpertGroups];
+        for (int g = 0; g < G; ++g) {
+          float b1 = -INFINITY, b2 = -INFINITY;
+          for (int e = g * per; e < (g + 1) * per; ++e) {
+            const float v = s[e] + (a.bias ? a.bias[e] : 0.f);
+            if (v > b1) {
+              b2 = b1;
+              b1 = v;
+            } else if (v > b2) {
+              b2 = v;
+            }
           }
+          gs[g] = a.group_score == GroupScore::kTop2Sum ? b1 + b2 : b1;
         }
-        gs[g] = a.group_score == GroupScore::kTop2Sum ? b1 + b2 : b1;
-      }
-      for (int t = 0; t < a.topk_group; ++t) {
-        int best = -1;
-        for (int g = 0; g < G; ++g)
-          if (!kept[g] && (best < 0 || gs[g] > gs[best])) best = g;
-        kept[best] = true;
+        for (int t = 0; t < a.topk_group; ++t) {
+          int best = -1;
+          for (int g = 0; g < G; ++g)
+            if (!kept[g] && (best < 0 || gs[g] > gs[best])) best = g;
+          kept[best] = true;
+        }
       }
     }
+    __syncthreads();
+    for (int e = threadIdx.x; e < E; e += blockDim.x)
+      choice[e] = kept[e / per] ? s[e] + (a.bias ? a.bias[e] : 0.f) : -INFINITY;
     for (int k = 0; k < K; ++k) {
-      int best = -1;
+      __syncthreads();
       float bv = -INFINITY;
-      for (int e = 0; e < E; ++e) {
-        bool taken = false;
-        for (int j = 0; j < k; ++j) taken |= idx[j] == e;
-        if (taken) continue;
-        const float v = kept[e / per] ? s[e] + (a.bias ? a.bias[e] : 0.f) : -INFINITY;
-        if (best < 0 || v > bv) {
-          best = e;
-          bv = v;
-        }
+      int bi = -1;
+      for (int e = threadIdx.x; e < E; e += blockDim.x) better(bv, bi, choice[e], e);
+      for (int o = 16; o > 0; o >>= 1) {
+        const float ov = __shfl_xor_sync(0xffffffffu, bv, o);
+        const int oi = __shfl_xor_sync(0xffffffffu, bi, o);
+        better(bv, bi, ov, oi);
       }
-      idx[k] = best;
+      const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+      if (lane == 0) {
+        best_v[warp] = bv;
+        best_i[warp] = bi;
+      }
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        float v = best_v[0];
+        int b = best_i[0];
+        for (int w = 1; w < static_cast<int>(blockDim.x >> 5); ++w) better(v, b, best_v[w], best_i[w]);
+        chosen[k] = b;
+        choice[b] = NAN;  // taken: never chosen again, even when all that is left is -inf
+      }
     }
   }
-  float sum = 0.f;
-  for (int k = 0; k < K; ++k) sum += s[idx[k]];
-  const float div = a.normalize ? sum + 1e-20f : 1.f;
-  for (int k = 0; k < K; ++k) a.expert_weights[r * K + k] = s[idx[k]] / div * a.routed_scaling;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float sum = 0.f;
+    for (int k = 0; k < K; ++k) sum += s[chosen[k]];
+    const float div = a.normalize ? sum + 1e-20f : 1.f;
+    for (int k = 0; k < K; ++k) {
+      idx[k] = chosen[k];
+      a.expert_weights[r * K + k] = s[chosen[k]] / div * a.routed_scaling;
+    }
+  }
 }
 
 }  // namespace
@@ -97,8 +152,9 @@ Status moe_route(const RoutingArgs& a, void* stream) {
                                     std::to_string(a.experts) + ", be <= " + std::to_string(kMaxExpertGroups) +
                                     " and >= topk_group " + std::to_string(a.topk_group) + " >= 1");
   if (a.tid2eid && !a.tokens) return Status::invalid_argument("moe_route: hash routing needs the token ids");
-  const int threads = 128;
-  route_kernel<<<(a.rows + threads - 1) / threads, threads, 0, as_stream(stream)>>>(a);
+  const size_t smem = static_cast<size_t>(2 * a.experts) * sizeof(float);
+  if (smem > 48 * 1024) return Status::invalid_argument("moe_route: more than 6144 experts");
+  route_kernel<<<a.rows, kThreads, smem, as_stream(stream)>>>(a);
   return launch_status("moe_route");
 }
 

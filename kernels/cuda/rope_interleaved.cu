@@ -12,16 +12,18 @@ __global__ void rope_interleaved_kernel(float* x, int64_t row_stride, int64_t co
   const float pos = static_cast<float>(positions ? int64_t{positions[blockIdx.x]}
                                                  : pos0 + static_cast<int64_t>(blockIdx.x) * pos_step);
   float* row = x + blockIdx.x * row_stride;
-  for (int64_t k = threadIdx.x; k < count * half; k += blockDim.x) {
-    const int64_t v = k / half, i = k % half;
+  // A thread per pair, its angle shared by every vector of the row: sin and cos in double once.
+  for (int64_t i = threadIdx.x; i < half; i += blockDim.x) {
     const float f = __fmul_rn(inv_freq[i], pos);  // no contraction: the CPU rounds this product
     const float c = static_cast<float>(cos(static_cast<double>(f))) * scale;
     float s = static_cast<float>(sin(static_cast<double>(f))) * scale;
     if (inverse) s = -s;
-    float* r = row + v * vec_stride + (width - rot_dim);
-    const float x0 = r[2 * i], x1 = r[2 * i + 1];
-    r[2 * i] = __fsub_rn(__fmul_rn(x0, c), __fmul_rn(x1, s));
-    r[2 * i + 1] = __fadd_rn(__fmul_rn(x1, c), __fmul_rn(x0, s));
+    for (int64_t v = 0; v < count; ++v) {
+      float* r = row + v * vec_stride + (width - rot_dim);
+      const float x0 = r[2 * i], x1 = r[2 * i + 1];
+      r[2 * i] = __fsub_rn(__fmul_rn(x0, c), __fmul_rn(x1, s));
+      r[2 * i + 1] = __fadd_rn(__fmul_rn(x1, c), __fmul_rn(x0, s));
+    }
   }
 }
 

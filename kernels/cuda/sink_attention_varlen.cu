@@ -184,7 +184,7 @@ int32_t sink_attention_varlen_splits(int64_t rows, int32_t num_heads, int64_t ma
   if (rows <= 0 || num_heads <= 0) return 1;
   const int64_t blocks = rows * (num_heads / heads_per_block(num_heads));
   const int64_t want = (2 * int64_t{device_sms()} + blocks - 1) / blocks;
-  const int64_t by_keys = max_keys / 64;  // a range below 64 keys costs more to merge than it saves
+  const int64_t by_keys = max_keys / 16;  // a range below 16 keys (one tile) costs more to merge than it saves
   return static_cast<int32_t>(std::clamp<int64_t>(std::min(want, by_keys), 1, 16));
 }
 

@@ -4,7 +4,9 @@
 // SwiGLU experts). Each prints its max error so one run says which op is off.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <random>
 #include <vector>
@@ -18,6 +20,7 @@
 #include "kernels/cuda/gemm.h"
 #include "kernels/cuda/hyper_connection.h"
 #include "kernels/cuda/moe_experts.h"
+#include "kernels/cuda/moe_grouped.h"
 #include "kernels/cuda/moe_routing.h"
 #include "kernels/cuda/rope_interleaved.h"
 
@@ -270,6 +273,119 @@ TEST_F(V4Kernels, MoeSqrtSoftplusBiasedTopKMatchesCpu) { check_moe(v4::ScoringFu
 TEST_F(V4Kernels, MoeSqrtSoftplusHashRoutingMatchesCpu) { check_moe(v4::ScoringFunc::kSqrtSoftplus, true, 4); }
 TEST_F(V4Kernels, MoeSigmoidMatchesCpu) { check_moe(v4::ScoringFunc::kSigmoid, false, 5); }
 TEST_F(V4Kernels, MoeSoftmaxMatchesCpu) { check_moe(v4::ScoringFunc::kSoftmax, false, 6); }
+
+// The device-grouped experts (grouping, the gate|up and down passes, the combine) against a
+// plain loop on the host over the same bf16 weights and bf16-rounded inputs, for the tensor-core
+// path (hidden and inter multiples of 32) and the CUDA-core one, with a hash-like routing that
+// sends some rows to one expert twice and leaves experts empty.
+void check_grouped_experts(bool cuda_cores, uint32_t seed) {
+  std::mt19937 rng(seed);
+  const int64_t rows = 37, H = 128, I = 96, E = 9, K = 3;
+  const float limit = 6.f;
+  auto bf = [](float v) {  // round to bf16, nearest even
+    uint32_t u;
+    std::memcpy(&u, &v, 4);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    u &= 0xffff0000u;
+    float r;
+    std::memcpy(&r, &u, 4);
+    return r;
+  };
+  auto bits = [](float v) {
+    uint32_t u;
+    std::memcpy(&u, &v, 4);
+    return static_cast<uint16_t>(u >> 16);
+  };
+  std::vector<float> x = random_vec(rows * H, rng);
+  std::vector<std::vector<float>> w13(E), w2(E);
+  std::vector<kc::DeviceBuffer> d13, d2;
+  std::vector<const void*> p13, p2;
+  for (int64_t e = 0; e < E; ++e) {
+    w13[e] = random_vec(2 * I * H, rng, -0.2f, 0.2f);
+    w2[e] = random_vec(H * I, rng, -0.2f, 0.2f);
+    std::vector<uint16_t> b13, b2;
+    for (float& v : w13[e]) b13.push_back(bits(v = bf(v)));
+    for (float& v : w2[e]) b2.push_back(bits(v = bf(v)));
+    d13.push_back(upload(b13));
+    d2.push_back(upload(b2));
+    p13.push_back(d13.back().get());
+    p2.push_back(d2.back().get());
+  }
+  std::uniform_int_distribution<int32_t> pick(0, static_cast<int32_t>(E - 2));  // expert E-1 stays empty
+  std::vector<int32_t> ids(rows * K);
+  for (int32_t& id : ids) id = pick(rng);
+  ids[K] = ids[K + 1];  // row 1 goes to one expert twice
+  std::vector<float> weights = random_vec(rows * K, rng, 0.1f, 1.f);
+  std::vector<float> out0 = random_vec(rows * H, rng);  // what the shared expert left
+
+  std::vector<float> ref = out0;
+  for (int64_t r = 0; r < rows; ++r) {
+    std::vector<int> order(K);
+    for (int k = 0; k < K; ++k) order[k] = k;
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return ids[r * K + a] < ids[r * K + b]; });
+    for (int k : order) {
+      const int e = ids[r * K + k];
+      std::vector<float> act(I);
+      for (int64_t n = 0; n < I; ++n) {
+        double g = 0, u = 0;
+        for (int64_t j = 0; j < H; ++j) {
+          g += double(w13[e][n * H + j]) * bf(x[r * H + j]);
+          u += double(w13[e][(I + n) * H + j]) * bf(x[r * H + j]);
+        }
+        const float gc = std::min(float(g), limit), uc = std::clamp(float(u), -limit, limit);
+        act[n] = bf(gc / (1.0f + std::exp(-gc)) * uc);
+      }
+      for (int64_t n = 0; n < H; ++n) {
+        double y = 0;
+        for (int64_t j = 0; j < I; ++j) y += double(w2[e][n * I + j]) * act[j];
+        ref[r * H + n] += float(y) * weights[r * K + k];
+      }
+    }
+  }
+
+  kc::DeviceBuffer dx = upload(x), dids = upload(ids), dw = upload(weights), dout = upload(out0);
+  kc::DeviceBuffer t13 = upload(p13), t2 = upload(p2);
+  kc::DeviceBuffer offsets, slots, bad, act, y;
+  ASSERT_TRUE(offsets.allocate((E + 1) * 4).is_ok());
+  ASSERT_TRUE(slots.allocate(rows * K * 4).is_ok());
+  ASSERT_TRUE(bad.allocate(4).is_ok());
+  ASSERT_TRUE(kc::fill_zero(bad.get(), 4).is_ok());
+  ASSERT_TRUE(act.allocate(rows * K * I * 4).is_ok());
+  ASSERT_TRUE(y.allocate(rows * K * H * 4).is_ok());
+  ASSERT_TRUE(kc::moe_group_pairs(dids.as<int32_t>(), rows * K, E, offsets.as<int32_t>(), slots.as<int32_t>(),
+                                  bad.as<int32_t>(), nullptr)
+                  .is_ok());
+  kc::MoeGroupedArgs g;
+  g.x = dx.as<float>();
+  g.offsets = offsets.as<int32_t>();
+  g.slot_pair = slots.as<int32_t>();
+  g.pairs = rows * K;
+  g.top_k = K;
+  g.experts = E;
+  g.hidden = H;
+  g.inter = I;
+  g.w13 = t13.as<const void*>();
+  g.w2 = t2.as<const void*>();
+  g.dtype = kc::DType::kBF16;
+  g.swiglu_limit = limit;
+  g.act = act.as<float>();
+  g.y = y.as<float>();
+  g.force_cuda_cores = cuda_cores;
+  ASSERT_TRUE(kc::moe_grouped_mlp(g, nullptr).is_ok());
+  ASSERT_TRUE(kc::moe_combine_pairs(y.as<float>(), dw.as<float>(), dids.as<int32_t>(), rows, K, H, dout.as<float>(),
+                                    nullptr)
+                  .is_ok());
+  const std::vector<float> got = download(dout, rows * H);
+  const std::vector<float> flag = download(bad, 1);
+  EXPECT_EQ(flag[0], 0.f);
+  const double err = max_rel(got, ref);
+  std::printf("grouped experts (%s): max rel err %.3g\n", cuda_cores ? "cuda cores" : "tensor cores", err);
+  // fp32 sums in another order, and an activation that may round to the other bf16 neighbour.
+  EXPECT_LT(err, 2e-3);
+}
+
+TEST_F(V4Kernels, GroupedExpertsOnTensorCoresMatchAHostLoop) { check_grouped_experts(false, 11); }
+TEST_F(V4Kernels, GroupedExpertsOnCudaCoresMatchAHostLoop) { check_grouped_experts(true, 12); }
 
 }  // namespace
 }  // namespace di::test

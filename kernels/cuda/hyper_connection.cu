@@ -17,49 +17,70 @@ __global__ void hc_embed_kernel(const int32_t* ids, const T* table, int64_t dim,
   for (int64_t i = threadIdx.x; i < hc * dim; i += blockDim.x) dst[i] = to_f32(src[i % dim]);
 }
 
+// 1 / rms of a row of n floats (every thread gets it), or 1 when rms_eps < 0 (mixes already normed).
+__device__ __forceinline__ float row_inv_rms(const float* x, int64_t n, float rms_eps) {
+  if (rms_eps < 0.f) return 1.f;
+  float ss = 0.f;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) ss += x[i] * x[i];
+  return rsqrtf(block_sum(ss) / static_cast<float>(n) + rms_eps);
+}
+
+// A thread per entry of the hc x hc mix; each row (column) sum is taken by every thread of that
+// row (column) in index order, so the result is the sequential loop's to the bit.
 __global__ void hc_pre_kernel(const float* mixes, const float* base, const float* scale, const float* streams,
-                              int32_t hc, int64_t dim, int32_t iters, float eps, float* collapsed, float* post,
-                              float* comb) {
+                              int32_t hc, int64_t dim, int32_t iters, float eps, float rms_eps, float* collapsed,
+                              float* post, float* comb) {
   __shared__ float pre[kMaxHcStreams];
-  __shared__ float cm[kMaxHcStreams * kMaxHcStreams];  // Sinkhorn runs here, not in global memory
+  __shared__ float cm[kMaxHcStreams * kMaxHcStreams], tmp[kMaxHcStreams * kMaxHcStreams];
   const int64_t r = blockIdx.x;
-  if (threadIdx.x == 0) {
-    const float* m = mixes + r * (2 + hc) * hc;
-    for (int i = 0; i < hc; ++i) {
-      pre[i] = sigmoid(m[i] * scale[0] + base[i]) + eps;
-      post[r * hc + i] = 2.0f * sigmoid(m[hc + i] * scale[1] + base[hc + i]);
-    }
-    for (int i = 0; i < hc; ++i) {
-      float mx = -INFINITY;
-      for (int j = 0; j < hc; ++j) {
-        cm[i * hc + j] = m[2 * hc + i * hc + j] * scale[2] + base[2 * hc + i * hc + j];
-        mx = fmaxf(mx, cm[i * hc + j]);
-      }
-      float sum = 0.f;
-      for (int j = 0; j < hc; ++j) sum += (cm[i * hc + j] = expf(cm[i * hc + j] - mx));
-      for (int j = 0; j < hc; ++j) cm[i * hc + j] = cm[i * hc + j] / sum + eps;
-    }
-    for (int it = 0; it < (iters > 1 ? iters : 1); ++it) {  // at least the first column pass
-      if (it > 0) {
-        for (int i = 0; i < hc; ++i) {
-          float s = 0.f;
-          for (int j = 0; j < hc; ++j) s += cm[i * hc + j];
-          for (int j = 0; j < hc; ++j) cm[i * hc + j] /= (s + eps);
-        }
-      }
-      for (int j = 0; j < hc; ++j) {
-        float s = 0.f;
-        for (int i = 0; i < hc; ++i) s += cm[i * hc + j];
-        for (int i = 0; i < hc; ++i) cm[i * hc + j] /= (s + eps);
-      }
-    }
+  const float* x = streams + r * hc * dim;
+  const float inv = row_inv_rms(x, hc * dim, rms_eps);
+  const float* m = mixes + r * (2 + hc) * hc;
+  const int n = hc * hc, t = threadIdx.x, i = t / hc, j = t % hc;
+  if (t < hc) {
+    pre[t] = sigmoid(m[t] * inv * scale[0] + base[t]) + eps;
+    post[r * hc + t] = 2.0f * sigmoid(m[hc + t] * inv * scale[1] + base[hc + t]);
+  }
+  if (t < n) cm[t] = m[2 * hc + t] * inv * scale[2] + base[2 * hc + t];
+  __syncthreads();
+  if (t < n) {
+    float mx = -INFINITY;
+    for (int q = 0; q < hc; ++q) mx = fmaxf(mx, cm[i * hc + q]);
+    tmp[t] = expf(cm[t] - mx);
   }
   __syncthreads();
-  for (int i = threadIdx.x; i < hc * hc; i += blockDim.x) comb[r * hc * hc + i] = cm[i];
-  const float* x = streams + r * hc * dim;
+  if (t < n) {
+    float sum = 0.f;
+    for (int q = 0; q < hc; ++q) sum += tmp[i * hc + q];
+    cm[t] = tmp[t] / sum + eps;
+  }
+  __syncthreads();
+  for (int it = 0; it < (iters > 1 ? iters : 1); ++it) {  // at least the first column pass
+    if (it > 0) {
+      float v = 0.f;
+      if (t < n) {
+        float s = 0.f;
+        for (int q = 0; q < hc; ++q) s += cm[i * hc + q];
+        v = cm[t] / (s + eps);
+      }
+      __syncthreads();
+      if (t < n) cm[t] = v;
+      __syncthreads();
+    }
+    float v = 0.f;
+    if (t < n) {
+      float s = 0.f;
+      for (int q = 0; q < hc; ++q) s += cm[q * hc + j];
+      v = cm[t] / (s + eps);
+    }
+    __syncthreads();
+    if (t < n) cm[t] = v;
+    __syncthreads();
+  }
+  if (t < n) comb[r * n + t] = cm[t];
   for (int64_t d = threadIdx.x; d < dim; d += blockDim.x) {
     float acc = 0.f;
-    for (int i = 0; i < hc; ++i) acc += pre[i] * x[i * dim + d];
+    for (int k = 0; k < hc; ++k) acc += pre[k] * x[k * dim + d];
     collapsed[r * dim + d] = acc;
   }
 }
@@ -83,12 +104,14 @@ __global__ void hc_post_kernel(const float* out, const float* post, const float*
 }
 
 __global__ void hc_head_kernel(const float* mixes, const float* base, const float* scale, const float* streams,
-                               int32_t hc, int64_t dim, float eps, float* y) {
+                               int32_t hc, int64_t dim, float eps, float rms_eps, float* y) {
   __shared__ float pre[kMaxHcStreams];
   const int64_t r = blockIdx.x;
-  if (threadIdx.x < hc) pre[threadIdx.x] = sigmoid(mixes[r * hc + threadIdx.x] * scale[0] + base[threadIdx.x]) + eps;
-  __syncthreads();
   const float* x = streams + r * hc * dim;
+  const float inv = row_inv_rms(x, hc * dim, rms_eps);
+  if (threadIdx.x < hc)
+    pre[threadIdx.x] = sigmoid(mixes[r * hc + threadIdx.x] * inv * scale[0] + base[threadIdx.x]) + eps;
+  __syncthreads();
   for (int64_t d = threadIdx.x; d < dim; d += blockDim.x) {
     float acc = 0.f;
     for (int i = 0; i < hc; ++i) acc += pre[i] * x[i * dim + d];
@@ -118,11 +141,11 @@ Status hc_embed(const int32_t* ids, int64_t rows, const void* table, int64_t dim
 
 Status hc_pre(const float* mixes, const float* base, const float* scale, const float* streams, int64_t rows,
               int32_t hc, int64_t dim, int32_t sinkhorn_iters, float eps, float* collapsed, float* post,
-              float* comb, void* stream) {
+              float* comb, void* stream, float rms_eps) {
   if (rows <= 0) return Status::ok();
   DI_RETURN_IF_ERROR(check_hc(hc));
   hc_pre_kernel<<<rows, kThreads, 0, as_stream(stream)>>>(mixes, base, scale, streams, hc, dim, sinkhorn_iters, eps,
-                                                         collapsed, post, comb);
+                                                         rms_eps, collapsed, post, comb);
   return launch_status("hc_pre");
 }
 
@@ -137,10 +160,10 @@ Status hc_post(const float* out, const float* post, const float* comb, int64_t r
 }
 
 Status hc_head(const float* mixes, const float* base, const float* scale, const float* streams, int64_t rows,
-               int32_t hc, int64_t dim, float eps, float* y, void* stream) {
+               int32_t hc, int64_t dim, float eps, float* y, void* stream, float rms_eps) {
   if (rows <= 0) return Status::ok();
   DI_RETURN_IF_ERROR(check_hc(hc));
-  hc_head_kernel<<<rows, kThreads, 0, as_stream(stream)>>>(mixes, base, scale, streams, hc, dim, eps, y);
+  hc_head_kernel<<<rows, kThreads, 0, as_stream(stream)>>>(mixes, base, scale, streams, hc, dim, eps, rms_eps, y);
   return launch_status("hc_head");
 }
 

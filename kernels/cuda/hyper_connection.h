@@ -18,9 +18,11 @@ Status hc_embed(const int32_t* ids, int64_t rows, const void* table, int64_t dim
 // From mixes [rows, (2 + hc) * hc] (scale [3], base [(2 + hc) * hc]): pre = sigmoid(m * scale0 +
 // base) + eps, post = 2 sigmoid(...), comb = softmax rows + eps then Sinkhorn (a column pass, then
 // iters - 1 row + column passes); collapsed [rows, dim] = sum_k pre[k] * streams[:, k, :].
+// rms_eps >= 0: mixes came from the raw streams, and are first scaled by 1 / rms of the row's
+// streams (rms_eps its epsilon): the RMSNorm before the GEMM is a per-row scalar, so it folds in.
 Status hc_pre(const float* mixes, const float* base, const float* scale, const float* streams, int64_t rows,
               int32_t hc, int64_t dim, int32_t sinkhorn_iters, float eps, float* collapsed, float* post,
-              float* comb, void* stream);
+              float* comb, void* stream, float rms_eps = -1.f);
 
 // streams[:, k, :] = post[k] * out + sum_j comb[j][k] * streams[:, j, :], in place.
 Status hc_post(const float* out, const float* post, const float* comb, int64_t rows, int32_t hc, int64_t dim,
@@ -29,7 +31,7 @@ Status hc_post(const float* out, const float* post, const float* comb, int64_t r
 // The final collapse: y = sum_k (sigmoid(mixes[k] * scale[0] + base[k]) + eps) * streams[:, k, :],
 // mixes [rows, hc].
 Status hc_head(const float* mixes, const float* base, const float* scale, const float* streams, int64_t rows,
-               int32_t hc, int64_t dim, float eps, float* y, void* stream);
+               int32_t hc, int64_t dim, float eps, float* y, void* stream, float rms_eps = -1.f);
 
 // The most streams these kernels take.
 constexpr int32_t kMaxHcStreams = 16;

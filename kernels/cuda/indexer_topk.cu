@@ -89,7 +89,7 @@ constexpr int kScoreBlocks = 64;      // score blocks per row; each strides over
 constexpr int kScoreWarps = 8;
 
 __global__ void score_varlen_kernel(IndexerVarlenArgs a) {
-  extern __shared__ float qs[];  // [heads][head_dim + 1], then [heads] weights
+  extern __shared__ float qs[];  // [heads][head_dim + 1], [heads] weights, a [head_dim] key per warp
   const int64_t i = blockIdx.y;
   const int32_t seq = a.batch.seq[i];
   if (seq < 0) return;
@@ -101,10 +101,14 @@ __global__ void score_varlen_kernel(IndexerVarlenArgs a) {
   for (int h = threadIdx.x; h < nh; h += blockDim.x) ws[h] = a.weights[i * nh + h] * a.weight_scale;
   __syncthreads();
   const CacheView& keys = seq_view(a.batch, seq, a.key_group);
-  const int lane = threadIdx.x & 31;
-  for (int64_t e = static_cast<int64_t>(blockIdx.x) * kScoreWarps + (threadIdx.x >> 5); e < visible;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  float* key = ws + nh + warp * hd;  // the warp's entry, loaded once with coalesced reads
+  for (int64_t e = static_cast<int64_t>(blockIdx.x) * kScoreWarps + warp; e < visible;
        e += int64_t{gridDim.x} * kScoreWarps) {
-    const float* key = cache_entry(keys, a.key_layer, e);
+    const float* src = cache_entry(keys, a.key_layer, e);
+    __syncwarp();
+    for (int d = lane; d < hd; d += 32) key[d] = src[d];
+    __syncwarp();
     float score = 0.f;
     for (int h = lane; h < nh; h += 32) {
       const float* q = qs + h * ld;
@@ -220,7 +224,7 @@ Status indexer_topk_varlen(const IndexerVarlenArgs& a, void* stream) {
     return Status::invalid_argument("indexer_topk_varlen: rate, topk, heads and head_dim must be > 0");
   if (rows > 65535) return Status::invalid_argument("indexer_topk_varlen: more than 65535 rows in one launch");
   if (a.max_visible > a.topk) {
-    const size_t qbytes = static_cast<size_t>(a.heads) * (a.head_dim + 2) * sizeof(float);
+    const size_t qbytes = (static_cast<size_t>(a.heads) * (a.head_dim + 2) + kScoreWarps * a.head_dim) * sizeof(float);
     if (qbytes > 48 * 1024) {
       const cudaError_t err = cudaFuncSetAttribute(score_varlen_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                    static_cast<int>(qbytes));

@@ -190,17 +190,31 @@ __device__ __forceinline__ void mma_bf16(float* d, uint32_t a0, uint32_t a1, uin
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
-// d (16 columns x 8 rows of the tile) += W[n0.., k] . X[rows.., k] over all k.
-__device__ __forceinline__ void mma_tile(const __nv_bfloat16* w_lo, const __nv_bfloat16* w_hi,
-                                         const __nv_bfloat16* x, bool x_valid, int64_t K, int t, float* d) {
+// The warp's share of a tile: d (and u, for the up rows) += W[n0.., k] . X[row, k] over the
+// 32-wide k chunks chunk0, chunk0 + stride, ... (the block's warps split k between them, so a
+// column tile has four warps' loads in flight).
+template <bool kGateUp>
+__device__ __forceinline__ void mma_tile(const __nv_bfloat16* g_lo, const __nv_bfloat16* g_hi,
+                                         const __nv_bfloat16* u_lo, const __nv_bfloat16* u_hi,
+                                         const __nv_bfloat16* x, bool x_valid, int64_t K, int t, int chunk0, int stride,
+                                         float* d, float* u) {
   const uint4 zero = make_uint4(0, 0, 0, 0);
 #pragma unroll 4
-  for (int64_t k = 8 * t; k < K; k += 32) {
-    const uint4 lo = *reinterpret_cast<const uint4*>(w_lo + k);
-    const uint4 hi = *reinterpret_cast<const uint4*>(w_hi + k);
+  for (int64_t k = int64_t{chunk0} * 32 + 8 * t; k < K; k += int64_t{stride} * 32) {
+    const uint4 lo = *reinterpret_cast<const uint4*>(g_lo + k);
+    const uint4 hi = *reinterpret_cast<const uint4*>(g_hi + k);
+    uint4 ulo = zero, uhi = zero;
+    if constexpr (kGateUp) {
+      ulo = *reinterpret_cast<const uint4*>(u_lo + k);
+      uhi = *reinterpret_cast<const uint4*>(u_hi + k);
+    }
     const uint4 xb = x_valid ? *reinterpret_cast<const uint4*>(x + k) : zero;
     mma_bf16(d, lo.x, hi.x, lo.y, hi.y, xb.x, xb.y);
     mma_bf16(d, lo.z, hi.z, lo.w, hi.w, xb.z, xb.w);
+    if constexpr (kGateUp) {
+      mma_bf16(u, ulo.x, uhi.x, ulo.y, uhi.y, xb.x, xb.y);
+      mma_bf16(u, ulo.z, uhi.z, ulo.w, uhi.w, xb.z, xb.w);
+    }
   }
 }
 
@@ -213,41 +227,47 @@ __global__ void gather_pairs_kernel(const float* x, const int32_t* slot_pair, in
   }
 }
 
+// A block per (16-column tile, expert): its warps split k, warp 0 adds their sums and writes.
 template <bool kGateUp>
 __global__ void mma_pass_kernel(MoeGroupedArgs a, const __nv_bfloat16* in, __nv_bfloat16* act_out) {
+  __shared__ float red[kMmaWarps][8][32];
   const int32_t e = blockIdx.y;
   const int32_t begin = a.offsets[e], end = a.offsets[e + 1];
   if (begin == end) return;
-  const int64_t K = kGateUp ? a.hidden : a.inter, N = kGateUp ? a.inter : a.hidden;
+  const int64_t K = kGateUp ? a.hidden : a.inter;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-  const int64_t n0 = (int64_t{blockIdx.x} * kMmaWarps + warp) * kMmaCols;
-  if (n0 >= N) return;
+  const int64_t n0 = int64_t{blockIdx.x} * kMmaCols;
   const auto* w = static_cast<const __nv_bfloat16*>(kGateUp ? a.w13[e] : a.w2[e]);
   const float limit = a.swiglu_limit;
   for (int32_t r0 = begin; r0 < end; r0 += kMmaRows) {
     const int32_t my_slot = r0 + g;  // the pair row this thread feeds as B
     const bool valid = my_slot < end;
     const __nv_bfloat16* x = in + int64_t{valid ? my_slot : begin} * K;
-    float d[4] = {0.f, 0.f, 0.f, 0.f};
-    mma_tile(w + (n0 + g) * K, w + (n0 + g + 8) * K, x, valid, K, t, d);
-    if constexpr (kGateUp) {
-      float u[4] = {0.f, 0.f, 0.f, 0.f};
-      mma_tile(w + (a.inter + n0 + g) * K, w + (a.inter + n0 + g + 8) * K, x, valid, K, t, u);
-      // d[0], d[1]: column n0 + g of rows r0 + 2t, r0 + 2t + 1; d[2], d[3]: column n0 + g + 8.
-#pragma unroll
+    float d[4] = {0.f, 0.f, 0.f, 0.f}, u[4] = {0.f, 0.f, 0.f, 0.f};
+    mma_tile<kGateUp>(w + (n0 + g) * K, w + (n0 + g + 8) * K, w + (a.inter + n0 + g) * K,
+                      w + (a.inter + n0 + g + 8) * K, x, valid, K, t, warp, kMmaWarps, d, u);
+    __syncthreads();  // the previous tile's sums are read
+    for (int i = 0; i < 4; ++i) {
+      red[warp][i][lane] = d[i];
+      red[warp][4 + i][lane] = u[i];
+    }
+    __syncthreads();
+    if (warp != 0) continue;
+    for (int q = 1; q < kMmaWarps; ++q)
       for (int i = 0; i < 4; ++i) {
-        const int32_t slot = r0 + 2 * t + (i & 1);
-        if (slot >= end) continue;
-        const int64_t n = n0 + g + (i >> 1) * 8;
+        d[i] += red[q][i][lane];
+        u[i] += red[q][4 + i][lane];
+      }
+    // d[0], d[1]: column n0 + g of rows r0 + 2t, r0 + 2t + 1; d[2], d[3]: column n0 + g + 8.
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int32_t slot = r0 + 2 * t + (i & 1);
+      if (slot >= end) continue;
+      const int64_t n = n0 + g + (i >> 1) * 8;
+      if constexpr (kGateUp) {
         const float gc = fminf(d[i], limit), uc = fminf(fmaxf(u[i], -limit), limit);
         act_out[int64_t{slot} * a.inter + n] = __float2bfloat16(gc / (1.0f + expf(-gc)) * uc);
-      }
-    } else {
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int32_t slot = r0 + 2 * t + (i & 1);
-        if (slot >= end) continue;
-        const int64_t n = n0 + g + (i >> 1) * 8;
+      } else {
         a.y[int64_t{a.slot_pair[slot]} * a.hidden + n] = d[i];
       }
     }
@@ -262,7 +282,7 @@ Status mma_mlp(const MoeGroupedArgs& a, void* stream) {
   const int64_t gather_blocks = a.pairs < 1024 ? a.pairs : 1024;
   gather_pairs_kernel<<<gather_blocks, 256, 0, as_stream(stream)>>>(a.x, a.slot_pair, a.pairs, a.top_k, a.hidden, xs);
   DI_RETURN_IF_ERROR(launch_status("moe gather pairs"));
-  const int64_t per_block = int64_t{kMmaWarps} * kMmaCols;
+  const int64_t per_block = kMmaCols;
   const dim3 g1(static_cast<unsigned>((a.inter + per_block - 1) / per_block), static_cast<unsigned>(a.experts));
   mma_pass_kernel<true><<<g1, kMmaWarps * 32, 0, as_stream(stream)>>>(a, xs, act);
   DI_RETURN_IF_ERROR(launch_status("moe mma gate_up"));
@@ -271,11 +291,17 @@ Status mma_mlp(const MoeGroupedArgs& a, void* stream) {
   return launch_status("moe mma down");
 }
 
-__global__ void combine_kernel(const float* y, const float* weights, const int32_t* ids, int32_t top_k, int64_t hidden,
-                               float* out) {
+// A block per (row, 1024 columns); each thread loads a column's pairs before adding them, so the
+// loads are in flight together (the sum's order is fixed by the sorted pairs).
+constexpr int kCombineCols = 1024;
+
+__global__ void combine_kernel(const float* __restrict__ y, const float* __restrict__ weights,
+                               const int32_t* __restrict__ ids, int32_t top_k, int64_t hidden,
+                               float* __restrict__ out) {
   const int64_t r = blockIdx.x;
   int order[kMaxRoutedPerToken];
-  for (int k = 0; k < top_k; ++k) order[k] = k;
+#pragma unroll
+  for (int k = 0; k < kMaxRoutedPerToken; ++k) order[k] = k;
   for (int i = 1; i < top_k; ++i) {  // insertion sort by expert id: stable, so ties keep k order
     const int cur = order[i];
     int j = i - 1;
@@ -285,12 +311,20 @@ __global__ void combine_kernel(const float* y, const float* weights, const int32
     }
     order[j + 1] = cur;
   }
-  for (int64_t d = threadIdx.x; d < hidden; d += blockDim.x) {
+  const int64_t lo = int64_t{blockIdx.y} * kCombineCols;
+  const int64_t hi = lo + kCombineCols < hidden ? lo + kCombineCols : hidden;
+  for (int64_t d = lo + threadIdx.x; d < hi; d += blockDim.x) {
+    float v[kMaxRoutedPerToken];
+#pragma unroll
+    for (int i = 0; i < kMaxRoutedPerToken; ++i)
+      if (i < top_k) {
+        const int64_t p = r * top_k + order[i];
+        v[i] = y[p * hidden + d] * weights[p];
+      }
     float acc = out[r * hidden + d];
-    for (int i = 0; i < top_k; ++i) {
-      const int64_t p = r * top_k + order[i];
-      acc += y[p * hidden + d] * weights[p];
-    }
+#pragma unroll
+    for (int i = 0; i < kMaxRoutedPerToken; ++i)
+      if (i < top_k) acc += v[i];
     out[r * hidden + d] = acc;
   }
 }
@@ -327,7 +361,8 @@ Status moe_combine_pairs(const float* y, const float* weights, const int32_t* ex
   if (top_k < 1 || top_k > kMaxRoutedPerToken)
     return Status::invalid_argument("moe_combine_pairs: top_k " + std::to_string(top_k) + " outside [1, " +
                                     std::to_string(kMaxRoutedPerToken) + "]");
-  combine_kernel<<<rows, 256, 0, as_stream(stream)>>>(y, weights, expert_ids, top_k, hidden, out);
+  const dim3 grid(static_cast<unsigned>(rows), static_cast<unsigned>((hidden + kCombineCols - 1) / kCombineCols));
+  combine_kernel<<<grid, 256, 0, as_stream(stream)>>>(y, weights, expert_ids, top_k, hidden, out);
   return launch_status("moe_combine_pairs");
 }
 

@@ -5,6 +5,8 @@
 namespace di::kernels::cuda {
 namespace {
 
+constexpr int64_t kMaxRotPairs = 512;
+
 __global__ void rope_interleaved_kernel(float* x, int64_t row_stride, int64_t count, int64_t width,
                                         int64_t vec_stride, int64_t pos0, int64_t pos_step, const int32_t* positions,
                                         const float* inv_freq, int64_t rot_dim, float scale, bool inverse) {
@@ -12,18 +14,22 @@ __global__ void rope_interleaved_kernel(float* x, int64_t row_stride, int64_t co
   const float pos = static_cast<float>(positions ? int64_t{positions[blockIdx.x]}
                                                  : pos0 + static_cast<int64_t>(blockIdx.x) * pos_step);
   float* row = x + blockIdx.x * row_stride;
-  // A thread per pair, its angle shared by every vector of the row: sin and cos in double once.
+  // The row's angles once (sin and cos in double are the costly part), shared by its vectors.
+  __shared__ float cs[kMaxRotPairs], sn[kMaxRotPairs];
   for (int64_t i = threadIdx.x; i < half; i += blockDim.x) {
     const float f = __fmul_rn(inv_freq[i], pos);  // no contraction: the CPU rounds this product
-    const float c = static_cast<float>(cos(static_cast<double>(f))) * scale;
-    float s = static_cast<float>(sin(static_cast<double>(f))) * scale;
-    if (inverse) s = -s;
-    for (int64_t v = 0; v < count; ++v) {
-      float* r = row + v * vec_stride + (width - rot_dim);
-      const float x0 = r[2 * i], x1 = r[2 * i + 1];
-      r[2 * i] = __fsub_rn(__fmul_rn(x0, c), __fmul_rn(x1, s));
-      r[2 * i + 1] = __fadd_rn(__fmul_rn(x1, c), __fmul_rn(x0, s));
-    }
+    cs[i] = static_cast<float>(cos(static_cast<double>(f))) * scale;
+    const float s = static_cast<float>(sin(static_cast<double>(f))) * scale;
+    sn[i] = inverse ? -s : s;
+  }
+  __syncthreads();
+  for (int64_t k = threadIdx.x; k < count * half; k += blockDim.x) {
+    const int64_t v = k / half, i = k % half;
+    const float c = cs[i], s = sn[i];
+    float* r = row + v * vec_stride + (width - rot_dim);
+    const float x0 = r[2 * i], x1 = r[2 * i + 1];
+    r[2 * i] = __fsub_rn(__fmul_rn(x0, c), __fmul_rn(x1, s));
+    r[2 * i + 1] = __fadd_rn(__fmul_rn(x1, c), __fmul_rn(x0, s));
   }
 }
 
@@ -33,7 +39,7 @@ Status rope_interleaved(float* x, int64_t rows, int64_t row_stride, int64_t coun
                         int64_t pos0, int64_t pos_step, const float* inv_freq, int64_t rot_dim, float scale,
                         bool inverse, void* stream) {
   if (rows <= 0 || count <= 0) return Status::ok();
-  if (rot_dim <= 0 || rot_dim % 2 || rot_dim > width)
+  if (rot_dim <= 0 || rot_dim % 2 || rot_dim > width || rot_dim > 2 * kMaxRotPairs)
     return Status::invalid_argument("rope_interleaved: rot_dim " + std::to_string(rot_dim) +
                                     " must be even and <= width " + std::to_string(width));
   rope_interleaved_kernel<<<rows, 128, 0, as_stream(stream)>>>(x, row_stride, count, width, vec_stride, pos0, pos_step,
@@ -45,7 +51,7 @@ Status rope_interleaved_at(float* x, int64_t rows, int64_t row_stride, int64_t c
                            const int32_t* positions, const float* inv_freq, int64_t rot_dim, float scale, bool inverse,
                            void* stream) {
   if (rows <= 0 || count <= 0) return Status::ok();
-  if (rot_dim <= 0 || rot_dim % 2 || rot_dim > width || !positions)
+  if (rot_dim <= 0 || rot_dim % 2 || rot_dim > width || rot_dim > 2 * kMaxRotPairs || !positions)
     return Status::invalid_argument("rope_interleaved_at: rot_dim " + std::to_string(rot_dim) +
                                     " must be even and <= width " + std::to_string(width) + ", positions given");
   rope_interleaved_kernel<<<rows, 128, 0, as_stream(stream)>>>(x, row_stride, count, width, vec_stride, 0, 0, positions,

@@ -1,9 +1,9 @@
 // sink_attention_varlen: see sink_attention_varlen.h. A block per (row, group of heads, key
 // range): its warps are the group's heads, which share every key (MQA), so a tile of keys is
-// loaded into shared memory once and read by each head's warp. A lane owns channels
-// lane, lane + 32, ... of its head; each warp keeps an online softmax (running max, sum and
-// weighted values) over the tiles. With several key ranges a second kernel merges the ranges
-// and the sink.
+// loaded into shared memory once and read by each head's warp (two heads per warp in large
+// batches). A lane owns channels lane, lane + 32, ... of its heads; each warp keeps an online
+// softmax (running max, sum and weighted values) over the tiles. With several key ranges a
+// second kernel merges the ranges and the sink.
 #include <algorithm>
 
 #include "kernels/cuda/common.cuh"
@@ -54,31 +54,35 @@ __device__ __forceinline__ const float* key_row(const SinkAttentionVarlenArgs& a
   return cache_entry(seq_view(a.batch, k.seq, a.entry_group), a.entry_layer, e);
 }
 
-template <int CH>
+template <int CH, int HPW>
 __global__ void attention_kernel(SinkAttentionVarlenArgs a, int hpb) {
   extern __shared__ float tile[];  // [kKeyTile][head_dim]
   __shared__ const float* key_ptr[kKeyTile];
   const int64_t row = blockIdx.x;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int h = blockIdx.y * hpb + warp;
+  const int h0 = (blockIdx.y * hpb + warp) * HPW;  // this warp's heads: h0 .. h0 + HPW - 1
   const int hd = a.head_dim, nh = a.num_heads;
   const RowKeys k = row_keys(a, row);
   if (k.seq < 0) {
     if (a.splits == 1)
-      for (int i = 0; i < CH; ++i)
-        if (lane + 32 * i < hd) a.out[(row * nh + h) * hd + lane + 32 * i] = 0.f;
+      for (int s = 0; s < HPW; ++s)
+        for (int i = 0; i < CH; ++i)
+          if (lane + 32 * i < hd) a.out[(row * nh + h0 + s) * hd + lane + 32 * i] = 0.f;
     return;  // the merge kernel zeroes split rows
   }
   const int64_t per = (k.num_keys + a.splits - 1) / a.splits;
   const int64_t begin = blockIdx.z * per, end = begin + per < k.num_keys ? begin + per : k.num_keys;
 
-  float q[CH], acc[CH];
-  for (int i = 0; i < CH; ++i) {
-    const int c = lane + 32 * i;
-    q[i] = c < hd ? a.q[(row * nh + h) * hd + c] : 0.f;
-    acc[i] = 0.f;
+  float q[HPW][CH], acc[HPW][CH], m[HPW], l[HPW];
+  for (int s = 0; s < HPW; ++s) {
+    m[s] = -INFINITY;
+    l[s] = 0.f;
+    for (int i = 0; i < CH; ++i) {
+      const int c = lane + 32 * i;
+      q[s][i] = c < hd ? a.q[(row * nh + h0 + s) * hd + c] : 0.f;
+      acc[s][i] = 0.f;
+    }
   }
-  float m = -INFINITY, l = 0.f;
   for (int64_t t0 = begin; t0 < end; t0 += kKeyTile) {
     const int nt = end - t0 < kKeyTile ? static_cast<int>(end - t0) : kKeyTile;
     __syncthreads();  // the previous tile is read by every warp
@@ -89,47 +93,53 @@ __global__ void attention_kernel(SinkAttentionVarlenArgs a, int hpb) {
       tile[idx] = key_ptr[j][c];
     }
     __syncthreads();
-    float logit[kKeyTile];
-    float tile_max = -INFINITY;
 #pragma unroll
-    for (int j = 0; j < kKeyTile; ++j) {
-      if (j < nt) {
-        float d = 0.f;
-        for (int i = 0; i < CH; ++i)
-          if (lane + 32 * i < hd) d += q[i] * tile[j * hd + lane + 32 * i];
-        logit[j] = warp_sum(d) * a.scale;
-        tile_max = fmaxf(tile_max, logit[j]);
-      }
-    }
-    const float m_new = fmaxf(m, tile_max);
-    const float corr = expf(m - m_new);  // 0 on the first tile (m = -inf)
-    l *= corr;
-    for (int i = 0; i < CH; ++i) acc[i] *= corr;
+    for (int s = 0; s < HPW; ++s) {
+      float logit[kKeyTile];
+      float tile_max = -INFINITY;
 #pragma unroll
-    for (int j = 0; j < kKeyTile; ++j) {
-      if (j < nt) {
-        const float p = expf(logit[j] - m_new);
-        l += p;
-        for (int i = 0; i < CH; ++i)
-          if (lane + 32 * i < hd) acc[i] += p * tile[j * hd + lane + 32 * i];
+      for (int j = 0; j < kKeyTile; ++j) {
+        if (j < nt) {
+          float d = 0.f;
+          for (int i = 0; i < CH; ++i)
+            if (lane + 32 * i < hd) d += q[s][i] * tile[j * hd + lane + 32 * i];
+          logit[j] = warp_sum(d) * a.scale;
+          tile_max = fmaxf(tile_max, logit[j]);
+        }
       }
+      const float m_new = fmaxf(m[s], tile_max);
+      const float corr = expf(m[s] - m_new);  // 0 on the first tile (m = -inf)
+      l[s] *= corr;
+      for (int i = 0; i < CH; ++i) acc[s][i] *= corr;
+#pragma unroll
+      for (int j = 0; j < kKeyTile; ++j) {
+        if (j < nt) {
+          const float p = expf(logit[j] - m_new);
+          l[s] += p;
+          for (int i = 0; i < CH; ++i)
+            if (lane + 32 * i < hd) acc[s][i] += p * tile[j * hd + lane + 32 * i];
+        }
+      }
+      m[s] = m_new;
     }
-    m = m_new;
   }
-  if (a.splits == 1) {
-    const float sink = a.sinks ? a.sinks[h] : -INFINITY;
-    const float denom = l + expf(sink - m);
+  for (int s = 0; s < HPW; ++s) {
+    const int h = h0 + s;
+    if (a.splits == 1) {
+      const float sink = a.sinks ? a.sinks[h] : -INFINITY;
+      const float denom = l[s] + expf(sink - m[s]);
+      for (int i = 0; i < CH; ++i)
+        if (lane + 32 * i < hd) a.out[(row * nh + h) * hd + lane + 32 * i] = acc[s][i] / denom;
+      continue;
+    }
+    float* part = a.partial + ((blockIdx.z * int64_t{a.batch.num_tokens} + row) * nh + h) * (hd + 2);
+    if (lane == 0) {
+      part[0] = m[s];
+      part[1] = l[s];
+    }
     for (int i = 0; i < CH; ++i)
-      if (lane + 32 * i < hd) a.out[(row * nh + h) * hd + lane + 32 * i] = acc[i] / denom;
-    return;
+      if (lane + 32 * i < hd) part[2 + lane + 32 * i] = acc[s][i];
   }
-  float* part = a.partial + ((blockIdx.z * int64_t{a.batch.num_tokens} + row) * nh + h) * (hd + 2);
-  if (lane == 0) {
-    part[0] = m;
-    part[1] = l;
-  }
-  for (int i = 0; i < CH; ++i)
-    if (lane + 32 * i < hd) part[2 + lane + 32 * i] = acc[i];
 }
 
 // One block per (row, head): the key ranges' partial sums rescaled to a common max, plus the sink.
@@ -155,12 +165,26 @@ __global__ void merge_kernel(SinkAttentionVarlenArgs a) {
   }
 }
 
+int device_sms();
+
 template <int CH>
 Status launch(const SinkAttentionVarlenArgs& a, void* stream) {
   const int hpb = heads_per_block(a.num_heads);
-  const dim3 grid(static_cast<unsigned>(a.batch.num_tokens), static_cast<unsigned>(a.num_heads / hpb),
-                  static_cast<unsigned>(a.splits));
-  attention_kernel<CH><<<grid, hpb * 32, kKeyTile * a.head_dim * sizeof(float), as_stream(stream)>>>(a, hpb);
+  // Two heads per warp when there are blocks enough without it: each key read from shared
+  // memory then feeds two heads, and each row's keys are loaded by half as many blocks.
+  const int64_t blocks = int64_t{a.batch.num_tokens} * (a.num_heads / hpb) * a.splits;
+  const bool pair = a.num_heads % 2 == 0 && blocks >= 2 * int64_t{device_sms()};
+  const size_t smem = kKeyTile * a.head_dim * sizeof(float);
+  if (pair) {
+    const int warps = heads_per_block(a.num_heads / 2);
+    const dim3 grid(static_cast<unsigned>(a.batch.num_tokens), static_cast<unsigned>(a.num_heads / (2 * warps)),
+                    static_cast<unsigned>(a.splits));
+    attention_kernel<CH, 2><<<grid, warps * 32, smem, as_stream(stream)>>>(a, warps);
+  } else {
+    const dim3 grid(static_cast<unsigned>(a.batch.num_tokens), static_cast<unsigned>(a.num_heads / hpb),
+                    static_cast<unsigned>(a.splits));
+    attention_kernel<CH, 1><<<grid, hpb * 32, smem, as_stream(stream)>>>(a, hpb);
+  }
   DI_RETURN_IF_ERROR(launch_status("sink_attention_varlen"));
   if (a.splits == 1) return Status::ok();
   const dim3 mgrid(static_cast<unsigned>(a.batch.num_tokens), static_cast<unsigned>(a.num_heads));

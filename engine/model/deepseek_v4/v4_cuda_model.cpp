@@ -398,11 +398,10 @@ Status V4CudaModel::launch_graph(bool* ran) {
 Status V4CudaModel::hc_pre(const V4CudaHc& hc) {
   const DeepseekV4Config& c = config_;
   const int64_t T = rows_, W = int64_t{c.hc_mult} * c.hidden_size, mix = (2 + int64_t{c.hc_mult}) * c.hc_mult;
-  DI_RETURN_IF_ERROR(kc::rms_norm(a_.streams, nullptr, a_.nstreams, T, 1, W, W, static_cast<float>(c.rms_norm_eps),
-                                  DType::kF32, stream_));
-  DI_RETURN_IF_ERROR(gemm_.linear(a_.nstreams, T, W, W, hc.fn, mix, DType::kF32, a_.mixes, mix, DType::kF32));
+  // The streams' RMSNorm is a per-row scalar: hc_pre applies it to the GEMM's result.
+  DI_RETURN_IF_ERROR(gemm_.linear(a_.streams, T, W, W, hc.fn, mix, DType::kF32, a_.mixes, mix, DType::kF32));
   return kc::hc_pre(a_.mixes, hc.base, hc.scale, a_.streams, T, c.hc_mult, c.hidden_size, c.hc_sinkhorn_iters,
-                    static_cast<float>(c.hc_eps), a_.x, a_.post, a_.comb, stream_);
+                    static_cast<float>(c.hc_eps), a_.x, a_.post, a_.comb, stream_, static_cast<float>(c.rms_norm_eps));
 }
 
 Status V4CudaModel::run_step(bool grouped_moe) {
@@ -430,11 +429,9 @@ Status V4CudaModel::head() {
   const float eps = static_cast<float>(c.rms_norm_eps);
   DI_RETURN_IF_ERROR(kc::gather_rows(a_.streams, step_.logit_rows(), R, hc * H, a_.head_streams, stream_));
   DI_RETURN_IF_ERROR(
-      kc::rms_norm(a_.head_streams, nullptr, a_.nstreams, R, 1, hc * H, hc * H, eps, DType::kF32, stream_));
-  DI_RETURN_IF_ERROR(
-      gemm_.linear(a_.nstreams, R, hc * H, hc * H, hc_head_.fn, hc, DType::kF32, a_.mixes, hc, DType::kF32));
+      gemm_.linear(a_.head_streams, R, hc * H, hc * H, hc_head_.fn, hc, DType::kF32, a_.mixes, hc, DType::kF32));
   DI_RETURN_IF_ERROR(kc::hc_head(a_.mixes, hc_head_.base, hc_head_.scale, a_.head_streams, R, c.hc_mult, H,
-                                 static_cast<float>(c.hc_eps), a_.y, stream_));
+                                 static_cast<float>(c.hc_eps), a_.y, stream_, eps));
   DI_RETURN_IF_ERROR(kc::rms_norm(a_.y, norm_, a_.y, R, 1, H, H, eps, DType::kF32, stream_));
   return linear(a_.y, R, H, H, head_, c.vocab_size, logits_dev_.as<float>(), c.vocab_size);
 }

@@ -1,9 +1,9 @@
 // sink_attention_varlen: see sink_attention_varlen.h. A block per (row, group of heads, key
 // range): its warps are the group's heads, which share every key (MQA), so a tile of keys is
-// loaded into shared memory once and read by each head's warp (two heads per warp in large
-// batches). A lane owns channels lane, lane + 32, ... of its heads; each warp keeps an online
-// softmax (running max, sum and weighted values) over the tiles. With several key ranges a
-// second kernel merges the ranges and the sink.
+// loaded into shared memory once and read by each head's warp, the next tile arriving while
+// this one is reduced. A lane owns channels lane, lane + 32, ... of its head; each warp keeps an
+// online softmax (running max, sum and weighted values) over the tiles. With several key ranges
+// a second kernel merges the ranges and the sink.
 #include <algorithm>
 
 #include "kernels/cuda/common.cuh"
@@ -54,92 +54,125 @@ __device__ __forceinline__ const float* key_row(const SinkAttentionVarlenArgs& a
   return cache_entry(seq_view(a.batch, k.seq, a.entry_group), a.entry_layer, e);
 }
 
-template <int CH, int HPW>
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+  const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(addr), "l"(gmem));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void cp_async_wait_one() { asm volatile("cp.async.wait_group 1;\n" ::); }
+
+// Tiles are double-buffered: while the warps reduce tile i, tile i + 1 arrives by cp.async (16-byte
+// copies, so head_dim % 4 == 0; other widths load each tile synchronously).
+template <int CH>
 __global__ void attention_kernel(SinkAttentionVarlenArgs a, int hpb) {
-  extern __shared__ float tile[];  // [kKeyTile][head_dim]
-  __shared__ const float* key_ptr[kKeyTile];
+  extern __shared__ float tiles[];  // 2 x [kKeyTile][head_dim]
+  __shared__ const float* key_ptr[2][kKeyTile];
   const int64_t row = blockIdx.x;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int h0 = (blockIdx.y * hpb + warp) * HPW;  // this warp's heads: h0 .. h0 + HPW - 1
+  const int h = blockIdx.y * hpb + warp;
   const int hd = a.head_dim, nh = a.num_heads;
+  const bool async = hd % 4 == 0;
   const RowKeys k = row_keys(a, row);
   if (k.seq < 0) {
     if (a.splits == 1)
-      for (int s = 0; s < HPW; ++s)
-        for (int i = 0; i < CH; ++i)
-          if (lane + 32 * i < hd) a.out[(row * nh + h0 + s) * hd + lane + 32 * i] = 0.f;
+      for (int i = 0; i < CH; ++i)
+        if (lane + 32 * i < hd) a.out[(row * nh + h) * hd + lane + 32 * i] = 0.f;
     return;  // the merge kernel zeroes split rows
   }
   const int64_t per = (k.num_keys + a.splits - 1) / a.splits;
   const int64_t begin = blockIdx.z * per, end = begin + per < k.num_keys ? begin + per : k.num_keys;
 
-  float q[HPW][CH], acc[HPW][CH], m[HPW], l[HPW];
-  for (int s = 0; s < HPW; ++s) {
-    m[s] = -INFINITY;
-    l[s] = 0.f;
-    for (int i = 0; i < CH; ++i) {
-      const int c = lane + 32 * i;
-      q[s][i] = c < hd ? a.q[(row * nh + h0 + s) * hd + c] : 0.f;
-      acc[s][i] = 0.f;
-    }
+  float q[CH], acc[CH];
+  for (int i = 0; i < CH; ++i) {
+    const int c = lane + 32 * i;
+    q[i] = c < hd ? a.q[(row * nh + h) * hd + c] : 0.f;
+    acc[i] = 0.f;
   }
-  for (int64_t t0 = begin; t0 < end; t0 += kKeyTile) {
+  float m = -INFINITY, l = 0.f;
+  // Pointers of tile `t0`'s keys into key_ptr[buf] (threads below the tile size), then, once
+  // the block has synced, its rows into tiles[buf].
+  auto pointers = [&](int64_t t0, int buf) {
     const int nt = end - t0 < kKeyTile ? static_cast<int>(end - t0) : kKeyTile;
-    __syncthreads();  // the previous tile is read by every warp
-    if (threadIdx.x < nt) key_ptr[threadIdx.x] = key_row(a, k, row, t0 + threadIdx.x);
-    __syncthreads();
-    for (int idx = threadIdx.x; idx < nt * hd; idx += blockDim.x) {
-      const int j = idx / hd, c = idx - j * hd;
-      tile[idx] = key_ptr[j][c];
-    }
-    __syncthreads();
-#pragma unroll
-    for (int s = 0; s < HPW; ++s) {
-      float logit[kKeyTile];
-      float tile_max = -INFINITY;
-#pragma unroll
-      for (int j = 0; j < kKeyTile; ++j) {
-        if (j < nt) {
-          float d = 0.f;
-          for (int i = 0; i < CH; ++i)
-            if (lane + 32 * i < hd) d += q[s][i] * tile[j * hd + lane + 32 * i];
-          logit[j] = warp_sum(d) * a.scale;
-          tile_max = fmaxf(tile_max, logit[j]);
-        }
+    if (threadIdx.x < nt) key_ptr[buf][threadIdx.x] = key_row(a, k, row, t0 + threadIdx.x);
+    return nt;
+  };
+  auto fetch = [&](int nt, int buf) {
+    float* dst = tiles + buf * kKeyTile * hd;
+    if (async) {
+      const int v = hd / 4;
+      for (int idx = threadIdx.x; idx < nt * v; idx += blockDim.x) {
+        const int j = idx / v, c = idx - j * v;
+        cp_async16(dst + j * hd + 4 * c, key_ptr[buf][j] + 4 * c);
       }
-      const float m_new = fmaxf(m[s], tile_max);
-      const float corr = expf(m[s] - m_new);  // 0 on the first tile (m = -inf)
-      l[s] *= corr;
-      for (int i = 0; i < CH; ++i) acc[s][i] *= corr;
-#pragma unroll
-      for (int j = 0; j < kKeyTile; ++j) {
-        if (j < nt) {
-          const float p = expf(logit[j] - m_new);
-          l[s] += p;
-          for (int i = 0; i < CH; ++i)
-            if (lane + 32 * i < hd) acc[s][i] += p * tile[j * hd + lane + 32 * i];
-        }
+    } else {
+      for (int idx = threadIdx.x; idx < nt * hd; idx += blockDim.x) {
+        const int j = idx / hd, c = idx - j * hd;
+        dst[idx] = key_ptr[buf][j][c];
       }
-      m[s] = m_new;
     }
+    cp_async_commit();  // an empty group when nothing was copied asynchronously
+  };
+  int nt_next = 0;
+  if (begin < end) {
+    nt_next = pointers(begin, 0);
+    __syncthreads();
+    fetch(nt_next, 0);
   }
-  for (int s = 0; s < HPW; ++s) {
-    const int h = h0 + s;
-    if (a.splits == 1) {
-      const float sink = a.sinks ? a.sinks[h] : -INFINITY;
-      const float denom = l[s] + expf(sink - m[s]);
-      for (int i = 0; i < CH; ++i)
-        if (lane + 32 * i < hd) a.out[(row * nh + h) * hd + lane + 32 * i] = acc[s][i] / denom;
-      continue;
+  int buf = 0;
+  for (int64_t t0 = begin; t0 < end; t0 += kKeyTile, buf ^= 1) {
+    const int nt = nt_next;
+    const int64_t t1 = t0 + kKeyTile;
+    if (t1 < end) nt_next = pointers(t1, buf ^ 1);
+    __syncthreads();  // key_ptr[buf ^ 1] is set, and every warp is done with tiles[buf ^ 1]
+    if (t1 < end) {
+      fetch(nt_next, buf ^ 1);
+    } else {
+      cp_async_commit();
     }
-    float* part = a.partial + ((blockIdx.z * int64_t{a.batch.num_tokens} + row) * nh + h) * (hd + 2);
-    if (lane == 0) {
-      part[0] = m[s];
-      part[1] = l[s];
+    cp_async_wait_one();  // tile t0 has landed
+    __syncthreads();
+    const float* tile = tiles + buf * kKeyTile * hd;
+    float logit[kKeyTile];
+    float tile_max = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < kKeyTile; ++j) {
+      if (j < nt) {
+        float d = 0.f;
+        for (int i = 0; i < CH; ++i)
+          if (lane + 32 * i < hd) d += q[i] * tile[j * hd + lane + 32 * i];
+        logit[j] = warp_sum(d) * a.scale;
+        tile_max = fmaxf(tile_max, logit[j]);
+      }
     }
+    const float m_new = fmaxf(m, tile_max);
+    const float corr = expf(m - m_new);  // 0 on the first tile (m = -inf)
+    l *= corr;
+    for (int i = 0; i < CH; ++i) acc[i] *= corr;
+#pragma unroll
+    for (int j = 0; j < kKeyTile; ++j) {
+      if (j < nt) {
+        const float p = expf(logit[j] - m_new);
+        l += p;
+        for (int i = 0; i < CH; ++i)
+          if (lane + 32 * i < hd) acc[i] += p * tile[j * hd + lane + 32 * i];
+      }
+    }
+    m = m_new;
+  }
+  if (a.splits == 1) {
+    const float sink = a.sinks ? a.sinks[h] : -INFINITY;
+    const float denom = l + expf(sink - m);
     for (int i = 0; i < CH; ++i)
-      if (lane + 32 * i < hd) part[2 + lane + 32 * i] = acc[s][i];
+      if (lane + 32 * i < hd) a.out[(row * nh + h) * hd + lane + 32 * i] = acc[i] / denom;
+    return;
   }
+  float* part = a.partial + ((blockIdx.z * int64_t{a.batch.num_tokens} + row) * nh + h) * (hd + 2);
+  if (lane == 0) {
+    part[0] = m;
+    part[1] = l;
+  }
+  for (int i = 0; i < CH; ++i)
+    if (lane + 32 * i < hd) part[2 + lane + 32 * i] = acc[i];
 }
 
 // One block per (row, head): the key ranges' partial sums rescaled to a common max, plus the sink.
@@ -165,26 +198,19 @@ __global__ void merge_kernel(SinkAttentionVarlenArgs a) {
   }
 }
 
-int device_sms();
-
 template <int CH>
 Status launch(const SinkAttentionVarlenArgs& a, void* stream) {
   const int hpb = heads_per_block(a.num_heads);
-  // Two heads per warp when there are blocks enough without it: each key read from shared
-  // memory then feeds two heads, and each row's keys are loaded by half as many blocks.
-  const int64_t blocks = int64_t{a.batch.num_tokens} * (a.num_heads / hpb) * a.splits;
-  const bool pair = a.num_heads % 2 == 0 && blocks >= 2 * int64_t{device_sms()};
-  const size_t smem = kKeyTile * a.head_dim * sizeof(float);
-  if (pair) {
-    const int warps = heads_per_block(a.num_heads / 2);
-    const dim3 grid(static_cast<unsigned>(a.batch.num_tokens), static_cast<unsigned>(a.num_heads / (2 * warps)),
-                    static_cast<unsigned>(a.splits));
-    attention_kernel<CH, 2><<<grid, warps * 32, smem, as_stream(stream)>>>(a, warps);
-  } else {
-    const dim3 grid(static_cast<unsigned>(a.batch.num_tokens), static_cast<unsigned>(a.num_heads / hpb),
-                    static_cast<unsigned>(a.splits));
-    attention_kernel<CH, 1><<<grid, hpb * 32, smem, as_stream(stream)>>>(a, hpb);
-  }
+  const dim3 grid(static_cast<unsigned>(a.batch.num_tokens), static_cast<unsigned>(a.num_heads / hpb),
+                  static_cast<unsigned>(a.splits));
+  const size_t smem = 2 * kKeyTile * a.head_dim * sizeof(float);
+  static const bool wide_smem = [] {  // two tiles of 512-wide keys take 64 KiB
+    return cudaFuncSetAttribute(attention_kernel<CH>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                static_cast<int>(2 * kKeyTile * kMaxHeadDim * sizeof(float))) == cudaSuccess;
+  }();
+  if (!wide_smem && smem > 48 * 1024)
+    return Status::device("sink_attention_varlen: 64 KiB of shared memory per block is not available");
+  attention_kernel<CH><<<grid, hpb * 32, smem, as_stream(stream)>>>(a, hpb);
   DI_RETURN_IF_ERROR(launch_status("sink_attention_varlen"));
   if (a.splits == 1) return Status::ok();
   const dim3 mgrid(static_cast<unsigned>(a.batch.num_tokens), static_cast<unsigned>(a.num_heads));

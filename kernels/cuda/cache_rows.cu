@@ -33,7 +33,7 @@ Status write_ring_rows_varlen(const TokenBatch& b, const float* src, int64_t src
                               int32_t layer, int64_t ring, int64_t byte_offset, void* stream) {
   if (b.num_tokens <= 0) return Status::ok();
   if (ring <= 0 || byte_offset % 4) return Status::invalid_argument("write_ring_rows_varlen: ring > 0, aligned offset");
-  write_ring_rows_kernel<<<b.num_tokens, 128, 0, as_stream(stream)>>>(b, src, src_stride, cols, group, layer, ring,
+  write_ring_rows_kernel<<<b.num_tokens, 256, 0, as_stream(stream)>>>(b, src, src_stride, cols, group, layer, ring,
                                                                       byte_offset);
   return launch_status("write_ring_rows_varlen");
 }

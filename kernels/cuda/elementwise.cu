@@ -37,6 +37,20 @@ __global__ void rms_norm_kernel(const T* x, const T* w, T* y, int64_t heads, int
     yr[i] = from_f32<T>(to_f32(from_f32<T>(to_f32(xr[i]) * inv)) * (w ? to_f32(w[i]) : 1.f));
 }
 
+// rms_norm_kernel<float> for one vector per row, also writing the result rounded to bf16.
+__global__ void rms_norm_bf16_kernel(const float* x, const float* w, float* y, __nv_bfloat16* y16, int64_t dim,
+                                     float eps) {
+  const float* xr = x + blockIdx.x * dim;
+  float ss = 0.f;
+  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) ss += xr[i] * xr[i];
+  const float inv = rsqrtf(block_sum(ss) / static_cast<float>(dim) + eps);  // syncs: x is read before y aliases it
+  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) {
+    const float v = xr[i] * inv * (w ? w[i] : 1.f);
+    y[blockIdx.x * dim + i] = v;
+    y16[blockIdx.x * dim + i] = __float2bfloat16(v);
+  }
+}
+
 template <typename T>
 __global__ void add_rms_norm_kernel(T* res, const T* delta, const T* w, T* y, int64_t dim, float eps) {
   T* rr = res + blockIdx.x * dim;
@@ -144,10 +158,19 @@ Status rms_norm(const void* x, const void* weight, void* y, int64_t rows, int64_
   if (heads < 1 || dim < 1) return Status::invalid_argument("rms_norm: heads and dim must be >= 1");
   return dispatch_dtype(dtype, [&](auto t) {
     using T = decltype(t);
-    rms_norm_kernel<T><<<rows * heads, dim >= 1024 ? 512 : 128, 0, as_stream(stream)>>>(
+    rms_norm_kernel<T><<<rows * heads, dim >= 4096 ? 1024 : dim >= 1024 ? 512 : 128, 0, as_stream(stream)>>>(
         static_cast<const T*>(x), static_cast<const T*>(weight), static_cast<T*>(y), heads, dim, stride, eps);
     return launch_status("rms_norm");
   });
+}
+
+Status rms_norm_with_bf16(const float* x, const float* weight, float* y, void* y16, int64_t rows, int64_t dim,
+                          float eps, void* stream) {
+  if (rows <= 0) return Status::ok();
+  if (dim < 1) return Status::invalid_argument("rms_norm_with_bf16: dim must be >= 1");
+  rms_norm_bf16_kernel<<<rows, dim >= 4096 ? 1024 : dim >= 1024 ? 512 : 128, 0, as_stream(stream)>>>(
+      x, weight, y, static_cast<__nv_bfloat16*>(y16), dim, eps);
+  return launch_status("rms_norm_with_bf16");
 }
 
 Status add_rms_norm(void* residual, const void* delta, const void* weight, void* y, int64_t rows, int64_t dim,

@@ -21,6 +21,11 @@ Status embedding(const int32_t* ids, int64_t rows, const void* table, int64_t di
 Status rms_norm(const void* x, const void* weight, void* y, int64_t rows, int64_t heads, int64_t dim,
                 int64_t stride, float eps, DType dtype, void* stream);
 
+// rms_norm of fp32 rows of `dim` (heads 1, dense), writing y (fp32, may alias x) and the same
+// values rounded to bf16 into y16: the norm and the GEMM operand in one pass.
+Status rms_norm_with_bf16(const float* x, const float* weight, float* y, void* y16, int64_t rows, int64_t dim,
+                          float eps, void* stream);
+
 // residual += delta (both [rows, dim]); then y = rms_norm(residual). The sum is rounded to
 // `dtype` before the norm, as a framework that stores the residual stream in `dtype` does.
 Status add_rms_norm(void* residual, const void* delta, const void* weight, void* y, int64_t rows, int64_t dim,

@@ -42,7 +42,7 @@ Status rope_interleaved(float* x, int64_t rows, int64_t row_stride, int64_t coun
   if (rot_dim <= 0 || rot_dim % 2 || rot_dim > width || rot_dim > 2 * kMaxRotPairs)
     return Status::invalid_argument("rope_interleaved: rot_dim " + std::to_string(rot_dim) +
                                     " must be even and <= width " + std::to_string(width));
-  rope_interleaved_kernel<<<rows, 128, 0, as_stream(stream)>>>(x, row_stride, count, width, vec_stride, pos0, pos_step,
+  rope_interleaved_kernel<<<rows, 512, 0, as_stream(stream)>>>(x, row_stride, count, width, vec_stride, pos0, pos_step,
                                                                nullptr, inv_freq, rot_dim, scale, inverse);
   return launch_status("rope_interleaved");
 }
@@ -54,7 +54,7 @@ Status rope_interleaved_at(float* x, int64_t rows, int64_t row_stride, int64_t c
   if (rot_dim <= 0 || rot_dim % 2 || rot_dim > width || rot_dim > 2 * kMaxRotPairs || !positions)
     return Status::invalid_argument("rope_interleaved_at: rot_dim " + std::to_string(rot_dim) +
                                     " must be even and <= width " + std::to_string(width) + ", positions given");
-  rope_interleaved_kernel<<<rows, 128, 0, as_stream(stream)>>>(x, row_stride, count, width, vec_stride, 0, 0, positions,
+  rope_interleaved_kernel<<<rows, 512, 0, as_stream(stream)>>>(x, row_stride, count, width, vec_stride, 0, 0, positions,
                                                                inv_freq, rot_dim, scale, inverse);
   return launch_status("rope_interleaved_at");
 }

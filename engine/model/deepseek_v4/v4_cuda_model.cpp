@@ -308,7 +308,8 @@ Status V4CudaModel::reserve(int64_t T, int64_t max_end, int64_t R, bool* moved) 
                                  T * nih, T * std::max<int64_t>(1, max_visible_),
                                  std::max<int64_t>(1, kc::sink_attention_varlen_partial_floats(
                                                           T, static_cast<int32_t>(nh), static_cast<int32_t>(hd), splits_)),
-                                 T * E, T * K, T * H, T * 2 * I, T * I, T * H, T * K, gp * I, gp * H, R * hc * H};
+                                 T * E, T * K, T * H, T * 2 * I, T * I, T * H, T * K, gp * I, gp * H, R * hc * H,
+                                 (T * H + 1) / 2, (T * qlr + 1) / 2};
   std::vector<int64_t> ints = {T * std::max<int64_t>(1, topk), T, T * K, T * K, E + 1, gp};
   const void* before = act_.get();
   DI_ASSIGN_OR_RETURN(cuda::Workspace w, cuda::Workspace::carve(act_, std::move(floats), std::move(ints),
@@ -322,6 +323,7 @@ Status V4CudaModel::reserve(int64_t T, int64_t max_end, int64_t R, bool* moved) 
   a.gu = w.f32();
   a.act = w.f32(), a.y = w.f32(), a.erow_weights = w.f32(), a.pair_act = w.f32(), a.pair_y = w.f32(),
   a.head_streams = w.f32();
+  a.x16 = w.f32(), a.qr16 = w.f32();
   a.selected = w.i32(), a.count = w.i32(), a.eids = w.i32(), a.erows = w.i32(), a.offsets = w.i32(),
   a.slot_pair = w.i32();
   linear_stage_ = w.rest();
@@ -404,19 +406,29 @@ Status V4CudaModel::hc_pre(const V4CudaHc& hc) {
                     static_cast<float>(c.hc_eps), a_.x, a_.post, a_.comb, stream_, static_cast<float>(c.rms_norm_eps));
 }
 
+Status V4CudaModel::norm_staged(float* x, const float* weight, void* x16, int64_t rows, int64_t dim) {
+  const float eps = static_cast<float>(config_.rms_norm_eps);
+  if (dtype_ == DType::kF32) return kc::rms_norm(x, weight, x, rows, 1, dim, dim, eps, DType::kF32, stream_);
+  return kc::rms_norm_with_bf16(x, weight, x, x16, rows, dim, eps, stream_);
+}
+
+Status V4CudaModel::proj(const float* x, const void* x16, int64_t rows, int64_t K, const void* w, int64_t N, float* y) {
+  if (dtype_ == DType::kF32) return gemm_.linear(x, rows, K, K, w, N, DType::kF32, y, N, DType::kF32);
+  return gemm_.linear(x16, rows, K, K, w, N, dtype_, y, N, DType::kF32);
+}
+
 Status V4CudaModel::run_step(bool grouped_moe) {
   const DeepseekV4Config& c = config_;
   const int64_t T = rows_, H = c.hidden_size;
-  const float eps = static_cast<float>(c.rms_norm_eps);
   DI_RETURN_IF_ERROR(kc::hc_embed(step_.device().ids, T, embed_, H, c.hc_mult, dtype_, a_.streams, stream_));
   for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
     const V4CudaLayer& w = layers_[l];
     DI_RETURN_IF_ERROR(hc_pre(w.hc_attn));
-    DI_RETURN_IF_ERROR(kc::rms_norm(a_.x, w.attn_norm, a_.x, T, 1, H, H, eps, DType::kF32, stream_));
+    DI_RETURN_IF_ERROR(norm_staged(a_.x, w.attn_norm, a_.x16, T, H));
     DI_RETURN_IF_ERROR(attention(l));
     DI_RETURN_IF_ERROR(kc::hc_post(a_.out, a_.post, a_.comb, T, c.hc_mult, H, a_.streams, stream_));
     DI_RETURN_IF_ERROR(hc_pre(w.hc_ffn));
-    DI_RETURN_IF_ERROR(kc::rms_norm(a_.x, w.ffn_norm, a_.x, T, 1, H, H, eps, DType::kF32, stream_));
+    DI_RETURN_IF_ERROR(norm_staged(a_.x, w.ffn_norm, a_.x16, T, H));
     DI_RETURN_IF_ERROR(moe(l, grouped_moe));
     DI_RETURN_IF_ERROR(kc::hc_post(a_.out, a_.post, a_.comb, T, c.hc_mult, H, a_.streams, stream_));
   }
@@ -446,11 +458,11 @@ Status V4CudaModel::attention(int32_t layer) {
   const int64_t T = rows_, H = c.hidden_size, nh = c.num_attention_heads, hd = c.head_dim, W = c.sliding_window,
                 qlr = c.q_lora_rank;
   const float eps = static_cast<float>(c.rms_norm_eps);
-  DI_RETURN_IF_ERROR(linear(a_.x, T, H, H, w.wq_a, qlr, a_.qr, qlr));
-  DI_RETURN_IF_ERROR(kc::rms_norm(a_.qr, w.q_norm, a_.qr, T, 1, qlr, qlr, eps, DType::kF32, stream_));
-  DI_RETURN_IF_ERROR(linear(a_.qr, T, qlr, qlr, w.wq_b, nh * hd, a_.q, nh * hd));
+  DI_RETURN_IF_ERROR(proj(a_.x, a_.x16, T, H, w.wq_a, qlr, a_.qr));
+  DI_RETURN_IF_ERROR(norm_staged(a_.qr, w.q_norm, a_.qr16, T, qlr));
+  DI_RETURN_IF_ERROR(proj(a_.qr, a_.qr16, T, qlr, w.wq_b, nh * hd, a_.q));
   DI_RETURN_IF_ERROR(kc::rms_norm(a_.q, nullptr, a_.q, T, nh, hd, nh * hd, eps, DType::kF32, stream_));  // per head
-  DI_RETURN_IF_ERROR(linear(a_.x, T, H, H, w.wkv, hd, a_.kv, hd));
+  DI_RETURN_IF_ERROR(proj(a_.x, a_.x16, T, H, w.wkv, hd, a_.kv));
   DI_RETURN_IF_ERROR(kc::rms_norm(a_.kv, w.kv_norm, a_.kv, T, 1, hd, hd, eps, DType::kF32, stream_));
   DI_RETURN_IF_ERROR(
       kc::rope_interleaved_at(a_.q, T, nh * hd, nh, hd, hd, tb.pos, inv, rope.dim(), rope.scale(), false, stream_));
@@ -514,8 +526,8 @@ Status V4CudaModel::compress(const V4CudaCompressor& cw, int32_t entry_group, in
   const DeepseekV4Config& c = config_;
   const int64_t T = rows_, H = c.hidden_size, m = cw.rate, d = cw.dim;
   const int64_t width = cw.overlap ? 2 * d : d, ring = cw.overlap ? 2 * m : m;
-  DI_RETURN_IF_ERROR(linear(a_.x, T, H, H, cw.wkv, width, a_.ckv, width));
-  DI_RETURN_IF_ERROR(linear(a_.x, T, H, H, cw.wgate, width, a_.cgate, width));
+  DI_RETURN_IF_ERROR(proj(a_.x, a_.x16, T, H, cw.wkv, width, a_.ckv));
+  DI_RETURN_IF_ERROR(proj(a_.x, a_.x16, T, H, cw.wgate, width, a_.cgate));
   const kc::TokenBatch& tb = step_.device();
   kc::CompressVarlenArgs args;
   args.batch = tb;
@@ -547,8 +559,8 @@ Status V4CudaModel::indexer(const V4CudaLayer& w, int32_t tl) {
   const DeepseekV4Config& c = config_;
   const int64_t T = rows_, nih = c.index_n_heads, ihd = c.index_head_dim, qlr = c.q_lora_rank;
   const kc::TokenBatch& tb = step_.device();
-  DI_RETURN_IF_ERROR(linear(a_.qr, T, qlr, qlr, w.index_wq_b, nih * ihd, a_.iq, nih * ihd));
-  DI_RETURN_IF_ERROR(linear(a_.x, T, c.hidden_size, c.hidden_size, w.index_weights_proj, nih, a_.iw, nih));
+  DI_RETURN_IF_ERROR(proj(a_.qr, a_.qr16, T, qlr, w.index_wq_b, nih * ihd, a_.iq));
+  DI_RETURN_IF_ERROR(proj(a_.x, a_.x16, T, c.hidden_size, w.index_weights_proj, nih, a_.iw));
   const Rope& rope = ropes_.compress;
   DI_RETURN_IF_ERROR(kc::rope_interleaved_at(a_.iq, T, nih * ihd, nih, ihd, ihd, tb.pos,
                                              inv_freq_compress_.as<const float>(), rope.dim(), rope.scale(), false,
@@ -579,7 +591,7 @@ Status V4CudaModel::moe(int32_t layer, bool grouped) {
                 I = c.moe_intermediate_size;
   const float limit = static_cast<float>(c.swiglu_limit);
   const bool hash = c.mlp_layer_types[layer] == MlpType::kHashMoe;
-  DI_RETURN_IF_ERROR(linear(a_.x, T, H, H, w.gate, E, a_.rlogits, E));
+  DI_RETURN_IF_ERROR(proj(a_.x, a_.x16, T, H, w.gate, E, a_.rlogits));
   kc::RoutingArgs r;
   r.logits = a_.rlogits;
   r.rows = T;
@@ -596,7 +608,7 @@ Status V4CudaModel::moe(int32_t layer, bool grouped) {
   r.expert_weights = a_.ew;
   DI_RETURN_IF_ERROR(kc::moe_route(r, stream_));
   // The shared expert writes the output; routed experts add to it, in expert order as on the CPU.
-  DI_RETURN_IF_ERROR(linear(a_.x, T, H, H, w.shared.w13, 2 * I, a_.gu, 2 * I));
+  DI_RETURN_IF_ERROR(proj(a_.x, a_.x16, T, H, w.shared.w13, 2 * I, a_.gu));
   DI_RETURN_IF_ERROR(kc::clamped_swiglu(a_.gu, T, I, limit, a_.act, stream_));
   DI_RETURN_IF_ERROR(linear(a_.act, T, I, I, w.shared.w2, H, a_.out, H));
   return grouped ? moe_routed_grouped(w) : moe_routed_by_expert(w);

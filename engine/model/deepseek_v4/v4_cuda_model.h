@@ -99,6 +99,11 @@ class V4CudaModel final : public cuda::DeviceModel {
   // The whole forward over the uploaded StepBatch, into logits_dev_ (capturable when `grouped_moe`).
   Status run_step(bool grouped_moe);
   Status hc_pre(const V4CudaHc& hc);
+  // RMSNorm of rows of x in place; with bf16 weights also its bf16 copy into x16 (the operand of
+  // every projection that reads x).
+  Status norm_staged(float* x, const float* weight, void* x16, int64_t rows, int64_t dim);
+  // y [rows, N] = x W^T with x as staged by norm_staged (x16 for bf16 weights, x for fp32).
+  Status proj(const float* x, const void* x16, int64_t rows, int64_t K, const void* w, int64_t N, float* y);
   Status attention(int32_t layer);
   Status compress(const V4CudaCompressor& cw, int32_t entry_group, int32_t type_layer, int32_t state_group,
                   int64_t state_offset_floats);
@@ -133,6 +138,7 @@ class V4CudaModel final : public cuda::DeviceModel {
     float *streams, *nstreams, *mixes, *post, *comb, *x, *out, *qr, *q, *kv, *attn, *grouped;
     float *ckv, *cgate, *iq, *iw, *scores, *partial, *rlogits, *ew, *gx, *gu, *act, *y, *erow_weights;
     float *pair_act, *pair_y, *head_streams;
+    float *x16, *qr16;  // x and qr rounded to bf16 by their norms: the GEMM operand, staged once
     int32_t *selected, *count, *eids, *erows, *offsets, *slot_pair;
   } a_{};
   std::map<std::pair<int64_t, int64_t>, void*> graphs_;  // (rows, context bucket) -> cudaGraphExec_t

@@ -59,7 +59,7 @@ TEST(MemoryPlan, GpusNeededPacksPartsInOrderAndNamesTheNumbers) {
   }
   EXPECT_EQ(*engine::gpus_needed(p, 140, 0), 1);
   EXPECT_EQ(*engine::gpus_needed(p, 100, 0), 2);  // 10+40+40 | 40+10
-  EXPECT_EQ(*engine::gpus_needed(p, 100, 20), 3);  // 80 usable: 10+40 | 40 | 40+10
+  EXPECT_EQ(*engine::gpus_needed(p, 100, 20), 3);  // 80 usable: 10+40 | 40+40 | 10
   EXPECT_TRUE(engine::check_fits(p, 100, 0, 2).is_ok());
   const Status st = engine::check_fits(p, 100, 0, 1);
   ASSERT_FALSE(st.is_ok());

@@ -5,6 +5,8 @@
 // mis-packed fp4 tensor is an error naming it.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "engine/model/deepseek_v2/mla_config.h"
 #include "engine/model/deepseek_v2/mla_weights.h"
 #include "engine/model/deepseek_v4/config.h"
@@ -181,10 +183,10 @@ TEST(QuantizedCheckpointErrors, WrongDtypesNameTheTensor) {
   // An fp4 expert stored unpacked ([out, in] bytes) does not have the packed shape.
   const auto fp4 = corrupt("v4_fp8_fp4", "fp4_shape", [](auto& ts) {
     RawTensor& w = find(ts, "layers.0.ffn.experts.1.w1.weight");
-    w.shape = {32, 96};
-    w.bytes.resize(32 * 96);
+    w.shape = {32, 64};
+    w.bytes.resize(32 * 64);
   });
-  expect_error_naming(fp4, {"layers.0.ffn.experts.1.w1.weight", "shape [32, 96], expected [32, 48]"});
+  expect_error_naming(fp4, {"layers.0.ffn.experts.1.w1.weight", "shape [32, 64], expected [32, 32]"});
 }
 
 TEST(QuantConfig, UnsupportedQuantizationIsAnErrorNamingTheField) {

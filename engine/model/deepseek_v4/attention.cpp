@@ -20,7 +20,7 @@ void attention_forward(const DeepseekV4Config& c, const LayerWeights& lw, int32_
   const AttentionWeights& w = lw.attn;
   const AttnType type = c.layer_types[layer];
   const Rope& rope = type == AttnType::kSliding ? ropes.main : ropes.compress;
-  const int64_t L = chunk.num_tokens, s = chunk.start_pos, H = c.hidden_size;
+  const int64_t L = chunk.num_tokens, s = chunk.start_pos;
   const int64_t nh = c.num_attention_heads, hd = c.head_dim, W = c.sliding_window;
   const float eps = static_cast<float>(c.rms_norm_eps);
 

@@ -7,6 +7,11 @@ namespace {
 using Names = std::vector<std::string>;
 
 // A layer tensor as DeepSeek names it, with or without save_pretrained's "model." prefix.
+// DeepSeek's shipped names are these suffixes under "layers.N." and "mtp.N.": transformers'
+// conversion only adds "model.", renames attn.kv_norm to attn.norm and renames the globals
+// (embed, norm, hc_head_*), so the native compressor / indexer names (attn.compressor.*,
+// attn.indexer.{wq_b,weights_proj,compressor.*}) are derived from that mapping, not from a file.
+// Quantized projections carry a sibling ".scale" (WeightLoader::linear).
 Names layer_names(int32_t layer, const std::vector<std::string>& suffixes) {
   Names out;
   for (const char* prefix : {"model.layers.", "layers."})

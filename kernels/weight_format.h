@@ -32,6 +32,15 @@ struct LinearWeight {
   int32_t block_out = 1;  // 128 for fp8, 1 for fp4
   int32_t block_in = 1;   // 128 for fp8, 32 for fp4
 
+  // An fp32 [out, in] matrix (no scale).
+  static LinearWeight dense(const float* w, int64_t out, int64_t in) {
+    LinearWeight lw;
+    lw.data = w;
+    lw.out = out;
+    lw.in = in;
+    return lw;
+  }
+
   bool quantized() const { return format != WeightFormat::kF32; }
   const float* f32() const { return format == WeightFormat::kF32 ? static_cast<const float*>(data) : nullptr; }
   int64_t scale_rows() const { return (out + block_out - 1) / block_out; }

@@ -6,14 +6,6 @@
 namespace di::engine::deepseek_v2 {
 namespace {
 
-kernels::LinearWeight dense_linear(const float* data, int64_t out, int64_t in) {
-  kernels::LinearWeight lw;
-  lw.data = data;
-  lw.out = out;
-  lw.in = in;
-  return lw;
-}
-
 std::string layer_prefix(int32_t layer) { return "model.layers." + std::to_string(layer) + "."; }
 
 Status load_linear(WeightLoader& w, const std::string& name, int64_t out, int64_t in, bool with_bias,
@@ -87,9 +79,9 @@ Status load_moe(WeightLoader& w, const MlaConfig& c, int32_t l, MoeWeights& m) {
     for (int64_t e = 0; e < e_count; ++e) {
       MlpWeights& x = m.experts[e];
       x.intermediate = static_cast<int32_t>(inter);
-      x.gate = dense_linear(gate_up + e * 2 * inter * h, inter, h);
-      x.up = dense_linear(gate_up + (e * 2 + 1) * inter * h, inter, h);
-      x.down = dense_linear(down + e * h * inter, h, inter);
+      x.gate = kernels::LinearWeight::dense(gate_up + e * 2 * inter * h, inter, h);
+      x.up = kernels::LinearWeight::dense(gate_up + (e * 2 + 1) * inter * h, inter, h);
+      x.down = kernels::LinearWeight::dense(down + e * h * inter, h, inter);
     }
   } else {
     for (int64_t e = 0; e < e_count; ++e)

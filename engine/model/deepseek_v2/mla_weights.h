@@ -12,6 +12,7 @@
 
 #include "engine/model/deepseek_v2/mla_config.h"
 #include "engine/model/weight_loader.h"
+#include "kernels/weight_format.h"
 
 namespace di::engine::deepseek_v2 {
 

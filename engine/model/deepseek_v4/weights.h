@@ -13,6 +13,7 @@
 
 #include "engine/model/deepseek_v4/config.h"
 #include "engine/model/weight_loader.h"
+#include "kernels/weight_format.h"
 
 namespace di::engine::deepseek_v4 {
 
@@ -36,13 +37,13 @@ struct CompressorWeights {
 };
 
 struct AttentionWeights {
-  kernels::LinearWeight wq_a; // [q_lora_rank, hidden]
+  kernels::LinearWeight wq_a;  // [q_lora_rank, hidden]
   const float* q_norm = nullptr;   // [q_lora_rank]
-  kernels::LinearWeight wq_b; // [heads * head_dim, q_lora_rank]
-  kernels::LinearWeight wkv; // [head_dim, hidden]
+  kernels::LinearWeight wq_b;  // [heads * head_dim, q_lora_rank]
+  kernels::LinearWeight wkv;  // [head_dim, hidden]
   const float* kv_norm = nullptr;  // [head_dim]
-  kernels::LinearWeight wo_a; // [o_groups * o_lora_rank, heads * head_dim / o_groups]
-  kernels::LinearWeight wo_b; // [hidden, o_groups * o_lora_rank]
+  kernels::LinearWeight wo_a;  // [o_groups * o_lora_rank, heads * head_dim / o_groups]
+  kernels::LinearWeight wo_b;  // [hidden, o_groups * o_lora_rank]
   const float* sinks = nullptr;    // [heads]
   CompressorWeights compressor;    // CSA / HCA layers
   CompressorWeights indexer;       // CSA layers: the indexer's own compressor

@@ -29,7 +29,7 @@ constexpr DTypeInfo kDTypes[] = {
     {"F32", DType::kF32, 4},  {"F16", DType::kF16, 2}, {"BF16", DType::kBF16, 2},
     {"F64", DType::kF64, 8},  {"I64", DType::kI64, 8}, {"I32", DType::kI32, 4},
     {"I16", DType::kI16, 2},  {"I8", DType::kI8, 1},   {"U8", DType::kU8, 1},
-    {"BOOL", DType::kBool, 1},
+    {"BOOL", DType::kBool, 1},  {"F8_E4M3", DType::kF8E4M3, 1}, {"F8_E8M0", DType::kF8E8M0, 1},
 };
 
 // Sizes of dtypes we can map but not compute with (they still need a valid byte length).

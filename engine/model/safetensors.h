@@ -13,7 +13,9 @@
 
 namespace di::engine {
 
-enum class DType { kF32, kF16, kBF16, kF64, kI64, kI32, kI16, kI8, kU8, kBool, kOther };
+// kF8E4M3: OCP fp8 e4m3 ("F8_E4M3"); kF8E8M0: an 8-bit power-of-two scale ("F8_E8M0", UE8M0).
+// DeepSeek stores packed FP4 e2m1 as I8 (two codes a byte); the dtype alone does not say so.
+enum class DType { kF32, kF16, kBF16, kF64, kI64, kI32, kI16, kI8, kU8, kBool, kF8E4M3, kF8E8M0, kOther };
 
 // The safetensors spelling ("F32", "BF16", ...) and element size of a dtype.
 const char* dtype_name(DType dtype);

@@ -58,6 +58,62 @@ Result<const float*> WeightLoader::f32(const std::vector<std::string>& names,
   return store_.owned_f32.back().data();
 }
 
+Result<const TensorView*> WeightLoader::take_scale(const std::string& weight, const std::vector<int64_t>& grid) {
+  const std::string base = weight.size() > 7 && weight.compare(weight.size() - 7, 7, ".weight") == 0
+                               ? weight.substr(0, weight.size() - 7)
+                               : weight;
+  const std::vector<std::string> names = {base + ".scale", base + ".weight_scale_inv"};
+  const std::string name = pick(names);
+  if (name.empty())
+    return Status::not_found("tensor '" + weight + "' is quantized but its scale " + names_text(names) +
+                             " is missing");
+  const TensorView* s = store_.checkpoint->find(name);
+  if (s->dtype != DType::kF8E8M0 && s->dtype != DType::kF32)
+    return Status::invalid_argument("tensor '" + name + "' in " + s->file + ": dtype " + s->dtype_text +
+                                    ", expected F8_E8M0 or F32 (the scales of '" + weight + "')");
+  if (s->shape != grid)
+    return Status::invalid_argument("tensor '" + name + "' in " + s->file + ": scale grid " + s->shape_text() +
+                                    ", expected " + shape_text(grid) + " for '" + weight + "'");
+  taken_.insert(name);
+  return s;
+}
+
+Result<kernels::LinearWeight> WeightLoader::linear(const std::vector<std::string>& names, int64_t out,
+                                                   int64_t in) {
+  using kernels::WeightFormat;
+  kernels::LinearWeight lw;
+  lw.out = out;
+  lw.in = in;
+  const std::string name = pick(names);
+  const TensorView* t = name.empty() ? nullptr : store_.checkpoint->find(name);
+  if (t && t->dtype == DType::kF8E4M3) {
+    DI_ASSIGN_OR_RETURN(t, take(names, {out, in}));
+    lw.format = WeightFormat::kFp8E4M3Block;
+    lw.block_out = quant_.block_out;
+    lw.block_in = quant_.block_in;
+  } else if (t && (t->dtype == DType::kI8 || t->dtype == DType::kU8)) {
+    // Packed FP4: two e2m1 codes a byte, one ue8m0 scale per 32 inputs of a row.
+    if (in % QuantConfig::kFp4Group != 0)
+      return Status::invalid_argument("tensor '" + name + "': packed FP4 needs in_features divisible by " +
+                                      std::to_string(QuantConfig::kFp4Group) + ", config.json implies " +
+                                      std::to_string(in));
+    DI_ASSIGN_OR_RETURN(t, take(names, {out, in / 2}));
+    lw.format = WeightFormat::kFp4E2M1Group32;
+    lw.block_out = 1;
+    lw.block_in = QuantConfig::kFp4Group;
+  } else {
+    DI_ASSIGN_OR_RETURN(const float* f, f32(names, {out, in}));
+    lw.data = f;
+    return lw;
+  }
+  DI_ASSIGN_OR_RETURN(const TensorView* s, take_scale(t->name, {lw.scale_rows(), lw.scale_cols()}));
+  lw.data = t->data;
+  lw.scale = s->data;
+  lw.scale_format = s->dtype == DType::kF32 ? kernels::ScaleFormat::kF32 : kernels::ScaleFormat::kUE8M0;
+  if (store_.first_quantized.empty()) store_.first_quantized = t->name;
+  return lw;
+}
+
 Result<const int32_t*> WeightLoader::i32(const std::vector<std::string>& names,
                                          const std::vector<int64_t>& shape) {
   DI_ASSIGN_OR_RETURN(const TensorView* t, take(names, shape));

@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "base/status.h"
+#include "engine/model/quant_config.h"
 #include "engine/model/safetensors.h"
+#include "kernels/weight_format.h"
 
 namespace di::engine {
 
@@ -20,6 +22,7 @@ struct WeightStore {
   std::unique_ptr<Checkpoint> checkpoint;
   std::deque<std::vector<float>> owned_f32;
   std::deque<std::vector<int32_t>> owned_i32;
+  std::string first_quantized;  // name of the first fp8/fp4 weight taken, "" when none
 };
 
 class WeightLoader {
@@ -32,6 +35,14 @@ class WeightLoader {
   // A float tensor (F32, BF16 or F16 on disk) of exactly `shape`, as fp32. fp32 data that is
   // suitably aligned is used in place; the rest is converted into the store.
   Result<const float*> f32(const std::vector<std::string>& names, const std::vector<int64_t>& shape);
+  // A linear layer's weight [out, in] as stored: F32/BF16/F16 (as fp32, like f32()), F8_E4M3 with
+  // its block scale, or packed FP4 (I8/U8 [out, in / 2]) with its per-32 scale. The scale is
+  // the weight's name with ".weight" replaced by ".scale" (DeepSeek's) or ".weight_scale_inv"
+  // (DeepSeek-V3's), F8_E8M0 or F32, on the grid quant() gives; anything else is an error naming
+  // the tensor. Quantized data stays in the mapping.
+  Result<kernels::LinearWeight> linear(const std::vector<std::string>& names, int64_t out, int64_t in);
+  void set_quant(const QuantConfig& q) { quant_ = q; }
+  const QuantConfig& quant() const { return quant_; }
   // An integer tensor (I64 or I32 on disk) of exactly `shape`, as int32.
   Result<const int32_t*> i32(const std::vector<std::string>& names,
                              const std::vector<int64_t>& shape);
@@ -48,8 +59,10 @@ class WeightLoader {
  private:
   Result<const TensorView*> take(const std::vector<std::string>& names,
                                  const std::vector<int64_t>& shape);
+  Result<const TensorView*> take_scale(const std::string& weight, const std::vector<int64_t>& grid);
   WeightStore& store_;
   std::string family_;
+  QuantConfig quant_;
   std::set<std::string> taken_;
 };
 

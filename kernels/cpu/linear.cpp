@@ -51,6 +51,11 @@ __attribute__((target_clones("avx2", "default"))) void linear_block(
 
 }  // namespace
 
+void linear_serial(const float* x, int64_t rows, int64_t in, const float* w, int64_t out, float* y,
+                   int64_t x_stride, int64_t y_stride) {
+  linear_block(x, rows, in, w, 0, out, y, x_stride, y_stride);
+}
+
 __attribute__((target_clones("avx2", "default"))) float dot(const float* a, const float* b,
                                                              int64_t n) {
   float acc = 0.f;

@@ -15,6 +15,11 @@ inline void linear(const float* x, int64_t rows, int64_t in, const float* w, int
   linear(x, rows, in, w, out, y, in, out);
 }
 
+// linear() on the calling thread only, for kernels that already split the work across threads
+// (quant_linear feeds it dequantized weight tiles); same per-element summation order.
+void linear_serial(const float* x, int64_t rows, int64_t in, const float* w, int64_t out, float* y,
+                   int64_t x_stride, int64_t y_stride);
+
 // Dot product of two fp32 vectors (vectorised reduction).
 float dot(const float* a, const float* b, int64_t n);
 

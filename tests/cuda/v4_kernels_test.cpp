@@ -199,7 +199,8 @@ void check_moe(v4::ScoringFunc score, bool hash, uint32_t seed) {
     w13[e] = w1[e];
     w13[e].insert(w13[e].end(), w3[e].begin(), w3[e].end());
     v4::ExpertWeights& ew = e < E ? mw.experts[e] : mw.shared;
-    ew = {w1[e].data(), w2[e].data(), w3[e].data()};
+    ew = {kernels::LinearWeight::dense(w1[e].data(), I, H), kernels::LinearWeight::dense(w2[e].data(), H, I),
+          kernels::LinearWeight::dense(w3[e].data(), I, H)};
   }
   std::vector<float> ref(rows * H);
   v4::moe_forward(c, mw, hash, tokens.data(), h.data(), rows, ref.data());

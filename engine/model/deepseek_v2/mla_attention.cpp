@@ -8,6 +8,7 @@
 #include "kernels/cpu/activation.h"
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/linear.h"
+#include "kernels/cpu/quant_linear.h"
 #include "kernels/cpu/rms_norm.h"
 
 namespace di::engine::deepseek_v2 {
@@ -85,15 +86,15 @@ void mla_attention(const MlaConfig& c, const MlaAttentionWeights& w, const Rotar
   if (c.q_lora_rank > 0) {
     const int64_t r = c.q_lora_rank;
     std::vector<float> qa(static_cast<size_t>(L * r));
-    cpu::linear(h, L, H, w.q_a_proj, r, qa.data());
+    cpu::linear(h, L, w.q_a_proj, qa.data());
     cpu::add_bias(qa.data(), L, r, r, w.q_a_bias);
     cpu::rms_norm(qa.data(), w.q_a_layernorm, L, r, r, kLatentNormEps, qa.data());
-    cpu::linear(qa.data(), L, r, w.q_b_proj, nh * qk, q.data());
+    cpu::linear(qa.data(), L, w.q_b_proj, q.data());
   } else {
-    cpu::linear(h, L, H, w.q_proj, nh * qk, q.data());
+    cpu::linear(h, L, w.q_proj, q.data());
   }
   std::vector<float> ckv(static_cast<size_t>(L * entry));
-  cpu::linear(h, L, H, w.kv_a_proj, entry, ckv.data());
+  cpu::linear(h, L, w.kv_a_proj, ckv.data());
   cpu::add_bias(ckv.data(), L, entry, entry, w.kv_a_bias);
   cpu::rms_norm(ckv.data(), w.kv_a_layernorm, L, kvl, entry, kLatentNormEps, ckv.data());
   for (int64_t i = 0; i < L; ++i) {
@@ -121,7 +122,7 @@ void mla_attention(const MlaConfig& c, const MlaAttentionWeights& w, const Rotar
   } else {
     attend_plain(c, w, base, q.data(), latent.data(), S, attn.data());
   }
-  cpu::linear(attn.data(), L, nh * v, w.o_proj, H, out);
+  cpu::linear(attn.data(), L, w.o_proj, out);
   cpu::add_bias(out, L, H, H, w.o_bias);
 }
 

@@ -125,6 +125,7 @@ Result<MlaConfig> parse_mla_config(const json& j) {
     c.softmax_scale *= m * m;
   }
   DI_RETURN_IF_ERROR(config_token_ids(j, &c.bos_token_id, &c.eos_token_ids));
+  DI_ASSIGN_OR_RETURN(c.quant, parse_quant_config(j));
   return c;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "engine/model/quant_config.h"
 #include "engine/model/rotary_embedding.h"
 
 namespace di::engine::deepseek_v2 {
@@ -21,6 +22,7 @@ enum class Routing {
 
 struct MlaConfig {
   std::string model_type;  // "deepseek_v2" or "deepseek_v3"
+  QuantConfig quant;       // quantization_config (DeepSeek-V3/R1 ship fp8 with fp32 block scales)
   int64_t vocab_size = 0;
   int32_t hidden_size = 0;
   int32_t intermediate_size = 0;      // dense layers (the first first_k_dense_replace)

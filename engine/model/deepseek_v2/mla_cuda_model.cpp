@@ -54,10 +54,10 @@ Status MlaCudaModel::put_mlp(const MlpWeights& h, MlaCudaMlp& d) {
   d.inter = I;
   if (I == 0) return Status::ok();
   std::vector<float> gu(static_cast<size_t>(2 * I * H));
-  std::memcpy(gu.data(), h.gate, static_cast<size_t>(I * H) * 4);
-  std::memcpy(gu.data() + I * H, h.up, static_cast<size_t>(I * H) * 4);
+  std::memcpy(gu.data(), h.gate.f32(), static_cast<size_t>(I * H) * 4);
+  std::memcpy(gu.data() + I * H, h.up.f32(), static_cast<size_t>(I * H) * 4);
   DI_ASSIGN_OR_RETURN(d.gate_up, weights_.put(gu.data(), 2 * I * H));
-  DI_ASSIGN_OR_RETURN(d.down, weights_.put(h.down, H * I));
+  DI_ASSIGN_OR_RETURN(d.down, weights_.put(h.down.f32(), H * I));
   if (h.gate_bias || h.up_bias) {
     std::vector<float> b(static_cast<size_t>(2 * I), 0.f);
     if (h.gate_bias) std::memcpy(b.data(), h.gate_bias, static_cast<size_t>(I) * 4);
@@ -88,19 +88,19 @@ Status MlaCudaModel::upload(const MlaWeights& w) {
     DI_ASSIGN_OR_RETURN(d.post_norm, weights_.put_f32(h.post_attention_layernorm, H));
     if (c.q_lora_rank > 0) {
       const int64_t r = c.q_lora_rank;
-      DI_ASSIGN_OR_RETURN(d.q_a_proj, weights_.put(a.q_a_proj, r * H));
+      DI_ASSIGN_OR_RETURN(d.q_a_proj, weights_.put(a.q_a_proj.f32(), r * H));
       DI_ASSIGN_OR_RETURN(d.q_a_bias, weights_.put_f32(a.q_a_bias, r));
       DI_ASSIGN_OR_RETURN(d.q_a_norm, weights_.put_f32(a.q_a_layernorm, r));
-      DI_ASSIGN_OR_RETURN(d.q_b_proj, weights_.put(a.q_b_proj, nh * qk * r));
+      DI_ASSIGN_OR_RETURN(d.q_b_proj, weights_.put(a.q_b_proj.f32(), nh * qk * r));
     } else {
-      DI_ASSIGN_OR_RETURN(d.q_proj, weights_.put(a.q_proj, nh * qk * H));
+      DI_ASSIGN_OR_RETURN(d.q_proj, weights_.put(a.q_proj.f32(), nh * qk * H));
     }
-    DI_ASSIGN_OR_RETURN(d.kv_a_proj, weights_.put(a.kv_a_proj, (kvl + rope) * H));
+    DI_ASSIGN_OR_RETURN(d.kv_a_proj, weights_.put(a.kv_a_proj.f32(), (kvl + rope) * H));
     DI_ASSIGN_OR_RETURN(d.kv_a_bias, weights_.put_f32(a.kv_a_bias, kvl + rope));
     DI_ASSIGN_OR_RETURN(d.kv_a_norm, weights_.put_f32(a.kv_a_layernorm, kvl));
     DI_ASSIGN_OR_RETURN(d.kv_b_proj, weights_.put(a.kv_b_proj, nh * (nope + v) * kvl));
     DI_ASSIGN_OR_RETURN(d.w_uk_t, weights_.put(a.w_uk_t, nh * kvl * nope));
-    DI_ASSIGN_OR_RETURN(d.o_proj, weights_.put(a.o_proj, H * nh * v));
+    DI_ASSIGN_OR_RETURN(d.o_proj, weights_.put(a.o_proj.f32(), H * nh * v));
     DI_ASSIGN_OR_RETURN(d.o_bias, weights_.put_f32(a.o_bias, H));
     d.is_moe = h.is_moe;
     if (!h.is_moe) {

@@ -1,14 +1,16 @@
 // load_mla_weights: see mla_weights.h.
 #include "engine/model/deepseek_v2/mla_weights.h"
 
+#include "kernels/cpu/quant_linear.h"
+
 namespace di::engine::deepseek_v2 {
 namespace {
 
 std::string layer_prefix(int32_t layer) { return "model.layers." + std::to_string(layer) + "."; }
 
 Status load_linear(WeightLoader& w, const std::string& name, int64_t out, int64_t in, bool with_bias,
-                   const float*& weight, const float*& bias) {
-  DI_ASSIGN_OR_RETURN(weight, w.f32({name + ".weight"}, {out, in}));
+                   kernels::LinearWeight& weight, const float*& bias) {
+  DI_ASSIGN_OR_RETURN(weight, w.linear({name + ".weight"}, out, in));
   if (with_bias) {
     DI_ASSIGN_OR_RETURN(bias, w.f32({name + ".bias"}, {out}));
   }
@@ -38,7 +40,16 @@ Status load_attention(WeightLoader& w, WeightStore& store, const MlaConfig& c, i
   DI_RETURN_IF_ERROR(load_linear(w, p + "kv_a_proj_with_mqa", kvl + c.qk_rope_head_dim, h, c.attention_bias,
                                  a.kv_a_proj, a.kv_a_bias));
   DI_ASSIGN_OR_RETURN(a.kv_a_layernorm, w.f32({p + "kv_a_layernorm.weight"}, {kvl}));
-  DI_RETURN_IF_ERROR(load_linear(w, p + "kv_b_proj", nh * (nope + v), kvl, false, a.kv_b_proj, unused));
+  kernels::LinearWeight kv_b;
+  DI_RETURN_IF_ERROR(load_linear(w, p + "kv_b_proj", nh * (nope + v), kvl, false, kv_b, unused));
+  if (kv_b.quantized()) {
+    std::vector<float> dense(static_cast<size_t>(kv_b.out * kv_b.in));
+    kernels::cpu::dequantize_rows(kv_b, 0, kv_b.out, dense.data());
+    store.owned_f32.push_back(std::move(dense));
+    a.kv_b_proj = store.owned_f32.back().data();
+  } else {
+    a.kv_b_proj = kv_b.f32();
+  }
   DI_RETURN_IF_ERROR(load_linear(w, p + "o_proj", h, nh * v, c.attention_bias, a.o_proj, a.o_bias));
 
   std::vector<float> t(static_cast<size_t>(nh * kvl * nope));
@@ -68,9 +79,9 @@ Status load_moe(WeightLoader& w, const MlaConfig& c, int32_t l, MoeWeights& m) {
     for (int64_t e = 0; e < e_count; ++e) {
       MlpWeights& x = m.experts[e];
       x.intermediate = static_cast<int32_t>(inter);
-      x.gate = gate_up + e * 2 * inter * h;
-      x.up = x.gate + inter * h;
-      x.down = down + e * h * inter;
+      x.gate = kernels::LinearWeight::dense(gate_up + e * 2 * inter * h, inter, h);
+      x.up = kernels::LinearWeight::dense(gate_up + (e * 2 + 1) * inter * h, inter, h);
+      x.down = kernels::LinearWeight::dense(down + e * h * inter, h, inter);
     }
   } else {
     for (int64_t e = 0; e < e_count; ++e)
@@ -89,6 +100,7 @@ Result<std::unique_ptr<MlaWeights>> load_mla_weights(const std::string& model_di
   auto weights = std::make_unique<MlaWeights>();
   DI_ASSIGN_OR_RETURN(weights->store.checkpoint, Checkpoint::open(model_dir));
   WeightLoader w(weights->store, c.model_type);
+  w.set_quant(c.quant);
   const int64_t h = c.hidden_size;
   DI_ASSIGN_OR_RETURN(DecoderEnds ends, load_decoder_ends(w, c.vocab_size, c.hidden_size, c.tie_word_embeddings));
   weights->embed = ends.embed;

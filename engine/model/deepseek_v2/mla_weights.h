@@ -1,8 +1,9 @@
-// MlaWeights: every tensor of a deepseek_v2 / deepseek_v3 checkpoint as fp32 pointers, by the
+// MlaWeights: every tensor of a deepseek_v2 / deepseek_v3 checkpoint, by the
 // checkpoints' names (model.layers.N.self_attn.kv_a_proj_with_mqa.weight, mlp.experts.E.gate_proj
 // .weight, mlp.gate.e_score_correction_bias, ...; transformers' fused mlp.experts.gate_up_proj is
 // read too), plus the per-head key up-projection transposed once for the absorbed decode path.
-// Loading only, no math.
+// Small tensors are fp32 pointers; projections are LinearWeights, fp32 or DeepSeek-V3/R1's fp8
+// e4m3 with fp32 weight_scale_inv per 128 x 128 block, read in place. Loading only, no math.
 #pragma once
 
 #include <memory>
@@ -11,14 +12,15 @@
 
 #include "engine/model/deepseek_v2/mla_config.h"
 #include "engine/model/weight_loader.h"
+#include "kernels/weight_format.h"
 
 namespace di::engine::deepseek_v2 {
 
 // A SwiGLU MLP: gate and up [inter, hidden], down [hidden, inter]; biases null when absent.
 struct MlpWeights {
-  const float* gate = nullptr;
-  const float* up = nullptr;
-  const float* down = nullptr;
+  kernels::LinearWeight gate;
+  kernels::LinearWeight up;
+  kernels::LinearWeight down;
   const float* gate_bias = nullptr;
   const float* up_bias = nullptr;
   const float* down_bias = nullptr;
@@ -26,16 +28,19 @@ struct MlpWeights {
 };
 
 struct MlaAttentionWeights {
-  const float* q_proj = nullptr;         // no q_lora: [heads * qk_head_dim, hidden]
-  const float* q_a_proj = nullptr;       // q_lora: [q_lora_rank, hidden]
+  kernels::LinearWeight q_proj;          // no q_lora: [heads * qk_head_dim, hidden]
+  kernels::LinearWeight q_a_proj;        // q_lora: [q_lora_rank, hidden]
   const float* q_a_bias = nullptr;
   const float* q_a_layernorm = nullptr;  // [q_lora_rank]
-  const float* q_b_proj = nullptr;       // [heads * qk_head_dim, q_lora_rank]
-  const float* kv_a_proj = nullptr;      // [kv_lora_rank + qk_rope_head_dim, hidden]
+  kernels::LinearWeight q_b_proj;        // [heads * qk_head_dim, q_lora_rank]
+  kernels::LinearWeight kv_a_proj;       // [kv_lora_rank + qk_rope_head_dim, hidden]
   const float* kv_a_bias = nullptr;
   const float* kv_a_layernorm = nullptr;  // [kv_lora_rank]
-  const float* kv_b_proj = nullptr;  // [heads * (qk_nope_head_dim + v_head_dim), kv_lora_rank]
-  const float* o_proj = nullptr;     // [hidden, heads * v_head_dim]
+  // [heads * (qk_nope_head_dim + v_head_dim), kv_lora_rank], fp32 even from an fp8 checkpoint:
+  // both attention paths slice it per head and the absorbed one transposes it (vLLM dequantizes
+  // it at load for the same reason); it is small next to the rest of a layer.
+  const float* kv_b_proj = nullptr;
+  kernels::LinearWeight o_proj;      // [hidden, heads * v_head_dim]
   const float* o_bias = nullptr;
   // kv_b_proj's key rows of each head, transposed: [heads, kv_lora_rank, qk_nope_head_dim], so
   // q_nope can be folded into latent space (the absorbed path) with one linear per head.

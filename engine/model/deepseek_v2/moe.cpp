@@ -9,6 +9,7 @@
 
 #include "kernels/cpu/activation.h"
 #include "kernels/cpu/linear.h"
+#include "kernels/cpu/quant_linear.h"
 
 namespace di::engine::deepseek_v2 {
 namespace cpu = di::kernels::cpu;
@@ -42,12 +43,12 @@ void mask_groups(const MlaConfig& c, const std::vector<float>& group_scores, std
 void mlp_forward(const MlpWeights& m, int64_t hidden, const float* x, int64_t rows, float* y) {
   const int64_t I = m.intermediate;
   std::vector<float> gate(static_cast<size_t>(rows * I)), up(static_cast<size_t>(rows * I));
-  cpu::linear(x, rows, hidden, m.gate, I, gate.data());
-  cpu::linear(x, rows, hidden, m.up, I, up.data());
+  cpu::linear(x, rows, m.gate, gate.data());
+  cpu::linear(x, rows, m.up, up.data());
   cpu::add_bias(gate.data(), rows, I, I, m.gate_bias);
   cpu::add_bias(up.data(), rows, I, I, m.up_bias);
   cpu::silu_and_mul(gate.data(), up.data(), rows * I, gate.data());
-  cpu::linear(gate.data(), rows, I, m.down, hidden, y);
+  cpu::linear(gate.data(), rows, m.down, y);
   cpu::add_bias(y, rows, hidden, hidden, m.down_bias);
 }
 

@@ -8,6 +8,7 @@
 
 #include "engine/model/deepseek_v4/compressor.h"
 #include "kernels/cpu/linear.h"
+#include "kernels/cpu/quant_linear.h"
 #include "kernels/cpu/rms_norm.h"
 #include "kernels/cpu/threads.h"
 
@@ -19,18 +20,18 @@ void attention_forward(const DeepseekV4Config& c, const LayerWeights& lw, int32_
   const AttentionWeights& w = lw.attn;
   const AttnType type = c.layer_types[layer];
   const Rope& rope = type == AttnType::kSliding ? ropes.main : ropes.compress;
-  const int64_t L = chunk.num_tokens, s = chunk.start_pos, H = c.hidden_size;
+  const int64_t L = chunk.num_tokens, s = chunk.start_pos;
   const int64_t nh = c.num_attention_heads, hd = c.head_dim, W = c.sliding_window;
   const float eps = static_cast<float>(c.rms_norm_eps);
 
   std::vector<float> qr(static_cast<size_t>(L * c.q_lora_rank));
-  kernels::cpu::linear(h, L, H, w.wq_a, c.q_lora_rank, qr.data());
+  kernels::cpu::linear(h, L, w.wq_a, qr.data());
   kernels::cpu::rms_norm(qr.data(), w.q_norm, L, c.q_lora_rank, c.q_lora_rank, eps, qr.data());
   std::vector<float> q(static_cast<size_t>(L * nh * hd));
-  kernels::cpu::linear(qr.data(), L, c.q_lora_rank, w.wq_b, nh * hd, q.data());
+  kernels::cpu::linear(qr.data(), L, w.wq_b, q.data());
   kernels::cpu::rms_norm(q.data(), nullptr, L * nh, hd, hd, eps, q.data());  // per head
   std::vector<float> kv(static_cast<size_t>(L * hd));
-  kernels::cpu::linear(h, L, H, w.wkv, hd, kv.data());
+  kernels::cpu::linear(h, L, w.wkv, kv.data());
   kernels::cpu::rms_norm(kv.data(), w.kv_norm, L, hd, hd, eps, kv.data());
   for (int64_t i = 0; i < L; ++i) {
     rope.apply(q.data() + i * nh * hd, nh, hd, hd, s + i);
@@ -107,9 +108,9 @@ void attention_forward(const DeepseekV4Config& c, const LayerWeights& lw, int32_
   const int64_t groups = c.o_groups, rank = c.o_lora_rank, per_group = nh * hd / groups;
   std::vector<float> grouped(static_cast<size_t>(L * groups * rank));
   for (int64_t g = 0; g < groups; ++g)
-    kernels::cpu::linear(attn.data() + g * per_group, L, per_group, w.wo_a + g * rank * per_group,
-                         rank, grouped.data() + g * rank, nh * hd, groups * rank);
-  kernels::cpu::linear(grouped.data(), L, groups * rank, w.wo_b, H, out);
+    kernels::cpu::linear(attn.data() + g * per_group, L, w.wo_a, g * rank, rank, grouped.data() + g * rank,
+                         nh * hd, groups * rank);
+  kernels::cpu::linear(grouped.data(), L, w.wo_b, out);
 
   for (int64_t p = std::max(s, s + L - W); p < s + L; ++p)
     std::memcpy(cache_row(chunk, layout.swa_kv, layer, p % W), kv.data() + (p - s) * hd,

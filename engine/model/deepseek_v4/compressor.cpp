@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "kernels/cpu/linear.h"
+#include "kernels/cpu/quant_linear.h"
 #include "kernels/cpu/rms_norm.h"
 
 namespace di::engine::deepseek_v4 {
@@ -80,7 +81,7 @@ std::vector<std::vector<int32_t>> indexer_select(const DeepseekV4Config& c,
   const int64_t L = chunk.num_tokens, s = chunk.start_pos, m = c.compress_rate_csa;
   const int64_t nh = c.index_n_heads, d = c.index_head_dim;
   std::vector<float> q(static_cast<size_t>(L * nh * d)), weights(static_cast<size_t>(L * nh));
-  kernels::cpu::linear(q_residual, L, c.q_lora_rank, w.index_wq_b, nh * d, q.data());
+  kernels::cpu::linear(q_residual, L, w.index_wq_b, q.data());
   kernels::cpu::linear(h, L, c.hidden_size, w.index_weights_proj, nh, weights.data());
   const float softmax_scale = 1.0f / std::sqrt(static_cast<float>(d));
   const float weight_scale = 1.0f / std::sqrt(static_cast<float>(nh));

@@ -249,6 +249,7 @@ Result<DeepseekV4Config> parse_config(const json& j) {
                                      std::to_string(c.rope_compress.dim) + " rotated channels");
 
   DI_RETURN_IF_ERROR(config_token_ids(j, &c.bos_token_id, &c.eos_token_ids));
+  DI_ASSIGN_OR_RETURN(c.quant, parse_quant_config(j));
   return c;
 }
 

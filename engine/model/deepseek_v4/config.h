@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "engine/model/quant_config.h"
 
 namespace di::engine::deepseek_v4 {
 
@@ -65,6 +66,7 @@ struct DeepseekV4Config {
   RopeConfig rope_compress;
   int32_t bos_token_id = -1;
   std::vector<int32_t> eos_token_ids;
+  QuantConfig quant;  // quantization_config + expert_dtype (DeepSeek's shipped checkpoints)
 
   int32_t compress_rate(AttnType t) const {
     return t == AttnType::kCSA ? compress_rate_csa : t == AttnType::kHCA ? compress_rate_hca : 0;

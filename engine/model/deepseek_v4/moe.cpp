@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/cpu/linear.h"
+#include "kernels/cpu/quant_linear.h"
 
 namespace di::engine::deepseek_v4 {
 namespace {
@@ -13,17 +14,17 @@ namespace {
 // SwiGLU with DeepSeek-V4's clipping: gate <= limit, |up| <= limit. x [rows, hidden] -> y.
 void expert_mlp(const DeepseekV4Config& c, const ExpertWeights& e, const float* x, int64_t rows,
                 float* y) {
-  const int64_t H = c.hidden_size, I = c.moe_intermediate_size;
+  const int64_t I = c.moe_intermediate_size;
   const float limit = static_cast<float>(c.swiglu_limit);
   std::vector<float> gate(static_cast<size_t>(rows * I)), up(static_cast<size_t>(rows * I));
-  kernels::cpu::linear(x, rows, H, e.w1, I, gate.data());
-  kernels::cpu::linear(x, rows, H, e.w3, I, up.data());
+  kernels::cpu::linear(x, rows, e.w1, gate.data());
+  kernels::cpu::linear(x, rows, e.w3, up.data());
   for (int64_t i = 0; i < rows * I; ++i) {
     const float g = std::min(gate[i], limit);
     const float u = std::clamp(up[i], -limit, limit);
     gate[i] = g / (1.0f + std::exp(-g)) * u;
   }
-  kernels::cpu::linear(gate.data(), rows, I, e.w2, H, y);
+  kernels::cpu::linear(gate.data(), rows, e.w2, y);
 }
 
 float score(ScoringFunc f, float x) {

@@ -104,10 +104,10 @@ Status V4CudaModel::upload(const DeepseekV4Weights& w) {
   };
   auto put_expert = [&](const ExpertWeights& h, V4CudaExpert& d) -> Status {
     std::vector<float> w13(static_cast<size_t>(2 * I * H));
-    std::memcpy(w13.data(), h.w1, static_cast<size_t>(I * H) * 4);
-    std::memcpy(w13.data() + I * H, h.w3, static_cast<size_t>(I * H) * 4);
+    std::memcpy(w13.data(), h.w1.f32(), static_cast<size_t>(I * H) * 4);
+    std::memcpy(w13.data() + I * H, h.w3.f32(), static_cast<size_t>(I * H) * 4);
     DI_ASSIGN_OR_RETURN(d.w13, weights_.put(w13.data(), 2 * I * H));
-    DI_ASSIGN_OR_RETURN(d.w2, weights_.put(h.w2, H * I));
+    DI_ASSIGN_OR_RETURN(d.w2, weights_.put(h.w2.f32(), H * I));
     return Status::ok();
   };
   layers_.resize(c.num_hidden_layers);
@@ -119,18 +119,18 @@ Status V4CudaModel::upload(const DeepseekV4Weights& w) {
     DI_RETURN_IF_ERROR(put_hc(h.hc_attn, d.hc_attn));
     DI_RETURN_IF_ERROR(put_hc(h.hc_ffn, d.hc_ffn));
     const AttentionWeights& a = h.attn;
-    DI_ASSIGN_OR_RETURN(d.wq_a, weights_.put(a.wq_a, qlr * H));
+    DI_ASSIGN_OR_RETURN(d.wq_a, weights_.put(a.wq_a.f32(), qlr * H));
     DI_ASSIGN_OR_RETURN(d.q_norm, weights_.put_f32(a.q_norm, qlr));
-    DI_ASSIGN_OR_RETURN(d.wq_b, weights_.put(a.wq_b, nh * hd * qlr));
-    DI_ASSIGN_OR_RETURN(d.wkv, weights_.put(a.wkv, hd * H));
+    DI_ASSIGN_OR_RETURN(d.wq_b, weights_.put(a.wq_b.f32(), nh * hd * qlr));
+    DI_ASSIGN_OR_RETURN(d.wkv, weights_.put(a.wkv.f32(), hd * H));
     DI_ASSIGN_OR_RETURN(d.kv_norm, weights_.put_f32(a.kv_norm, hd));
-    DI_ASSIGN_OR_RETURN(d.wo_a, weights_.put(a.wo_a, int64_t{c.o_groups} * c.o_lora_rank * (nh * hd / c.o_groups)));
-    DI_ASSIGN_OR_RETURN(d.wo_b, weights_.put(a.wo_b, H * c.o_groups * c.o_lora_rank));
+    DI_ASSIGN_OR_RETURN(d.wo_a, weights_.put(a.wo_a.f32(), int64_t{c.o_groups} * c.o_lora_rank * (nh * hd / c.o_groups)));
+    DI_ASSIGN_OR_RETURN(d.wo_b, weights_.put(a.wo_b.f32(), H * c.o_groups * c.o_lora_rank));
     DI_ASSIGN_OR_RETURN(d.sinks, weights_.put_f32(a.sinks, nh));
     if (c.layer_types[l] != AttnType::kSliding) DI_RETURN_IF_ERROR(put_compressor(a.compressor, d.compressor));
     if (c.layer_types[l] == AttnType::kCSA) {
       DI_RETURN_IF_ERROR(put_compressor(a.indexer, d.indexer));
-      DI_ASSIGN_OR_RETURN(d.index_wq_b, weights_.put(a.index_wq_b, int64_t{c.index_n_heads} * c.index_head_dim * qlr));
+      DI_ASSIGN_OR_RETURN(d.index_wq_b, weights_.put(a.index_wq_b.f32(), int64_t{c.index_n_heads} * c.index_head_dim * qlr));
       DI_ASSIGN_OR_RETURN(d.index_weights_proj, weights_.put(a.index_weights_proj, int64_t{c.index_n_heads} * H));
     }
     const MoeWeights& m = h.ffn;

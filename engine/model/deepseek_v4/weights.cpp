@@ -7,6 +7,11 @@ namespace {
 using Names = std::vector<std::string>;
 
 // A layer tensor as DeepSeek names it, with or without save_pretrained's "model." prefix.
+// DeepSeek's shipped names are these suffixes under "layers.N." and "mtp.N.": transformers'
+// conversion only adds "model.", renames attn.kv_norm to attn.norm and renames the globals
+// (embed, norm, hc_head_*), so the native compressor / indexer names (attn.compressor.*,
+// attn.indexer.{wq_b,weights_proj,compressor.*}) are derived from that mapping, not from a file.
+// Quantized projections carry a sibling ".scale" (WeightLoader::linear).
 Names layer_names(int32_t layer, const std::vector<std::string>& suffixes) {
   Names out;
   for (const char* prefix : {"model.layers.", "layers."})
@@ -40,9 +45,9 @@ Status load_compressor(WeightLoader& w, const DeepseekV4Config& c, int32_t layer
 Status load_expert(WeightLoader& w, const DeepseekV4Config& c, int32_t layer,
                    const std::string& prefix, ExpertWeights& e) {
   const int64_t h = c.hidden_size, i = c.moe_intermediate_size;
-  DI_ASSIGN_OR_RETURN(e.w1, w.f32(layer_names(layer, {prefix + "w1.weight"}), {i, h}));
-  DI_ASSIGN_OR_RETURN(e.w2, w.f32(layer_names(layer, {prefix + "w2.weight"}), {h, i}));
-  DI_ASSIGN_OR_RETURN(e.w3, w.f32(layer_names(layer, {prefix + "w3.weight"}), {i, h}));
+  DI_ASSIGN_OR_RETURN(e.w1, w.linear(layer_names(layer, {prefix + "w1.weight"}), i, h));
+  DI_ASSIGN_OR_RETURN(e.w2, w.linear(layer_names(layer, {prefix + "w2.weight"}), h, i));
+  DI_ASSIGN_OR_RETURN(e.w3, w.linear(layer_names(layer, {prefix + "w3.weight"}), i, h));
   return Status::ok();
 }
 
@@ -54,15 +59,15 @@ Status load_layer(WeightLoader& w, const DeepseekV4Config& c, int32_t l, LayerWe
   DI_RETURN_IF_ERROR(load_hc(w, c, l, "ffn", L.hc_ffn));
 
   AttentionWeights& a = L.attn;
-  DI_ASSIGN_OR_RETURN(a.wq_a, w.f32(layer_names(l, {"attn.wq_a.weight"}), {c.q_lora_rank, h}));
+  DI_ASSIGN_OR_RETURN(a.wq_a, w.linear(layer_names(l, {"attn.wq_a.weight"}), c.q_lora_rank, h));
   DI_ASSIGN_OR_RETURN(a.q_norm, w.f32(layer_names(l, {"attn.q_norm.weight"}), {c.q_lora_rank}));
-  DI_ASSIGN_OR_RETURN(a.wq_b, w.f32(layer_names(l, {"attn.wq_b.weight"}), {nh * hd, c.q_lora_rank}));
-  DI_ASSIGN_OR_RETURN(a.wkv, w.f32(layer_names(l, {"attn.wkv.weight"}), {hd, h}));
+  DI_ASSIGN_OR_RETURN(a.wq_b, w.linear(layer_names(l, {"attn.wq_b.weight"}), nh * hd, c.q_lora_rank));
+  DI_ASSIGN_OR_RETURN(a.wkv, w.linear(layer_names(l, {"attn.wkv.weight"}), hd, h));
   // DeepSeek writes kv_norm; save_pretrained's reverse renaming writes norm.
   DI_ASSIGN_OR_RETURN(a.kv_norm, w.f32(layer_names(l, {"attn.kv_norm.weight", "attn.norm.weight"}), {hd}));
-  DI_ASSIGN_OR_RETURN(a.wo_a, w.f32(layer_names(l, {"attn.wo_a.weight"}),
-                                    {int64_t{c.o_groups} * c.o_lora_rank, nh * hd / c.o_groups}));
-  DI_ASSIGN_OR_RETURN(a.wo_b, w.f32(layer_names(l, {"attn.wo_b.weight"}), {h, int64_t{c.o_groups} * c.o_lora_rank}));
+  DI_ASSIGN_OR_RETURN(a.wo_a, w.linear(layer_names(l, {"attn.wo_a.weight"}),
+                                       int64_t{c.o_groups} * c.o_lora_rank, nh * hd / c.o_groups));
+  DI_ASSIGN_OR_RETURN(a.wo_b, w.linear(layer_names(l, {"attn.wo_b.weight"}), h, int64_t{c.o_groups} * c.o_lora_rank));
   DI_ASSIGN_OR_RETURN(a.sinks, w.f32(layer_names(l, {"attn.attn_sink"}), {nh}));
   const AttnType type = c.layer_types[l];
   if (type != AttnType::kSliding) {
@@ -72,8 +77,8 @@ Status load_layer(WeightLoader& w, const DeepseekV4Config& c, int32_t l, LayerWe
     if (csa) {
       DI_RETURN_IF_ERROR(load_compressor(w, c, l, "attn.indexer.compressor.", c.index_head_dim,
                                          c.compress_rate_csa, true, a.indexer));
-      DI_ASSIGN_OR_RETURN(a.index_wq_b, w.f32(layer_names(l, {"attn.indexer.wq_b.weight"}),
-                                              {int64_t{c.index_n_heads} * c.index_head_dim, c.q_lora_rank}));
+      DI_ASSIGN_OR_RETURN(a.index_wq_b, w.linear(layer_names(l, {"attn.indexer.wq_b.weight"}),
+                                                 int64_t{c.index_n_heads} * c.index_head_dim, c.q_lora_rank));
       DI_ASSIGN_OR_RETURN(a.index_weights_proj,
                           w.f32(layer_names(l, {"attn.indexer.weights_proj.weight"}), {c.index_n_heads, h}));
     }
@@ -105,6 +110,7 @@ Result<std::unique_ptr<DeepseekV4Weights>> load_weights(const std::string& model
   auto weights = std::make_unique<DeepseekV4Weights>();
   DI_ASSIGN_OR_RETURN(weights->store.checkpoint, Checkpoint::open(model_dir));
   WeightLoader w(weights->store, "deepseek_v4");
+  w.set_quant(c.quant);
   const int64_t h = c.hidden_size, v = c.vocab_size;
   DI_ASSIGN_OR_RETURN(weights->embed, w.f32({"model.embed_tokens.weight", "embed.weight", "model.embed.weight"}, {v, h}));
   const Names head = {"head.weight", "lm_head.weight", "model.head.weight"};

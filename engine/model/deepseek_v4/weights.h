@@ -1,7 +1,10 @@
-// DeepseekV4Weights: every tensor of a deepseek_v4 checkpoint as fp32 pointers, found by the
+// DeepseekV4Weights: every tensor of a deepseek_v4 checkpoint, found by the
 // checkpoint's own names (DeepSeek's: layers.N.attn.wq_a.weight, ffn.experts.E.w1.weight,
 // hc_attn_fn, ...; with transformers' save_pretrained they carry a "model." prefix and a few
-// globals keep transformers' names, e.g. model.embed_tokens.weight). Loading only, no math.
+// globals keep transformers' names, e.g. model.embed_tokens.weight). Small tensors are fp32
+// pointers; the projections are LinearWeights, fp32 or as DeepSeek ships them (fp8 e4m3 with
+// `.scale` 128 x 128 ue8m0 blocks; routed experts packed fp4 with per-32 scales), read in place.
+// Loading only, no math.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +13,7 @@
 
 #include "engine/model/deepseek_v4/config.h"
 #include "engine/model/weight_loader.h"
+#include "kernels/weight_format.h"
 
 namespace di::engine::deepseek_v4 {
 
@@ -33,24 +37,24 @@ struct CompressorWeights {
 };
 
 struct AttentionWeights {
-  const float* wq_a = nullptr;     // [q_lora_rank, hidden]
+  kernels::LinearWeight wq_a;  // [q_lora_rank, hidden]
   const float* q_norm = nullptr;   // [q_lora_rank]
-  const float* wq_b = nullptr;     // [heads * head_dim, q_lora_rank]
-  const float* wkv = nullptr;      // [head_dim, hidden]
+  kernels::LinearWeight wq_b;  // [heads * head_dim, q_lora_rank]
+  kernels::LinearWeight wkv;  // [head_dim, hidden]
   const float* kv_norm = nullptr;  // [head_dim]
-  const float* wo_a = nullptr;     // [o_groups * o_lora_rank, heads * head_dim / o_groups]
-  const float* wo_b = nullptr;     // [hidden, o_groups * o_lora_rank]
+  kernels::LinearWeight wo_a;  // [o_groups * o_lora_rank, heads * head_dim / o_groups]
+  kernels::LinearWeight wo_b;  // [hidden, o_groups * o_lora_rank]
   const float* sinks = nullptr;    // [heads]
   CompressorWeights compressor;    // CSA / HCA layers
   CompressorWeights indexer;       // CSA layers: the indexer's own compressor
-  const float* index_wq_b = nullptr;          // [index_heads * index_head_dim, q_lora_rank]
+  kernels::LinearWeight index_wq_b;           // [index_heads * index_head_dim, q_lora_rank]
   const float* index_weights_proj = nullptr;  // [index_heads, hidden]
 };
 
 struct ExpertWeights {
-  const float* w1 = nullptr;  // gate [inter, hidden]
-  const float* w2 = nullptr;  // down [hidden, inter]
-  const float* w3 = nullptr;  // up [inter, hidden]
+  kernels::LinearWeight w1;  // gate [inter, hidden]
+  kernels::LinearWeight w2;  // down [hidden, inter]
+  kernels::LinearWeight w3;  // up [inter, hidden]
 };
 
 struct MoeWeights {

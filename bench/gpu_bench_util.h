@@ -120,6 +120,24 @@ inline DecodeBatch prefill_sequences(engine::Model& model, int count, int64_t ca
   return d;
 }
 
+// Median host wall time (ms) of `repeats` prefills of `ids` (one sequence, from position 0) into a
+// fresh device cache.
+inline double median_prefill_ms(engine::Model& model, const std::vector<int32_t>& ids, int repeats = 3) {
+  const int32_t S = static_cast<int32_t>(ids.size());
+  auto c = engine::cuda::DeviceSequenceCache::create(model.cache_groups(), S);
+  CHECK(c.status());
+  std::vector<float> logits;
+  std::vector<double> t;
+  for (int i = 0; i < repeats; ++i) {
+    engine::ForwardBatch pre;
+    pre.seqs.push_back({ids.data(), S, 0, c->get(), false});
+    const double t0 = now_ms();
+    CHECK(model.forward(pre, logits));
+    t.push_back(now_ms() - t0);
+  }
+  return median(t);
+}
+
 // One row of bench/RESULTS.md: what ran, what it measured, the ceiling it is held against.
 struct ResultRow {
   std::string what, measured, ceiling, ratio, notes;

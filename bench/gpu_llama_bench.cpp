@@ -110,20 +110,9 @@ int main(int argc, char** argv) {
   // Prefill one S-token prompt.
   {
     const int S = 8192;
-    auto c = cuda::DeviceSequenceCache::create(model.cache_groups(), S);
-    CHECK(c.status());
     std::vector<int32_t> ids(S);
     for (int32_t& x : ids) x = tok(rng);
-    std::vector<float> logits;
-    std::vector<double> t;
-    for (int i = 0; i < 3; ++i) {
-      ForwardBatch pre;
-      pre.seqs.push_back({ids.data(), S, 0, c->get(), false});
-      const double t0 = now_ms();
-      CHECK(model.forward(pre, logits));
-      t.push_back(now_ms() - t0);
-    }
-    const double ms = median(t);
+    const double ms = di::bench::median_prefill_ms(model, ids);
     const double body_params = double(weight_bytes / 2 - 2 * V * H);  // layers only (embedding + head apart)
     const double fl = 2.0 * body_params * S + 2.0 * double(S) * S * H * cfg.num_hidden_layers + 2.0 * V * H;
     const double floor_ms = fl / flops * 1e3;

@@ -203,19 +203,9 @@ int main(int argc, char** argv) {
 
   {
     const int S = 8192;
-    auto c = cuda::DeviceSequenceCache::create(model.cache_groups(), S);
-    CHECK(c.status());
     std::vector<int32_t> ids(S);
     for (int32_t& x : ids) x = tok(rng);
-    std::vector<double> t;
-    for (int i = 0; i < 3; ++i) {
-      ForwardBatch pre;
-      pre.seqs.push_back({ids.data(), S, 0, c->get(), false});
-      const double t0 = now_ms();
-      CHECK(model.forward(pre, logits));
-      t.push_back(now_ms() - t0);
-    }
-    const double ms = median(t);
+    const double ms = di::bench::median_prefill_ms(model, ids);
     const double active = params.dense + K * params.expert * L;  // per token, embedding apart
     double attn = 0;  // QK and PV over each token's keys, every head
     for (AttnType ty : cfg.layer_types) {

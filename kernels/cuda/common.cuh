@@ -40,6 +40,50 @@ __device__ __forceinline__ float block_sum(float v) {
   return warp_sum(s);
 }
 
+// Max over the block (as block_sum); every thread gets the result.
+__device__ __forceinline__ float block_max(float v) {
+  __shared__ float partial[32];
+  v = warp_max(v);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncthreads();
+  if (lane == 0) partial[warp] = v;
+  __syncthreads();
+  float m = lane < static_cast<int>(blockDim.x >> 5) ? partial[lane] : -INFINITY;
+  return warp_max(m);
+}
+
+// (v, i) becomes (ov, oi) when that ranks first: the larger value, ties to the lower index; an
+// index below 0 or a NaN value ranks last (top-k loops mark taken entries NaN).
+__device__ __forceinline__ void argmax_merge(float& v, int& i, float ov, int oi) {
+  if (oi >= 0 && !isnan(ov) && (i < 0 || ov > v || (ov == v && oi < i))) {
+    v = ov;
+    i = oi;
+  }
+}
+
+// The block's best (value, index) by argmax_merge, returned to every thread (blockDim.x a
+// multiple of 32). Syncs the block.
+__device__ __forceinline__ int block_argmax(float v, int i) {
+  __shared__ float best_v[32];
+  __shared__ int best_i[32];
+  for (int o = 16; o > 0; o >>= 1) {
+    const float ov = __shfl_xor_sync(0xffffffffu, v, o);
+    const int oi = __shfl_xor_sync(0xffffffffu, i, o);
+    argmax_merge(v, i, ov, oi);
+  }
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncthreads();  // best_* may still be read by a previous call
+  if (lane == 0) {
+    best_v[warp] = v;
+    best_i[warp] = i;
+  }
+  __syncthreads();
+  v = best_v[0];
+  i = best_i[0];
+  for (int w = 1; w < static_cast<int>(blockDim.x >> 5); ++w) argmax_merge(v, i, best_v[w], best_i[w]);
+  return i;
+}
+
 inline cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
 inline Status launch_status(const char* what) { return cuda_status(cudaGetLastError(), what); }
 

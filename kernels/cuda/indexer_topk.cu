@@ -1,84 +1,11 @@
-// indexer_topk: see indexer_topk.h. Scores: a warp per (token, entry). Selection: one block per
-// token picks the best remaining entry topk times (ties to the lower index). Simple and exact;
-// a radix select is the fast version.
+// indexer_topk_varlen: see indexer_topk.h. Scores: a block per (row, slice of entries), a lane per
+// head. Selection: one block per row sorts (score, index) pairs in shared memory (bitonic), or
+// takes topk argmax passes when the row sees more entries than shared memory holds.
 #include "kernels/cuda/common.cuh"
 #include "kernels/cuda/indexer_topk.h"
 
 namespace di::kernels::cuda {
 namespace {
-
-constexpr int kWarps = 4;
-
-__global__ void score_kernel(IndexerArgs a) {
-  const int64_t i = blockIdx.y;
-  const int64_t visible = (a.start_pos + i + 1) / a.rate;
-  if (visible <= a.topk) return;  // everything visible is taken; no scores needed
-  const int64_t e = static_cast<int64_t>(blockIdx.x) * kWarps + (threadIdx.x >> 5);
-  if (e >= visible) return;
-  const int lane = threadIdx.x & 31;
-  const float* key = cache_entry(a.keys, a.key_layer, e);
-  const float* q = a.q + i * a.heads * a.head_dim;
-  float score = 0.f;
-  for (int h = 0; h < a.heads; ++h) {
-    float dot = 0.f;
-    for (int d = lane; d < a.head_dim; d += 32) dot += q[h * a.head_dim + d] * key[d];
-    dot = warp_sum(dot);
-    score += fmaxf(dot, 0.f) * a.softmax_scale * (a.weights[i * a.heads + h] * a.weight_scale);
-  }
-  if (lane == 0) a.scores[i * a.max_visible + e] = score;
-}
-
-__global__ void select_kernel(IndexerArgs a) {
-  const int64_t i = blockIdx.x;
-  const int64_t visible = (a.start_pos + i + 1) / a.rate;
-  int32_t* out = a.selected + i * a.topk;
-  if (visible <= a.topk) {
-    for (int64_t e = threadIdx.x; e < visible; e += blockDim.x) out[e] = static_cast<int32_t>(e);
-    if (threadIdx.x == 0) a.count[i] = static_cast<int32_t>(visible);
-    return;
-  }
-  float* s = a.scores + i * a.max_visible;
-  __shared__ float best_v[32];
-  __shared__ int64_t best_i[32];
-  for (int k = 0; k < a.topk; ++k) {
-    float bv = -INFINITY;
-    int64_t bi = -1;
-    for (int64_t e = threadIdx.x; e < visible; e += blockDim.x) {
-      const float v = s[e];
-      if (bi < 0 || v > bv) {  // strictly greater: the lowest index wins a tie within a thread
-        bv = v;
-        bi = e;
-      }
-    }
-    for (int o = 16; o > 0; o >>= 1) {
-      const float ov = __shfl_xor_sync(0xffffffffu, bv, o);
-      const int64_t oi = __shfl_xor_sync(0xffffffffu, bi, o);
-      if (oi >= 0 && (bi < 0 || ov > bv || (ov == bv && oi < bi))) {
-        bv = ov;
-        bi = oi;
-      }
-    }
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    if (lane == 0) {
-      best_v[warp] = bv;
-      best_i[warp] = bi;
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      float v = best_v[0];
-      int64_t b = best_i[0];
-      for (int w = 1; w < static_cast<int>(blockDim.x >> 5); ++w)
-        if (best_i[w] >= 0 && (b < 0 || best_v[w] > v || (best_v[w] == v && best_i[w] < b))) {
-          v = best_v[w];
-          b = best_i[w];
-        }
-      out[k] = static_cast<int32_t>(b);
-      s[b] = -INFINITY;  // taken; never chosen again while any finite score remains
-    }
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) a.count[i] = a.topk;
-}
 
 constexpr int64_t kSortLimit = 8192;  // (score, index) pairs in shared memory: 64 KiB
 constexpr int kScoreBlocks = 64;      // score blocks per row; each strides over the entries
@@ -169,44 +96,17 @@ __global__ void select_varlen_kernel(IndexerVarlenArgs a) {
     if (threadIdx.x == 0) a.count[i] = a.topk;
     return;
   }
-  // More entries than shared memory holds: topk argmax passes over a private copy of the row.
-  float* w = a.scores + i * a.max_visible;  // the scores are scratch; taken ones become -inf
-  __shared__ float best_v[32];
-  __shared__ int64_t best_i[32];
+  // More entries than shared memory holds: topk argmax passes over the row's scores (scratch:
+  // a taken entry becomes NaN).
+  float* w = a.scores + i * a.max_visible;
   for (int k = 0; k < a.topk; ++k) {
     float bv = -INFINITY;
-    int64_t bi = -1;
-    for (int64_t e = threadIdx.x; e < visible; e += blockDim.x) {
-      const float v = w[e];
-      if (bi < 0 || v > bv) {
-        bv = v;
-        bi = e;
-      }
-    }
-    for (int o = 16; o > 0; o >>= 1) {
-      const float ov = __shfl_xor_sync(0xffffffffu, bv, o);
-      const int64_t oi = __shfl_xor_sync(0xffffffffu, bi, o);
-      if (oi >= 0 && (bi < 0 || ov > bv || (ov == bv && oi < bi))) {
-        bv = ov;
-        bi = oi;
-      }
-    }
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    if (lane == 0) {
-      best_v[warp] = bv;
-      best_i[warp] = bi;
-    }
-    __syncthreads();
+    int bi = -1;
+    for (int64_t e = threadIdx.x; e < visible; e += blockDim.x) argmax_merge(bv, bi, w[e], static_cast<int>(e));
+    const int b = block_argmax(bv, bi);
     if (threadIdx.x == 0) {
-      float v = best_v[0];
-      int64_t b = best_i[0];
-      for (int q = 1; q < static_cast<int>(blockDim.x >> 5); ++q)
-        if (best_i[q] >= 0 && (b < 0 || best_v[q] > v || (best_v[q] == v && best_i[q] < b))) {
-          v = best_v[q];
-          b = best_i[q];
-        }
-      out[k] = static_cast<int32_t>(b);
-      w[b] = -INFINITY;
+      out[k] = b;
+      w[b] = NAN;
     }
     __syncthreads();
   }
@@ -243,20 +143,6 @@ Status indexer_topk_varlen(const IndexerVarlenArgs& a, void* stream) {
   const size_t smem = a.max_visible > a.topk ? static_cast<size_t>(kSortLimit * 8) : 0;
   select_varlen_kernel<<<rows, 1024, smem, as_stream(stream)>>>(a);
   return launch_status("indexer select varlen");
-}
-
-Status indexer_topk(const IndexerArgs& a, void* stream) {
-  if (a.num_tokens <= 0) return Status::ok();
-  if (a.rate <= 0 || a.topk <= 0 || a.heads <= 0 || a.head_dim <= 0)
-    return Status::invalid_argument("indexer_topk: rate, topk, heads and head_dim must be > 0");
-  if (a.num_tokens > 65535) return Status::invalid_argument("indexer_topk: more than 65535 tokens in one launch");
-  if (a.max_visible > a.topk) {
-    const dim3 grid(static_cast<unsigned>((a.max_visible + kWarps - 1) / kWarps), static_cast<unsigned>(a.num_tokens));
-    score_kernel<<<grid, kWarps * 32, 0, as_stream(stream)>>>(a);
-    DI_RETURN_IF_ERROR(launch_status("indexer scores"));
-  }
-  select_kernel<<<a.num_tokens, 256, 0, as_stream(stream)>>>(a);
-  return launch_status("indexer select");
 }
 
 }  // namespace di::kernels::cuda

@@ -7,34 +7,12 @@
 #include <cstdint>
 
 #include "base/status.h"
-#include "kernels/cuda/cache_view.h"
 #include "kernels/cuda/token_batch.h"
 
 namespace di::kernels::cuda {
 
-struct IndexerArgs {
-  const float* q = nullptr;        // [num_tokens, heads, head_dim], roped
-  const float* weights = nullptr;  // [num_tokens, heads]
-  CacheView keys;                  // index keys, [head_dim] floats per entry
-  int32_t key_layer = 0;
-  int64_t num_tokens = 0;
-  int64_t start_pos = 0;
-  int32_t heads = 0;
-  int32_t head_dim = 0;
-  int32_t rate = 0;   // token i sees entries 0..(start_pos + i + 1) / rate - 1
-  int32_t topk = 0;
-  float softmax_scale = 1.f;
-  float weight_scale = 1.f;
-  float* scores = nullptr;      // scratch [num_tokens, max_visible]
-  int64_t max_visible = 0;      // (start_pos + num_tokens) / rate
-  int32_t* selected = nullptr;  // [num_tokens, topk]: chosen entries, best first
-  int32_t* count = nullptr;     // [num_tokens]: how many of a row are set
-};
-
-Status indexer_topk(const IndexerArgs& args, void* stream);
-
-// The same for every row of a step: row r at position p sees entries 0..(p + 1) / rate - 1 of
-// its sequence's keys (entry `key_layer` of group `key_group`). The selection sorts the scores
+// For every row of a step: row r at position p sees entries 0..(p + 1) / rate - 1 of its
+// sequence's keys (entry `key_layer` of group `key_group`). The selection sorts the scores
 // in shared memory when a row sees at most indexer_sort_limit() entries (best first, ties to the
 // lower index: the order of repeated argmax passes), and takes those passes beyond that.
 struct IndexerVarlenArgs {

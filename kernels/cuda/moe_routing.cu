@@ -8,34 +8,12 @@ namespace {
 
 constexpr int kThreads = 256;
 
-// The (value, index) pair that ranks first: the larger value, ties to the lower index; an index
-// of -1 or a NaN value (a taken expert) ranks last.
-__device__ __forceinline__ void better(float& v, int& i, float ov, int oi) {
-  if (oi >= 0 && !isnan(ov) && (i < 0 || ov > v || (ov == v && oi < i))) {
-    v = ov;
-    i = oi;
-  }
-}
-
-__device__ float block_max_f(float v, float* red) {
-  v = warp_max(v);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  __syncthreads();
-  if (lane == 0) red[warp] = v;
-  __syncthreads();
-  float m = lane < static_cast<int>(blockDim.x >> 5) ? red[lane] : -INFINITY;
-  return warp_max(m);
-}
-
 // One block per token: a thread per expert scores it; the choice is top_k rounds of a block
 // argmax (ties to the lower expert id, as the CPU routers' stable sorts).
 __global__ void route_kernel(RoutingArgs a) {
   extern __shared__ float smem[];
   float* s = smem;                 // [E] scores
   float* choice = smem + a.experts;  // [E] what competes (score + bias, -inf outside kept groups)
-  __shared__ float red[32];
-  __shared__ float best_v[32];
-  __shared__ int best_i[32];
   __shared__ int chosen[kMaxRoutedPerToken];
   __shared__ bool kept[kMaxExpertGroups];
   const int64_t r = blockIdx.x;
@@ -60,7 +38,7 @@ __global__ void route_kernel(RoutingArgs a) {
   if (a.score == RouterScore::kSoftmax) {
     float mx = -INFINITY;
     for (int e = threadIdx.x; e < E; e += blockDim.x) mx = fmaxf(mx, s[e]);
-    mx = block_max_f(mx, red);
+    mx = block_max(mx);
     float part = 0.f;
     for (int e = threadIdx.x; e < E; e += blockDim.x) part += (s[e] = expf(s[e] - mx));
     const float sum = block_sum(part);  // syncs: every s[e] is written
@@ -103,25 +81,12 @@ __global__ void route_kernel(RoutingArgs a) {
     for (int e = threadIdx.x; e < E; e += blockDim.x)
       choice[e] = kept[e / per] ? s[e] + (a.bias ? a.bias[e] : 0.f) : -INFINITY;
     for (int k = 0; k < K; ++k) {
-      __syncthreads();
+      __syncthreads();  // the last pass's mark is visible
       float bv = -INFINITY;
       int bi = -1;
-      for (int e = threadIdx.x; e < E; e += blockDim.x) better(bv, bi, choice[e], e);
-      for (int o = 16; o > 0; o >>= 1) {
-        const float ov = __shfl_xor_sync(0xffffffffu, bv, o);
-        const int oi = __shfl_xor_sync(0xffffffffu, bi, o);
-        better(bv, bi, ov, oi);
-      }
-      const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-      if (lane == 0) {
-        best_v[warp] = bv;
-        best_i[warp] = bi;
-      }
-      __syncthreads();
+      for (int e = threadIdx.x; e < E; e += blockDim.x) argmax_merge(bv, bi, choice[e], e);
+      const int b = block_argmax(bv, bi);
       if (threadIdx.x == 0) {
-        float v = best_v[0];
-        int b = best_i[0];
-        for (int w = 1; w < static_cast<int>(blockDim.x >> 5); ++w) better(v, b, best_v[w], best_i[w]);
         chosen[k] = b;
         choice[b] = NAN;  // taken: never chosen again, even when all that is left is -inf
       }

@@ -9,17 +9,6 @@ namespace {
 
 constexpr int kThreads = 128;
 
-__device__ __forceinline__ float block_max(float v) {
-  __shared__ float partial[32];
-  v = warp_max(v);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  __syncthreads();
-  if (lane == 0) partial[warp] = v;
-  __syncthreads();
-  float m = lane < static_cast<int>(blockDim.x >> 5) ? partial[lane] : -INFINITY;
-  return warp_max(m);
-}
-
 // The K=V row of key j for token i (window keys first, then compressed entries).
 __device__ __forceinline__ const float* key_row(const SinkAttentionArgs& a, int64_t i, int64_t lo, int64_t nw,
                                                 int64_t j) {

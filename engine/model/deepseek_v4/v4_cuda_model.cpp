@@ -37,7 +37,6 @@ namespace {
 constexpr int64_t kActivationReserve = int64_t{2} << 30;  // workspaces besides the caches
 constexpr int64_t kContextBucket = 256;     // decode graphs are keyed by the context rounded up to this
 constexpr int64_t kGroupedPairsMax = 2048;  // (row, expert) pairs up to which experts are grouped on the device
-constexpr size_t kMaxGraphs = 64;
 // Decode graph sizes: a step of n sequences replays the graph of the smallest bucket >= n.
 constexpr int32_t kGraphBuckets[] = {1, 2, 4, 8, 12, 16, 24, 32, 40, 48, 64, 80, 96, 112, 128, 160, 192, 224, 256};
 
@@ -59,8 +58,8 @@ V4CudaModel::V4CudaModel(DeepseekV4Config config, DType dtype, const ModelOption
   enforce_eager_ = options.enforce_eager;
 }
 
-// The graphs go before the base class destroys the stream they were captured on.
-V4CudaModel::~V4CudaModel() { clear_graphs(); }
+// graphs_, a member, goes before the base class destroys the stream it captured on.
+V4CudaModel::~V4CudaModel() = default;
 
 Status V4CudaModel::init_device() {
   DI_RETURN_IF_ERROR(open_stream());
@@ -354,10 +353,12 @@ Status V4CudaModel::forward(const ForwardBatch& batch, std::vector<float>& logit
   bool moved_ws = false, moved_meta = false;
   DI_RETURN_IF_ERROR(reserve(T, ctx, R, &moved_ws));
   DI_RETURN_IF_ERROR(step_.upload(stream_, &moved_meta));
-  if (moved_ws || moved_meta) clear_graphs();
-  bool ran = false;
-  if (graph) DI_RETURN_IF_ERROR(launch_graph(&ran));
-  if (!ran) DI_RETURN_IF_ERROR(run_step(grouped_pairs_ > 0));
+  if (moved_ws || moved_meta) graphs_.clear();
+  if (graph) {
+    DI_RETURN_IF_ERROR(graphs_.launch({rows_, max_end_}, stream_, [&] { return run_step(true); }));
+  } else {
+    DI_RETURN_IF_ERROR(run_step(grouped_pairs_ > 0));
+  }
   logits.resize(static_cast<size_t>(out_rows * c.vocab_size));
   DI_RETURN_IF_ERROR(kc::copy_to_host_async(logits.data(), logits_dev_.get(), out_rows * c.vocab_size * 4, stream_));
   int32_t bad = 0;
@@ -368,33 +369,6 @@ Status V4CudaModel::forward(const ForwardBatch& batch, std::vector<float>& logit
     return Status::internal("deepseek_v4 cuda: a routed expert id is outside [0, n_routed_experts)");
   }
   return Status::ok();
-}
-
-void V4CudaModel::clear_graphs() {
-  for (auto& [key, exec] : graphs_) cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(exec));
-  graphs_.clear();
-}
-
-Status V4CudaModel::launch_graph(bool* ran) {
-  const std::pair<int64_t, int64_t> key{rows_, max_end_};
-  auto it = graphs_.find(key);
-  auto s = static_cast<cudaStream_t>(stream_);
-  if (it == graphs_.end()) {
-    if (graphs_.size() >= kMaxGraphs) clear_graphs();
-    DI_RETURN_IF_ERROR(kc::cuda_status(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed), "graph capture"));
-    const Status run = run_step(true);
-    cudaGraph_t graph = nullptr;
-    const cudaError_t end = cudaStreamEndCapture(s, &graph);
-    DI_RETURN_IF_ERROR(run);
-    DI_RETURN_IF_ERROR(kc::cuda_status(end, "graph capture end"));
-    cudaGraphExec_t exec = nullptr;
-    const cudaError_t inst = cudaGraphInstantiate(&exec, graph, 0);
-    cudaGraphDestroy(graph);
-    DI_RETURN_IF_ERROR(kc::cuda_status(inst, "graph instantiate"));
-    it = graphs_.emplace(key, exec).first;
-  }
-  *ran = true;
-  return kc::cuda_status(cudaGraphLaunch(static_cast<cudaGraphExec_t>(it->second), s), "graph launch");
 }
 
 Status V4CudaModel::hc_pre(const V4CudaHc& hc) {

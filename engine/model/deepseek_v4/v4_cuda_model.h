@@ -9,7 +9,6 @@
 
 #ifdef DI_WITH_CUDA
 
-#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -18,6 +17,7 @@
 #include "engine/model/cuda/device_model.h"
 #include "engine/model/cuda/device_weights.h"
 #include "engine/model/cuda/expert_rows.h"
+#include "engine/model/cuda/graph_cache.h"
 #include "engine/model/cuda/step_batch.h"
 #include "engine/model/deepseek_v4/attention.h"
 #include "engine/model/deepseek_v4/chunk.h"
@@ -112,8 +112,6 @@ class V4CudaModel final : public cuda::DeviceModel {
   Status moe_routed_grouped(const V4CudaLayer& w);
   Status moe_routed_by_expert(const V4CudaLayer& w);
   Status head();
-  Status launch_graph(bool* ran);
-  void clear_graphs();
 
   DeepseekV4Config config_;
   CacheLayout layout_;
@@ -141,7 +139,7 @@ class V4CudaModel final : public cuda::DeviceModel {
     float *x16, *qr16;  // x and qr rounded to bf16 by their norms: the GEMM operand, staged once
     int32_t *selected, *count, *eids, *erows, *offsets, *slot_pair;
   } a_{};
-  std::map<std::pair<int64_t, int64_t>, void*> graphs_;  // (rows, context bucket) -> cudaGraphExec_t
+  cuda::GraphCache graphs_;  // decode steps by (rows, context bucket)
 };
 
 }  // namespace di::engine::deepseek_v4

@@ -28,7 +28,6 @@ constexpr int32_t kKvGroup = 0;
 constexpr int32_t kFlashMinTokens = 16;  // fewer new tokens: the general kernel wastes less
 constexpr int32_t kSplitMaxTokens = 4;   // up to this many new tokens: one split-KV row each
 constexpr int64_t kContextBucket = 256;  // decode graphs are keyed by the context rounded up to this
-constexpr size_t kMaxGraphs = 64;
 constexpr int64_t kActivationReserve = int64_t{3} << 30;  // workspaces besides the KV cache
 
 uint16_t f32_to_bf16(float f) {
@@ -73,7 +72,7 @@ LlamaCudaModel::LlamaCudaModel(LlamaConfig config, DType dtype, const ModelOptio
 }
 
 // The graphs go before the base class destroys the stream they were captured on.
-LlamaCudaModel::~LlamaCudaModel() { clear_graphs(); }
+LlamaCudaModel::~LlamaCudaModel() = default;
 
 Status LlamaCudaModel::init_device() {
   DI_RETURN_IF_ERROR(open_stream());
@@ -377,39 +376,18 @@ int64_t LlamaCudaModel::activation_bytes(int64_t T) const {
 Status LlamaCudaModel::reserve_activations(int64_t T) {
   const int64_t bytes = activation_bytes(T), lbytes = logit_rows_ * config_.vocab_size * 4;
   if (bytes > act_.bytes() || lbytes > logits_.bytes()) {
-    clear_graphs();  // they point into the buffers about to be replaced
+    graphs_.clear();  // they point into the buffers about to be replaced
     if (bytes > act_.bytes()) DI_RETURN_IF_ERROR(act_.allocate(std::max(bytes, act_.bytes() * 3 / 2)));
     if (lbytes > logits_.bytes()) DI_RETURN_IF_ERROR(logits_.allocate(std::max(lbytes, logits_.bytes() * 3 / 2)));
   }
   return Status::ok();
 }
 
-void LlamaCudaModel::clear_graphs() {
-  for (auto& [key, exec] : graphs_) cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(exec));
-  graphs_.clear();
-}
-
 Status LlamaCudaModel::launch_graph(int64_t T) {
-  const GraphKey key{T, logit_rows_, decode_tiles_, decode_splits_, decode_context_, num_seqs_,
-                     reinterpret_cast<uintptr_t>(meta_.get()), reinterpret_cast<uintptr_t>(act_.get())};
-  auto it = graphs_.find(key);
-  if (it == graphs_.end()) {
-    if (graphs_.size() >= kMaxGraphs) clear_graphs();
-    auto s = static_cast<cudaStream_t>(stream_);
-    DI_RETURN_IF_ERROR(kc::cuda_status(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed), "graph capture"));
-    const Status st = run_layers(T);
-    cudaGraph_t graph = nullptr;
-    const cudaError_t end = cudaStreamEndCapture(s, &graph);
-    DI_RETURN_IF_ERROR(st);
-    DI_RETURN_IF_ERROR(kc::cuda_status(end, "graph capture end"));
-    cudaGraphExec_t exec = nullptr;
-    const cudaError_t inst = cudaGraphInstantiate(&exec, graph, 0);
-    cudaGraphDestroy(graph);
-    DI_RETURN_IF_ERROR(kc::cuda_status(inst, "graph instantiate"));
-    it = graphs_.emplace(key, exec).first;
-  }
-  return kc::cuda_status(cudaGraphLaunch(static_cast<cudaGraphExec_t>(it->second), static_cast<cudaStream_t>(stream_)),
-                         "graph launch");
+  const std::vector<int64_t> key{T, logit_rows_, decode_tiles_, decode_splits_, decode_context_, num_seqs_,
+                                 static_cast<int64_t>(reinterpret_cast<uintptr_t>(meta_.get())),
+                                 static_cast<int64_t>(reinterpret_cast<uintptr_t>(act_.get()))};
+  return graphs_.launch(key, stream_, [&] { return run_layers(T); });
 }
 
 Status LlamaCudaModel::run_layers(int64_t T) {

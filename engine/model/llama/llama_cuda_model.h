@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/model/cuda/device_model.h"
+#include "engine/model/cuda/graph_cache.h"
 #include "engine/model/llama/llama_config.h"
 #include "engine/model/rotary_embedding.h"
 #include "kernels/cuda/device_buffer.h"
@@ -64,7 +65,6 @@ class LlamaCudaModel final : public cuda::DeviceModel {
   int64_t activation_bytes(int64_t rows) const;
   Status reserve_activations(int64_t rows);
   Status launch_graph(int64_t rows);
-  void clear_graphs();
   // After the forward is launched: fills batch.masks on the host (overlapping the device) and
   // enqueues their upload and the mask kernel; last_rows[s] is sequence s's last logits row.
   Status apply_masks(LogitsMaskSource& masks, const std::vector<int32_t>& last_rows);
@@ -74,8 +74,7 @@ class LlamaCudaModel final : public cuda::DeviceModel {
   bool enforce_eager_ = false;
   // Decode graphs by (rows, logits rows, decode tiles, splits, context bucket, sequences, metadata and
   // activation buffer addresses): any change of these needs a new capture.
-  using GraphKey = std::tuple<int64_t, int64_t, int64_t, int32_t, int64_t, int64_t, uintptr_t, uintptr_t>;
-  std::map<GraphKey, void*> graphs_;  // cudaGraphExec_t
+  cuda::GraphCache graphs_;  // decode steps by rows, logits rows, tiles, splits, context, sequences, buffers
 
   std::vector<kernels::cuda::DeviceBuffer> weights_;
   int64_t weight_bytes_ = 0;

@@ -33,21 +33,32 @@ __global__ void group_pairs_kernel(const int32_t* ids, int64_t pairs, int32_t ex
   if (threadIdx.x < 32) {  // exclusive scan: each lane a contiguous run of experts, then across lanes
     const int lane = threadIdx.x, per = (experts + 31) / 32;
     const int lo = lane * per < experts ? lane * per : experts, hi = lo + per < experts ? lo + per : experts;
-    int32_t run = 0;
-    for (int e = lo; e < hi; ++e) run += cursor[e];
-    int32_t incl = run;
-    for (int o = 1; o < 32; o <<= 1) {
-      const int32_t v = __shfl_up_sync(0xffffffffu, incl, o);
-      if (lane >= o) incl += v;
+    int32_t run = 0, busy = 0;
+    for (int e = lo; e < hi; ++e) {
+      run += cursor[e];
+      busy += cursor[e] > 0;
     }
-    int32_t at = incl - run;
+    int32_t incl = run, busy_incl = busy;
+    for (int o = 1; o < 32; o <<= 1) {
+      const int32_t v = __shfl_up_sync(0xffffffffu, incl, o), b = __shfl_up_sync(0xffffffffu, busy_incl, o);
+      if (lane >= o) {
+        incl += v;
+        busy_incl += b;
+      }
+    }
+    int32_t at = incl - run, slot = busy_incl - busy;
+    int32_t* active = offsets + experts + 1;  // the experts with pairs, ascending, then their count
     for (int e = lo; e < hi; ++e) {
       const int32_t c = cursor[e];
       cursor[e] = at;
       offsets[e] = at;
+      if (c > 0) active[slot++] = e;
       at += c;
     }
-    if (lane == 31) offsets[experts] = incl;
+    if (lane == 31) {
+      offsets[experts] = incl;
+      active[experts] = busy_incl;
+    }
   }
   __syncthreads();
   for (int64_t p = threadIdx.x; p < pairs; p += blockDim.x) {
@@ -55,6 +66,12 @@ __global__ void group_pairs_kernel(const int32_t* ids, int64_t pairs, int32_t ex
     if (e < 0 || e >= experts) continue;
     slot_pair[atomicAdd(&cursor[e], 1)] = static_cast<int32_t>(p);
   }
+}
+
+// Blocks along y: one per expert that can have pairs (no more than there are pairs), so a decode
+// step of few tokens launches no blocks for the hundreds of idle experts.
+unsigned busy_blocks(const MoeGroupedArgs& a) {
+  return static_cast<unsigned>(a.pairs < a.experts ? a.pairs : a.experts);
 }
 
 template <typename W>
@@ -92,9 +109,10 @@ __device__ __forceinline__ void load_vec(const W* w, int64_t k, float* f) {
 template <typename W, int VEC, bool kGateUp>
 __global__ void grouped_pass_kernel(MoeGroupedArgs a) {
   extern __shared__ float xs[];  // [kRows][K]
-  const int32_t e = blockIdx.y;
+  const int32_t* active = a.offsets + a.experts + 1;
+  if (static_cast<int32_t>(blockIdx.y) >= active[a.experts]) return;  // fewer experts have pairs
+  const int32_t e = active[blockIdx.y];
   const int32_t begin = a.offsets[e], end = a.offsets[e + 1];
-  if (begin == end) return;
   const int64_t K = kGateUp ? a.hidden : a.inter, N = kGateUp ? a.inter : a.hidden;
   const float* in = kGateUp ? a.x : a.act;
   const W* w = static_cast<const W*>(kGateUp ? a.w13[e] : a.w2[e]);
@@ -166,7 +184,7 @@ Status launch_pass(const MoeGroupedArgs& a, void* stream) {
     if (err != cudaSuccess)
       return Status::unsupported("moe_grouped_mlp: rows of " + std::to_string(K) + " inputs do not fit shared memory");
   }
-  const dim3 grid(static_cast<unsigned>((N + kColsPerBlock - 1) / kColsPerBlock), static_cast<unsigned>(a.experts));
+  const dim3 grid(static_cast<unsigned>((N + kColsPerBlock - 1) / kColsPerBlock), busy_blocks(a));
   kernel<<<grid, kWarps * 32, smem, as_stream(stream)>>>(a);
   return launch_status(kGateUp ? "moe grouped gate_up" : "moe grouped down");
 }
@@ -231,9 +249,10 @@ __global__ void gather_pairs_kernel(const float* x, const int32_t* slot_pair, in
 template <bool kGateUp>
 __global__ void mma_pass_kernel(MoeGroupedArgs a, const __nv_bfloat16* in, __nv_bfloat16* act_out) {
   __shared__ float red[kMmaWarps][8][32];
-  const int32_t e = blockIdx.y;
+  const int32_t* active = a.offsets + a.experts + 1;
+  if (static_cast<int32_t>(blockIdx.y) >= active[a.experts]) return;  // fewer experts have pairs
+  const int32_t e = active[blockIdx.y];
   const int32_t begin = a.offsets[e], end = a.offsets[e + 1];
-  if (begin == end) return;
   const int64_t K = kGateUp ? a.hidden : a.inter;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const int64_t n0 = int64_t{blockIdx.x} * kMmaCols;
@@ -283,10 +302,10 @@ Status mma_mlp(const MoeGroupedArgs& a, void* stream) {
   gather_pairs_kernel<<<gather_blocks, 256, 0, as_stream(stream)>>>(a.x, a.slot_pair, a.pairs, a.top_k, a.hidden, xs);
   DI_RETURN_IF_ERROR(launch_status("moe gather pairs"));
   const int64_t per_block = kMmaCols;
-  const dim3 g1(static_cast<unsigned>((a.inter + per_block - 1) / per_block), static_cast<unsigned>(a.experts));
+  const dim3 g1(static_cast<unsigned>((a.inter + per_block - 1) / per_block), busy_blocks(a));
   mma_pass_kernel<true><<<g1, kMmaWarps * 32, 0, as_stream(stream)>>>(a, xs, act);
   DI_RETURN_IF_ERROR(launch_status("moe mma gate_up"));
-  const dim3 g2(static_cast<unsigned>((a.hidden + per_block - 1) / per_block), static_cast<unsigned>(a.experts));
+  const dim3 g2(static_cast<unsigned>((a.hidden + per_block - 1) / per_block), busy_blocks(a));
   mma_pass_kernel<false><<<g2, kMmaWarps * 32, 0, as_stream(stream)>>>(a, act, nullptr);
   return launch_status("moe mma down");
 }

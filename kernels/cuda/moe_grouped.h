@@ -16,8 +16,9 @@ namespace di::kernels::cuda {
 // The most experts moe_group_pairs handles.
 constexpr int32_t kMaxGroupedExperts = 4096;
 
-// expert_ids [pairs] (pair = row * top_k + k) -> offsets [experts + 1] (expert e owns slots
-// offsets[e]..offsets[e+1]) and slot_pair [pairs] (the pair in each slot). An id outside
+// expert_ids [pairs] (pair = row * top_k + k) -> offsets [2 * experts + 2]: expert e owns slots
+// offsets[e]..offsets[e+1], then the experts that own any, ascending, and (last) their count;
+// and slot_pair [pairs] (the pair in each slot). An id outside
 // [0, experts) joins no expert and sets *bad_id to 1 (read it after the step).
 Status moe_group_pairs(const int32_t* expert_ids, int64_t pairs, int32_t experts, int32_t* offsets,
                        int32_t* slot_pair, int32_t* bad_id, void* stream);
@@ -28,7 +29,7 @@ Status moe_group_pairs(const int32_t* expert_ids, int64_t pairs, int32_t experts
 // inputs are rounded to bf16 first, as the dense GEMM path does.
 struct MoeGroupedArgs {
   const float* x = nullptr;        // [rows, hidden]
-  const int32_t* offsets = nullptr;
+  const int32_t* offsets = nullptr;  // as moe_group_pairs leaves them
   const int32_t* slot_pair = nullptr;
   int64_t pairs = 0;
   int32_t top_k = 0;

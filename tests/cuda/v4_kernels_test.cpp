@@ -347,7 +347,7 @@ void check_grouped_experts(bool cuda_cores, uint32_t seed) {
   kc::DeviceBuffer dx = upload(x), dids = upload(ids), dw = upload(weights), dout = upload(out0);
   kc::DeviceBuffer t13 = upload(p13), t2 = upload(p2);
   kc::DeviceBuffer offsets, slots, bad, act, y;
-  ASSERT_TRUE(offsets.allocate((E + 1) * 4).is_ok());
+  ASSERT_TRUE(offsets.allocate((2 * E + 2) * 4).is_ok());
   ASSERT_TRUE(slots.allocate(rows * K * 4).is_ok());
   ASSERT_TRUE(bad.allocate(4).is_ok());
   ASSERT_TRUE(kc::fill_zero(bad.get(), 4).is_ok());

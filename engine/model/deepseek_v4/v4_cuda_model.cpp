@@ -309,7 +309,7 @@ Status V4CudaModel::reserve(int64_t T, int64_t max_end, int64_t R, bool* moved) 
                                                           T, static_cast<int32_t>(nh), static_cast<int32_t>(hd), splits_)),
                                  T * E, T * K, T * H, T * 2 * I, T * I, T * H, T * K, gp * I, gp * H, R * hc * H,
                                  (T * H + 1) / 2, (T * qlr + 1) / 2};
-  std::vector<int64_t> ints = {T * std::max<int64_t>(1, topk), T, T * K, T * K, E + 1, gp};
+  std::vector<int64_t> ints = {T * std::max<int64_t>(1, topk), T, T * K, T * K, 2 * E + 2, gp};
   const void* before = act_.get();
   DI_ASSIGN_OR_RETURN(cuda::Workspace w, cuda::Workspace::carve(act_, std::move(floats), std::move(ints),
                                                                 std::max(T, R) * max_k * 2));

@@ -14,16 +14,17 @@ ok() { passed=$((passed + 1)); echo "ok   $1"; }
 bad() { failed=$((failed + 1)); echo "FAIL $1"; }
 finish() { echo "$passed passed, $failed failed"; [ "$failed" = 0 ]; exit; }
 
-cmake --build "$build" --target deepinfer deepinfer_cli >/dev/null || { bad "build"; finish; }
+# The CUDA backend is its own target; a build with CUDA installs it too.
+targets="deepinfer deepinfer_cli"
+cmake --build "$build" --target help | grep -q '^deepinfer_cuda:' && targets="$targets deepinfer_cuda"
+cmake --build "$build" --target $targets >/dev/null || { bad "build $targets"; finish; }
 if [ ! -f "$model/model.safetensors" ]; then
   "$build/bin/deepinfer" make-tiny-model --out "$model" --seed 0 >/dev/null || { bad "make-tiny-model"; finish; }
 fi
 
-tmp=$(mktemp -d)
-hidden=$build.hidden-by-install-suite
-restore() { [ -d "$hidden" ] && mv "$hidden" "$build"; rm -rf "$tmp"; }
-trap restore EXIT
-trap 'exit 130' INT TERM
+source scripts/suites/lib/hide_build.sh
+tmp=$(mktemp -d); _di_cleanup=$tmp
+trap unhide_build EXIT
 
 # The .deb, while the build tree is still there (CPack installs from it).
 if (cd "$build" && cpack -G DEB -B "$tmp/deb" >"$tmp/cpack.log" 2>&1); then
@@ -45,7 +46,7 @@ prefix=$tmp/prefix
 if cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1; then ok "cmake --install"
 else tail -20 "$tmp/install.log"; bad "cmake --install"; finish; fi
 cp -r "$root/examples/c" "$tmp/example"
-mv "$build" "$hidden" || { bad "hide the build tree"; finish; }
+hide_build "$build" || { bad "hide the build tree"; finish; }
 
 # Layout and SONAME.
 missing=""
@@ -68,6 +69,17 @@ while IFS= read -r f; do
 done < <(find "$prefix" -type f)
 [ -z "$rp_bad" ] && ok "RUNPATHs \$ORIGIN-relative ($(readelf -d "$prefix/bin/deepinfer" | grep -oE 'RUNPATH.*'))" ||
   bad "RUNPATHs:$rp_bad"
+
+# The installed CUDA backend loads from the prefix (and finds cuBLAS) wherever the core does.
+if [ -f "$prefix/lib/libdeepinfer_cuda.so" ]; then
+  info=$(DI_CUDA_BACKEND="$prefix/lib/libdeepinfer_cuda.so" "$prefix/bin/deepinfer" info)
+  if echo "$info" | python3 -c '
+import json, sys
+cuda = json.load(sys.stdin)["backends"][1]
+assert cuda.get("library") == sys.argv[1] and (cuda["available"] or cuda["reason"].startswith("no CUDA device")), cuda
+' "$prefix/lib/libdeepinfer_cuda.so"; then ok "installed libdeepinfer_cuda.so loads"
+  else echo "$info"; bad "installed libdeepinfer_cuda.so"; fi
+fi
 
 # The example, built with pkg-config.
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig

@@ -13,7 +13,7 @@ DEBIAN_PACKAGES=(
   python3 python3-dev python3-pybind11 pybind11-dev python3-pytest python3-numpy python3-setuptools python3-pip
   python3-jsonschema
   python3-venv
-  openjdk-17-jdk-headless junit5 maven curl
+  openjdk-17-jdk-headless junit5 maven libmaven-install-plugin-java curl
   golang-go
   abigail-tools binutils valgrind
   clang-14 libclang-rt-14-dev

@@ -40,3 +40,17 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_SECTION libs)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 include(CPack)
+
+# deepinfer.pc for the build tree itself (PKG_CONFIG_PATH=$BUILD/pkgconfig): the Go binding's
+# `#cgo pkg-config: deepinfer` against an uninstalled build, as scripts/suites/go.sh uses it.
+file(CONFIGURE OUTPUT ${CMAKE_BINARY_DIR}/pkgconfig/deepinfer.pc CONTENT [[
+# libdeepinfer in its build tree (not installed); the installed one is lib/pkgconfig/deepinfer.pc.
+libdir=@CMAKE_LIBRARY_OUTPUT_DIRECTORY@
+includedir=@CMAKE_SOURCE_DIR@/capi/include
+
+Name: deepinfer
+Description: DeepSeek inference engine and API recipe (C ABI), build tree
+Version: @PROJECT_VERSION@
+Libs: -L${libdir} -ldeepinfer
+Cflags: -I${includedir}
+]] @ONLY)

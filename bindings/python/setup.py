@@ -44,7 +44,7 @@ class BuildExtBundling(build_ext):
             if not src.exists():
                 continue  # a build without CUDA has no backend to bundle
             out = dest / name
-            shutil.copyfile(src.resolve(), out)
+            shutil.copy(src.resolve(), out)  # with its mode: a shared object stays executable
             if shutil.which("strip"):
                 subprocess.run(["strip", "--strip-debug", str(out)], check=True)
 

@@ -7,6 +7,7 @@
 
 #include <dlfcn.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <mutex>
@@ -33,7 +34,13 @@ std::string own_dir() {
   Dl_info info{};
   if (::dladdr(reinterpret_cast<void*>(&own_dir), &info) == 0 || info.dli_fname == nullptr) return "";
   std::string file = info.dli_fname;
-  if (file.find('/') == std::string::npos) return "";  // the main program named without a path
+  if (file.find('/') == std::string::npos) {
+    // The main program started through PATH is named without a folder: ask the kernel.
+    char buf[4096];
+    const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0) return "";
+    file.assign(buf, static_cast<size_t>(n));
+  }
   return dir_of(file);
 }
 

@@ -74,29 +74,54 @@ const DeviceBackend* open_backend(const std::string& path, BackendState& state) 
   return b;
 }
 
+// Finds and opens the library; nullptr with s.reason set when there is none to use.
+[[maybe_unused]] const DeviceBackend* find_cuda(BackendState& s);
+
 Loaded load_cuda() {
   Loaded out;
   BackendState& s = out.state;
   s.name = "cuda";
   const char* env = std::getenv("DI_CUDA_BACKEND");
+  if (env != nullptr && std::string(env) == "off") {
+    s.reason = "disabled by DI_CUDA_BACKEND=off";
+    return out;
+  }
+#ifdef DI_CUDA_BACKEND_STATIC
+  // scripts/gpu links the CUDA models into every program it builds: the backend is here already.
+  const DeviceBackend* b = di_backend_cuda_v1();
+  s.library = "(linked in)";
+#else
+  const DeviceBackend* b = find_cuda(s);
+#endif
+  if (b == nullptr) return out;
+  std::string why;
+  s.devices = b->device_count(&why);
+  if (s.devices <= 0) {
+    s.devices = 0;
+    s.reason = "no CUDA device: " + why;
+    return out;
+  }
+  s.available = true;
+  out.backend = b;
+  return out;
+}
+
+const DeviceBackend* find_cuda(BackendState& s) {
+  const char* env = std::getenv("DI_CUDA_BACKEND");
   std::vector<std::string> candidates;
   if (env != nullptr && *env != '\0') {
-    if (std::string(env) == "off") {
-      s.reason = "disabled by DI_CUDA_BACKEND=off";
-      return out;
-    }
     candidates.push_back(env);
   } else {
 #ifndef DI_HAVE_CUDA_BACKEND
     s.reason = "this build has no CUDA backend (configured with DI_CUDA=OFF or without nvcc)";
-    return out;
+    return nullptr;
 #endif
     // No driver, no GPU: skip loading the backend (and cuBLAS, hundreds of MB) at all. An
     // explicit DI_CUDA_BACKEND path is loaded regardless, so its loading can be checked anywhere.
     if (::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL) == nullptr) {
       const char* e = ::dlerror();
       s.reason = std::string("no CUDA driver: ") + (e ? e : "libcuda.so.1 not found");
-      return out;
+      return nullptr;
     }
     const std::string dir = own_dir();
     if (!dir.empty()) {
@@ -126,21 +151,8 @@ Loaded load_cuda() {
       searched += std::string(searched.empty() ? "" : ", ") + "the dynamic linker's path";
     }
   }
-  if (!found) {
-    s.reason = std::string(kCudaLibrary) + " not found (searched " + searched + ")";
-    return out;
-  }
-  if (b == nullptr) return out;
-  std::string why;
-  s.devices = b->device_count(&why);
-  if (s.devices <= 0) {
-    s.devices = 0;
-    s.reason = "no CUDA device: " + why;
-    return out;
-  }
-  s.available = true;
-  out.backend = b;
-  return out;
+  if (!found) s.reason = std::string(kCudaLibrary) + " not found (searched " + searched + ")";
+  return b;
 }
 
 const Loaded& cuda() {

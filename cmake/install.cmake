@@ -37,6 +37,8 @@ set(CPACK_PACKAGE_CONTACT "DeepInfer developers <dev@deepinfer.dev>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "DeepSeek inference engine: libdeepinfer, its header and the deepinfer CLI")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# Debug info stays in the build tree; the package carries stripped binaries.
+set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_PACKAGE_SECTION libs)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 include(CPack)

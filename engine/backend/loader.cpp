@@ -1,8 +1,8 @@
 // Backend discovery. See loader.h. Search order for libdeepinfer_cuda.so: $DI_CUDA_BACKEND
-// (a path, or "off"), then, when the CUDA driver (libcuda.so.1) is there, the folder of the module this code is in (libdeepinfer.so's lib/,
-// a Python wheel's or an extracted jar's folder) and that folder's ../lib (an executable in
-// bin/ next to lib/, in the build tree and in an installed prefix), then the dynamic linker's
-// own search (LD_LIBRARY_PATH, ld.so.cache).
+// (a path, or "off"); then, only when the CUDA driver (libcuda.so.1) loads, the folder of the
+// module this code is in (libdeepinfer.so's lib/, a wheel's package, an extracted jar's folder)
+// and that folder's ../lib (an executable in bin/ beside lib/, in the build tree and in an
+// installed prefix), then the dynamic linker's own search (LD_LIBRARY_PATH, ld.so.cache).
 #include "engine/backend/loader.h"
 
 #include <dlfcn.h>

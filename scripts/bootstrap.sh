@@ -6,13 +6,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DEBIAN_PACKAGES=(
-  build-essential cmake pkg-config git ca-certificates
+  build-essential cmake pkg-config git ca-certificates dpkg-dev file
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libutf8proc-dev libcurl4-openssl-dev libwebp-dev libstb-dev libturbojpeg0-dev
   libcpp-httplib-dev
   python3 python3-dev python3-pybind11 pybind11-dev python3-pytest python3-numpy python3-setuptools python3-pip
   python3-jsonschema
-  openjdk-17-jdk-headless junit5 curl
+  python3-venv python3-wheel
+  openjdk-17-jdk-headless junit5 maven libmaven-install-plugin-java curl
   golang-go
   abigail-tools binutils valgrind
   clang-14 libclang-rt-14-dev

@@ -3,18 +3,19 @@
 // adapter), Recipe and Prepared (API requests to prompts), Parser (model output to API events),
 // Tokenizer and Options. Errors are *Error values carrying the library's status and message.
 //
-// Link against a build tree with
+// Import it as deepinfer.dev/go. Its cgo flags come from pkg-config (deepinfer.pc): an installed
+// prefix with
 //
-//	CGO_LDFLAGS="-L$BUILD/lib -Wl,-rpath,$BUILD/lib" go build
+//	PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig CGO_LDFLAGS="-Wl,-rpath,$PREFIX/lib" go build
 //
-// (the default is the repository's build/lib). Every object has an idempotent Close; a finalizer
+// or a CMake build tree with PKG_CONFIG_PATH=$BUILD/pkgconfig (its deepinfer.pc points at
+// $BUILD/lib and the source tree's header). Every object has an idempotent Close; a finalizer
 // frees what was not closed, as a safety net only. No call needs runtime.LockOSThread; each
 // goroutine blocked in Request.Next holds an OS thread for at most one 50 ms poll slice.
 package deepinfer
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../../capi/include
-#cgo LDFLAGS: -L${SRCDIR}/../../build/lib -Wl,-rpath,${SRCDIR}/../../build/lib -ldeepinfer
+#cgo pkg-config: deepinfer
 #include <stdlib.h>
 #include "deepinfer.h"
 */

@@ -1,3 +1,3 @@
-module deepinfer
+module deepinfer.dev/go
 
 go 1.19

@@ -4,7 +4,7 @@
 package deepinfer
 
 import (
-	"deepinfer/internal/cheap"
+	"deepinfer.dev/go/internal/cheap"
 	"os"
 	"reflect"
 	"runtime"

@@ -57,8 +57,13 @@ DI_API uint32_t di_abi_version(void);
 DI_API const char* di_version_string(void);
 
 /* Returns a static NUL-terminated JSON object describing what this build can do, for example
- * {"version":"1.0.0","cuda":true,"cuda_arch":"sm_90a","cuda_devices":0,"cpu_threads":8}.
- * "cuda_devices" is probed at the first call. The caller must not free it.
+ * {"version":"1.0.0","cuda":true,"cuda_arch":"sm_90a","cuda_devices":0,"cpu_threads":8,
+ *  "backends":[{"name":"cpu","available":true},{"name":"cuda","available":false,"devices":0,
+ *  "library":".../libdeepinfer_cuda.so","reason":"no CUDA device: ..."}]}.
+ * "cuda" says the build made the CUDA backend (libdeepinfer_cuda.so, loaded at run time from
+ * this library's folder, its ../lib, $DI_CUDA_BACKEND or the linker's path; DI_CUDA_BACKEND=off
+ * disables it); "backends" says which loaded and, for one that is not available, why.
+ * Probed at the first call. The caller must not free it.
  * Thread-safety: any thread, any time. Never fails. */
 DI_API const char* di_build_info(void);
 
@@ -690,7 +695,8 @@ DI_API di_status di_engine_metrics(di_engine* engine, int32_t format, char** out
 
 /* Writes a JSON object describing the engine into a buffer freed with di_free: the model
  * (family, model_dir, vocab_size, eos ids), the limits in force (max_model_len, max_num_seqs,
- * max_num_batched_tokens, block_size, kv_cache_bytes, KV blocks) and the device.
+ * max_num_batched_tokens, block_size, kv_cache_bytes, KV blocks), the device, and "backends"
+ * as in di_build_info.
  * Errors: DI_E_INVALID_ARG (NULL engine/out), DI_E_OOM. Thread-safety: any thread. */
 DI_API di_status di_engine_info(di_engine* engine, char** out, size_t* len, di_error** err);
 

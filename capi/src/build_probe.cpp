@@ -3,31 +3,25 @@
 
 #include <thread>
 
-#ifdef DI_WITH_CUDA
-#include "kernels/cuda/device.h"
-#endif
+#include "engine/backend/loader.h"
 
 namespace di::capi {
 
 bool built_with_cuda() {
-#ifdef DI_WITH_CUDA
+#ifdef DI_HAVE_CUDA_BACKEND
   return true;
 #else
   return false;
 #endif
 }
 
-int32_t cuda_device_count() {
-#ifdef DI_WITH_CUDA
-  return di::kernels::cuda::device_count();
-#else
-  return 0;
-#endif
-}
+int32_t cuda_device_count() { return di::engine::backend::cuda_state().devices; }
 
 int32_t cpu_thread_count() {
   const unsigned n = std::thread::hardware_concurrency();
   return n == 0 ? 1 : static_cast<int32_t>(n);
 }
+
+nlohmann::json backends_json() { return di::engine::backend::backends_json(); }
 
 }  // namespace di::capi

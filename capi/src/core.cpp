@@ -35,7 +35,7 @@ DI_API uint32_t di_abi_version(void) {
 }
 
 DI_API const char* di_version_string(void) {
-#ifdef DI_WITH_CUDA
+#ifdef DI_HAVE_CUDA_BACKEND
   return "1.0.0 (cuda sm_90a)";
 #else
   return "1.0.0 (cpu)";
@@ -53,6 +53,7 @@ DI_API const char* di_build_info(void) {
       j["cuda_arch"] = di::capi::built_with_cuda() ? "sm_90a" : "";
       j["cuda_devices"] = di::capi::cuda_device_count();
       j["cpu_threads"] = di::capi::cpu_thread_count();
+      j["backends"] = di::capi::backends_json();
       return j.dump();
     } catch (...) {
       return std::string("{}");

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api_guard.h"
+#include "capi/src/build_probe.h"
 #include "capi/src/engine_constraint.h"
 #include "capi/src/engine_handle.h"
 #include "capi/src/engine_options.h"
@@ -247,6 +248,7 @@ DI_API di_status di_engine_info(di_engine* engine, char** out, size_t* len, di_e
       {"async_scheduling", i.config.async_scheduling},
       {"deterministic", i.config.deterministic},
       {"tokenizer", engine->engine->has_token_text()},
+      {"backends", di::capi::backends_json()},
   };
   return copy_out(j.dump(), out, len, err);
   DI_API_END(err)

@@ -7,38 +7,18 @@
 #include "engine/model/deepseek_v2/mla_model.h"
 #include "engine/model/deepseek_v4/v4_model.h"
 #include "engine/model/llama/llama_model.h"
-#ifdef DI_WITH_CUDA
-#include "kernels/cuda/device.h"
-#endif
+#include "engine/backend/loader.h"
 
 namespace di::engine {
 
-namespace {
-
-#ifdef DI_WITH_CUDA
-constexpr bool kBuiltWithCuda = true;
-#else
-constexpr bool kBuiltWithCuda = false;
-#endif
-
-bool cuda_present() {
-#ifdef DI_WITH_CUDA
-  return kernels::cuda::device_count() > 0;
-#else
-  return false;
-#endif
-}
-
-}  // namespace
-
 const std::vector<ModelFamily>& model_families() {
   static const std::vector<ModelFamily> kFamilies = {
-      {"deepseek_v4", &deepseek_v4::create_model, kBuiltWithCuda},
-      {"deepseek_v3", &deepseek_v2::create_mla_model, kBuiltWithCuda},
-      {"deepseek_v2", &deepseek_v2::create_mla_model, kBuiltWithCuda},
-      {"llama", &llama::create_llama_model, kBuiltWithCuda},
-      {"qwen2", &llama::create_llama_model, kBuiltWithCuda},
-      {"qwen3", &llama::create_llama_model, kBuiltWithCuda},
+      {"deepseek_v4", &deepseek_v4::create_model},
+      {"deepseek_v3", &deepseek_v2::create_mla_model},
+      {"deepseek_v2", &deepseek_v2::create_mla_model},
+      {"llama", &llama::create_llama_model},
+      {"qwen2", &llama::create_llama_model},
+      {"qwen3", &llama::create_llama_model},
   };
   return kFamilies;
 }
@@ -64,10 +44,15 @@ Result<std::unique_ptr<Model>> load_model(const std::string& model_dir,
   for (const ModelFamily& f : model_families()) {
     if (type != f.model_type) continue;
     ModelOptions resolved = options;
-    if (options.device == "auto") resolved.device = f.cuda && cuda_present() ? "cuda" : "cpu";
-    if (resolved.device == "cuda" && !f.cuda)
-      return Status::unsupported(kBuiltWithCuda ? "device 'cuda': model_type '" + type + "' has no CUDA path yet"
-                                                : std::string("device 'cuda': this build has no CUDA support"));
+    // CUDA lives in a backend library loaded on first use (engine/backend/loader.h).
+    const backend::DeviceBackend* cuda = options.device == "cpu" ? nullptr : backend::cuda_backend();
+    if (options.device == "auto") resolved.device = cuda && cuda->supports(type) ? "cuda" : "cpu";
+    if (resolved.device == "cuda") {
+      if (cuda == nullptr) return Status::unsupported("device 'cuda': " + backend::cuda_state().reason);
+      if (!cuda->supports(type))
+        return Status::unsupported("device 'cuda': model_type '" + type + "' has no CUDA path yet");
+      return cuda->create(type, model_dir, config, resolved);
+    }
     return f.create(model_dir, config, resolved);
   }
   std::string known;

@@ -18,8 +18,7 @@ using ModelFactory = Result<std::unique_ptr<Model>> (*)(const std::string& model
 
 struct ModelFamily {
   const char* model_type;  // config.json "model_type"
-  ModelFactory create;     // handles every device the family supports
-  bool cuda = false;       // has a CUDA path in this build
+  ModelFactory create;     // the CPU model; device paths come from engine/backend
 };
 
 const std::vector<ModelFamily>& model_families();

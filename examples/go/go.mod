@@ -2,6 +2,6 @@ module deepinfer.examples
 
 go 1.19
 
-require deepinfer v0.0.0
+require deepinfer.dev/go v1.0.0
 
-replace deepinfer => ../../bindings/go
+replace deepinfer.dev/go => ../../bindings/go

@@ -11,7 +11,9 @@ export DI_BUILD_DIR=$build
 export DI_TINY_MODEL=${DI_TINY_MODEL:-$root/models/tiny-v4}
 export GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local CGO_ENABLED=1
 export GOCACHE=${GOCACHE:-$build/go-cache}
-export CGO_LDFLAGS="-L$build/lib -Wl,-rpath,$build/lib"
+# The binding takes its cgo flags from pkg-config: the build tree's deepinfer.pc.
+export PKG_CONFIG_PATH=$build/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+export CGO_LDFLAGS="-Wl,-rpath,$build/lib"
 passed=0; failed=0
 ok() { passed=$((passed + 1)); echo "ok   $1"; }
 bad() { failed=$((failed + 1)); echo "FAIL $1"; }

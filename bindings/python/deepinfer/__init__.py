@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json as _json
 
-from . import _native
+from ._load import load_native
+
+_native = load_native()
 from ._native import Chunk, Options, Tokenizer
 from .engine import Engine, Request
 from .errors import (CancelledError, DeepInferError, DeepInferIOError, DeviceError,

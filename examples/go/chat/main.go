@@ -12,7 +12,7 @@ import (
 	"os"
 	"os/signal"
 
-	"deepinfer"
+	deepinfer "deepinfer.dev/go"
 )
 
 func main() {

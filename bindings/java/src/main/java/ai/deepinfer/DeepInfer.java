@@ -5,20 +5,16 @@ package ai.deepinfer;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Library-wide facts. The JNI library {@code libdeepinfer_jni.so} is found through the system
- * property {@code deepinfer.jni.library} (an absolute path) or else {@code java.library.path}; it
- * loads {@code libdeepinfer.so.1} next to it.
+ * Library-wide facts. The JNI library {@code libdeepinfer_jni.so} is the system property
+ * {@code deepinfer.jni.library} (an absolute path) when set, else the one this jar carries for
+ * the platform (extracted to a temporary folder with {@code libdeepinfer.so.1}), else the one on
+ * {@code java.library.path}.
  */
 public final class DeepInfer {
   private DeepInfer() {}
 
   static {
-    String path = System.getProperty("deepinfer.jni.library");
-    if (path != null && !path.isEmpty()) {
-      System.load(path);
-    } else {
-      System.loadLibrary("deepinfer_jni");
-    }
+    NativeLoader.load();
     int runtime = nAbiVersion();
     int header = nHeaderAbiVersion();
     // A library of another major, or an older minor than the header we were built with, lacks

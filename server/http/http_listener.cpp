@@ -77,6 +77,8 @@ struct Conn {
   std::string buf;  // bytes read and not yet consumed
   Clock::time_point deadline;
   bool idle = true;  // waiting for the first byte of a head (keep-alive) rather than its rest
+  bool draining = false;  // refused: discarding what the client still sends, then closing
+  size_t drained = 0;
   int served = 0;
   std::string local_addr, remote_addr;
   int local_port = 0, remote_port = 0;
@@ -140,7 +142,12 @@ struct HttpListener::Impl {
     if (--per_client[c->remote_addr] <= 0) per_client.erase(c->remote_addr);
   }
 
-  // A refusal written straight from the loop or a worker: status line, JSON body, close.
+  // A refusal written from the loop: status line, JSON body, then a lingering close without
+  // blocking the loop (see linger_close for why): the connection stays watched, its bytes are
+  // discarded, and it is closed at EOF, after kDrainTime or past kDrainBytes.
+  static constexpr milliseconds kDrainTime{2000};
+  static constexpr size_t kDrainBytes = 16u << 20;
+
   void refuse_and_close(std::unique_ptr<Conn> c, int status, const std::string& message, const RequestHead* head) {
     HttpRequest req;
     if (head) {
@@ -154,11 +161,29 @@ struct HttpListener::Impl {
     if (hooks.error_body) hooks.error_body(req, res, message);
     if (hooks.refused) hooks.refused(status, message, c->remote_addr);
     send_response_head_and_body(c->fd, req, res, /*close=*/true);
-    // The loop cannot linger: take what already arrived, so that the close sends FIN, not RST.
     ::shutdown(c->fd, SHUT_WR);
+    c->draining = true;
+    c->buf.clear();
+    c->buf.shrink_to_fit();
+    c->deadline = Clock::now() + kDrainTime;
+    const int fd = c->fd;
+    watch(c.get());
+    waiting.emplace(fd, std::move(c));
+  }
+
+  // Discards what a refused client sends; true when the connection should close now.
+  bool drain(Conn* c) {
     char tmp[65536];
-    for (int i = 0; i < 16 && ::recv(c->fd, tmp, sizeof tmp, 0) > 0; ++i) {}
-    close_conn(std::move(c));
+    for (;;) {
+      const ssize_t n = ::recv(c->fd, tmp, sizeof tmp, 0);
+      if (n > 0) {
+        c->drained += static_cast<size_t>(n);
+        if (c->drained > kDrainBytes) return true;
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      return n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK);
+    }
   }
 
   bool send_response_head_and_body(int fd, const HttpRequest&, HttpResponse& res, bool close) {
@@ -232,6 +257,15 @@ struct HttpListener::Impl {
     auto it = waiting.find(fd);
     if (it == waiting.end()) return;
     Conn* c = it->second.get();
+    if (c->draining) {
+      if (drain(c)) {
+        epoll_ctl(epoll_fd, EPOLL_CTL_DEL, fd, nullptr);
+        auto own = std::move(it->second);
+        waiting.erase(it);
+        close_conn(std::move(own));
+      }
+      return;
+    }
     char tmp[16384];
     bool eof = false;
     for (;;) {
@@ -294,8 +328,8 @@ struct HttpListener::Impl {
       epoll_ctl(epoll_fd, EPOLL_CTL_DEL, fd, nullptr);
       auto own = std::move(it->second);
       waiting.erase(it);
-      if (own->idle && own->buf.empty()) {
-        close_conn(std::move(own));  // keep-alive ran out: nothing to answer
+      if (own->draining || (own->idle && own->buf.empty())) {
+        close_conn(std::move(own));  // drained long enough, or keep-alive ran out: nothing to answer
       } else {
         refuse_and_close(std::move(own), 408, "the request head did not arrive within " +
                                                   std::to_string(limits.head_timeout.count()) + " ms", nullptr);

@@ -27,7 +27,7 @@ using nlohmann::json;
 // own status and body ({"status", "body"} in the error's detail) and go out unchanged; engine
 // refusals are mapped by status code. Internal messages stay in the log: the client gets a
 // generic 500.
-void send_call_error(httplib::Response& res, recipe::Protocol p, const CallError& e) {
+void send_call_error(HttpResponse& res, recipe::Protocol p, const CallError& e) {
   if (!e.detail.empty()) {
     const json d = json::parse(e.detail, nullptr, false);
     if (d.is_object() && d.contains("status") && d["status"].is_number_integer() && d.contains("body") &&
@@ -41,7 +41,7 @@ void send_call_error(httplib::Response& res, recipe::Protocol p, const CallError
     case DI_E_INVALID_ARG:
     case DI_E_PARSE: return send_error(res, server_error(p, 400, e.message));
     case DI_E_NOT_FOUND: return send_error(res, server_error(p, 404, e.message, "model_not_found"));
-    case DI_E_LIMIT: return send_error(res, server_error(p, 400, e.message, "context_length_exceeded"));
+    case DI_E_LIMIT: return send_error(res, server_error(p, 400, e.message, engine_limit_code(e.message)));
     case DI_E_UNSUPPORTED: return send_error(res, server_error(p, 400, e.message, "unsupported"));
     case DI_E_PERMISSION: return send_error(res, server_error(p, 403, e.message));
     case DI_E_STATE:
@@ -85,8 +85,8 @@ uint32_t requested_n(const di_prepared* prepared) {
 
 }  // namespace
 
-void handle_completion(ServerState& state, recipe::Protocol protocol, const httplib::Request& req,
-                       httplib::Response& res) {
+void handle_completion(ServerState& state, recipe::Protocol protocol, const HttpRequest& req,
+                       HttpResponse& res) {
   di_prepared* raw = nullptr;
   di_error* err = nullptr;
   di_status st = di_recipe_prepare(state.recipe, c_protocol(protocol), req.body.data(),
@@ -144,7 +144,7 @@ void handle_completion(ServerState& state, recipe::Protocol protocol, const http
   res.set_chunked_content_provider(
       "text/event-stream",
       [s, gen, deadline, local_addr = req.local_addr, local_port = req.local_port,
-       remote_addr = req.remote_addr, remote_port = req.remote_port](size_t, httplib::DataSink& sink) {
+       remote_addr = req.remote_addr, remote_port = req.remote_port](size_t, DataSink& sink) {
         SseWriter writer([&sink](const char* d, size_t n) { return sink.write(d, n); });
         WriteStallWatch stall(find_connection_socket(local_addr, local_port, remote_addr, remote_port),
                               std::chrono::seconds(s->config.limits.write_timeout_s));

@@ -3,14 +3,14 @@
 // HTTP side: status codes, SSE streaming, deadlines and cancelling when the client leaves.
 #pragma once
 
-#include <httplib.h>
+#include "server/http/http_message.h"
 
 #include "recipe/protocol/api_error.h"
 #include "server/server_state.h"
 
 namespace di::server {
 
-void handle_completion(ServerState& state, recipe::Protocol protocol, const httplib::Request& req,
-                       httplib::Response& res);
+void handle_completion(ServerState& state, recipe::Protocol protocol, const HttpRequest& req,
+                       HttpResponse& res);
 
 }  // namespace di::server

@@ -28,4 +28,13 @@ recipe::ApiError server_error(recipe::Protocol protocol, int http_status, std::s
   return e;
 }
 
+std::string engine_limit_code(std::string_view message) {
+  auto has = [message](std::string_view s) { return message.find(s) != std::string_view::npos; };
+  if (has("max_model_len")) return "context_length_exceeded";
+  if (has("nested deeper") || has("nesting deeper") || has("chain longer")) return "grammar_too_deep";
+  if (has("grammar:") || has("json_schema:") || has("regex:")) return "grammar_too_complex";
+  if (has("max_num_seqs")) return "n_too_large";
+  return "limit_exceeded";
+}
+
 }  // namespace di::server

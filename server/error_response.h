@@ -19,4 +19,11 @@ recipe::Protocol protocol_for(std::string_view path, bool has_anthropic_version)
 recipe::ApiError server_error(recipe::Protocol protocol, int http_status, std::string message,
                               std::string code = "");
 
+// The OpenAI `code` for an engine refusal with DI_E_LIMIT, from what its message says was over:
+// "context_length_exceeded" (prompt + max_tokens over max_model_len), "grammar_too_deep" (a
+// schema, regex or grammar nested past the compilers' bound), "grammar_too_complex" (its compile
+// work or automaton budget), "n_too_large" (more completions than max_num_seqs), else
+// "limit_exceeded". The engine's limit status is one code for all of these.
+std::string engine_limit_code(std::string_view message);
+
 }  // namespace di::server

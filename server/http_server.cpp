@@ -1,13 +1,16 @@
-// HttpServer: engine + recipe lifetime, the httplib server's limits, routes, auth and logging.
+// HttpServer: engine + recipe lifetime, routes, auth, the keyless request policy and logging,
+// on HttpListener (server/http/). cpp-httplib 0.11 was replaced: it reads a whole body (chunked
+// or not) before any handler sees the headers, so neither the key nor the size limit could be
+// checked first; it has per-read timeouts only (no deadline for a head), one thread per
+// connection (slow clients exhaust them), no header count limit and lax framing.
 #include "server/http_server.h"
-
-#include <httplib.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <random>
+#include <regex>
 
 #include <nlohmann/json.hpp>
 
@@ -16,7 +19,9 @@
 #include "server/error_response.h"
 #include "server/generation.h"
 #include "server/http_util.h"
+#include "server/http/http_listener.h"
 #include "server/info_handlers.h"
+#include "server/request_policy.h"
 #include "server/server_state.h"
 
 namespace di::server {
@@ -57,6 +62,15 @@ std::string next_request_id() {
 
 }  // namespace
 
+struct Route {
+  std::string method;
+  std::regex pattern;
+  const char* name;  // for logs and metrics
+  bool needs_key;
+  bool json_body;
+  std::function<void(HttpRequest&, HttpResponse&)> handle;
+};
+
 struct HttpServer::Impl {
   explicit Impl(ServerConfig c) : state(std::move(c)) {}
   ~Impl() {
@@ -66,13 +80,17 @@ struct HttpServer::Impl {
 
   Status load();
   void configure();
-  // Wraps a handler with the API-key check and the route name for logs and metrics.
-  httplib::Server::Handler guarded(const char* route, bool needs_key,
-                                   std::function<void(const httplib::Request&, httplib::Response&)> fn);
+  bool admit(HttpRequest& req, HttpResponse& res);
+  void log_request(const HttpRequest& req, const HttpResponse& res);
 
   ServerState state;
-  httplib::Server http;
+  RequestPolicy policy;
+  std::vector<Route> routes;
+  thread_local static const Route* current_route;
+  std::unique_ptr<http::HttpListener> listener;
 };
+
+thread_local const Route* HttpServer::Impl::current_route = nullptr;
 
 Status HttpServer::Impl::load() {
   const ServerConfig& c = state.config;
@@ -117,35 +135,127 @@ Status HttpServer::Impl::load() {
   return Status::ok();
 }
 
-httplib::Server::Handler HttpServer::Impl::guarded(
-    const char* route, bool needs_key, std::function<void(const httplib::Request&, httplib::Response&)> fn) {
-  return [this, route, needs_key, fn = std::move(fn)](const httplib::Request& req, httplib::Response& res) {
-    current_trace().route = route;
-    if (needs_key && !state.auth.allows(req.get_header_value("Authorization"),
-                                        req.get_header_value("x-api-key"))) {
-      const recipe::Protocol p = protocol_for(req.path, req.has_header("anthropic-version"));
-      const bool presented = req.has_header("Authorization") || req.has_header("x-api-key");
-      res.set_header("WWW-Authenticate", "Bearer");
-      return send_error(res, server_error(p, 401,
-                                          presented ? "Incorrect API key provided."
-                                                    : "Missing API key: send `Authorization: Bearer <key>` or `x-api-key: <key>`.",
-                                          "invalid_api_key"));
+// Everything decided from the head, before a body byte is read: the route, the key, then the
+// keyless policy. A refusal closes the connection (its body, if any, stays unread).
+bool HttpServer::Impl::admit(HttpRequest& req, HttpResponse& res) {
+  const recipe::Protocol p = protocol_for(req.path, req.has_header("anthropic-version"));
+  current_route = nullptr;
+  bool path_known = false;
+  std::smatch m;
+  for (const Route& r : routes) {
+    if (!std::regex_match(req.path, m, r.pattern)) continue;
+    path_known = true;
+    if (r.method != req.method) continue;
+    current_route = &r;
+    req.matches.clear();
+    for (const auto& g : m) req.matches.push_back(g.str());
+    break;
+  }
+  if (current_route == nullptr) {
+    if (req.method == "OPTIONS" && path_known && req.has_header("Origin") &&
+        policy.cors_allows(req.get_header_value("Origin"))) {
+      // A CORS preflight from a listed origin.
+      current_trace().route = "preflight";
+      res.status = 204;
+      res.set_header("Access-Control-Allow-Origin", req.get_header_value("Origin"));
+      res.set_header("Access-Control-Allow-Methods", "GET, POST");
+      res.set_header("Access-Control-Allow-Headers", "Authorization, Content-Type, x-api-key, anthropic-version");
+      res.set_header("Access-Control-Max-Age", "600");
+      res.set_header("Vary", "Origin");
+      return false;
     }
-    fn(req, res);
-  };
+    const int status = path_known ? 405 : 404;
+    send_error(res, server_error(p, status, (path_known ? "method not allowed: " : "no route for ") + req.method +
+                                                " " + req.path));
+    return false;
+  }
+  const Route& r = *current_route;
+  current_trace().route = r.name;
+  if (r.needs_key && !state.auth.allows(req.get_header_value("Authorization"), req.get_header_value("x-api-key"))) {
+    const bool presented = req.has_header("Authorization") || req.has_header("x-api-key");
+    res.set_header("WWW-Authenticate", "Bearer");
+    send_error(res, server_error(p, 401,
+                                 presented ? "Incorrect API key provided."
+                                           : "Missing API key: send `Authorization: Bearer <key>` or `x-api-key: <key>`.",
+                                 "invalid_api_key"));
+    return false;
+  }
+  int status = 0;
+  const std::string why = policy.refusal(req.get_header_value("Host"), req.has_header("Origin"),
+                                         req.get_header_value("Origin"), r.json_body,
+                                         req.get_header_value("Content-Type"), &status);
+  if (!why.empty()) {
+    send_error(res, server_error(p, status, why,
+                                 status == 415 ? "unsupported_media_type" : status == 400 ? "invalid_host" : "forbidden_origin"));
+    return false;
+  }
+  if (req.has_header("Origin") && policy.cors_allows(req.get_header_value("Origin"))) {
+    res.set_header("Access-Control-Allow-Origin", req.get_header_value("Origin"));
+    res.set_header("Vary", "Origin");
+  }
+  return true;
+}
+
+void HttpServer::Impl::log_request(const HttpRequest& req, const HttpResponse& res) {
+  RequestTrace& t = current_trace();
+  const double secs = t.counted ? std::chrono::duration<double>(Clock::now() - t.start).count() : 0.0;
+  const std::string route = t.route.empty() ? "unmatched" : t.route;
+  state.metrics.request_finished(route, res.status, secs, t.counted);
+  json f = {{"request_id", t.request_id}, {"method", req.method}, {"path", req.path},
+            {"route", route}, {"status", res.status}, {"duration_ms", secs * 1000.0},
+            {"remote", req.remote_addr}};
+  if (t.engine_request != 0) {
+    f["engine_request"] = t.engine_request;
+    f["stream"] = t.stream;
+    f["prompt_tokens"] = t.prompt_tokens;
+    f["cached_prompt_tokens"] = t.cached_prompt_tokens;
+    f["completion_tokens"] = t.completion_tokens;
+    f["finish_reason"] = t.finish_reason;
+  }
+  if (!t.outcome.empty()) f["outcome"] = t.outcome;
+  if (!t.error.empty()) f["error"] = t.error;
+  state.log.write(res.status >= 500 ? "error" : "info", "request", f);
+  t = RequestTrace{};
 }
 
 void HttpServer::Impl::configure() {
-  const ServerLimits& l = state.config.limits;
-  const size_t threads = static_cast<size_t>(l.max_connections);
-  http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  http.set_payload_max_length(l.max_body_bytes);
-  http.set_read_timeout(l.read_timeout_s, 0);
-  http.set_write_timeout(l.write_timeout_s, 0);
-  http.set_keep_alive_timeout(l.keep_alive_timeout_s);
-  http.set_tcp_nodelay(true);  // SSE events are small: send each at once
+  const ServerConfig& c = state.config;
+  const ServerLimits& l = c.limits;
+  policy.keyless = !state.auth.enabled();
+  for (const std::string& h : c.allowed_hosts) policy.allowed_hosts.push_back(host_of(h).empty() ? h : host_of(h));
+  policy.cors_origins = c.cors_origins;
 
-  http.set_pre_routing_handler([this](const httplib::Request&, httplib::Response& res) {
+  auto api = [this](recipe::Protocol p) {
+    return [this, p](HttpRequest& req, HttpResponse& res) { handle_completion(state, p, req, res); };
+  };
+  routes.push_back({"POST", std::regex("/v1/chat/completions"), "/v1/chat/completions", true, true,
+                    api(recipe::Protocol::kChatCompletions)});
+  routes.push_back({"POST", std::regex("/v1/responses"), "/v1/responses", true, true, api(recipe::Protocol::kResponses)});
+  routes.push_back({"POST", std::regex("/v1/messages"), "/v1/messages", true, true, api(recipe::Protocol::kMessages)});
+  routes.push_back({"GET", std::regex("/v1/models"), "/v1/models", true, false,
+                    [this](HttpRequest& q, HttpResponse& r) { handle_models(state, q, r); }});
+  routes.push_back({"GET", std::regex("/v1/models/([^/]+)"), "/v1/models/{id}", true, false,
+                    [this](HttpRequest& q, HttpResponse& r) { handle_model(state, q, r); }});
+  routes.push_back({"GET", std::regex("/health"), "/health", false, false,
+                    [this](HttpRequest& q, HttpResponse& r) { handle_health(state, q, r); }});
+  routes.push_back({"GET", std::regex("/metrics"), "/metrics", false, false,
+                    [this](HttpRequest& q, HttpResponse& r) { handle_metrics(state, q, r); }});
+
+  http::ListenerLimits ll;
+  ll.head.max_head_bytes = l.max_header_bytes;
+  ll.head.max_headers = static_cast<size_t>(l.max_headers);
+  ll.max_body_bytes = l.max_body_bytes;
+  ll.head_timeout = std::chrono::milliseconds(int64_t{l.header_timeout_s} * 1000);
+  ll.body_timeout = std::chrono::milliseconds(int64_t{l.read_timeout_s} * 1000);
+  ll.write_timeout = std::chrono::milliseconds(int64_t{l.write_timeout_s} * 1000);
+  ll.keep_alive_timeout = std::chrono::milliseconds(int64_t{l.keep_alive_timeout_s} * 1000);
+  ll.max_connections = l.max_connections;
+  ll.max_connections_per_client = l.max_connections_per_client;
+  ll.workers = l.workers;
+  ll.max_requests_per_connection = l.max_requests_per_connection;
+
+  http::Hooks hooks;
+  hooks.begin = [this](const HttpRequest&, HttpResponse& res) {
     RequestTrace& t = current_trace();
     t = RequestTrace{};
     t.start = Clock::now();
@@ -153,79 +263,43 @@ void HttpServer::Impl::configure() {
     state.metrics.request_started();
     t.request_id = next_request_id();
     res.set_header("x-request-id", t.request_id);
-    return httplib::Server::HandlerResponse::Unhandled;
-  });
-  // Requests nothing routed (404, 405) or that httplib refused before routing (413 body too
-  // large, 400 malformed): give them a body in the client's API format.
-  http.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
-    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    const recipe::Protocol p = protocol_for(req.path, req.has_header("anthropic-version"));
-    std::string message = "request failed";
-    if (res.status == 404) message = "no route for " + req.method + " " + req.path;
-    else if (res.status == 413) message = "request body too large";
-    else if (res.status == 400) message = "malformed HTTP request";
-    else if (res.status >= 500) message = "internal error";
-    send_error(res, server_error(p, res.status, message));
-    return httplib::Server::HandlerResponse::Handled;
-  }));
+  };
+  hooks.admit = [this](HttpRequest& req, HttpResponse& res) { return admit(req, res); };
   // A handler that throws (a bug, or out of memory) becomes a plain 500; no trace reaches the
   // client, the log gets the message.
-  http.set_exception_handler([this](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
-    std::string what = "unknown exception";
+  hooks.handle = [this](HttpRequest& req, HttpResponse& res) {
     try {
-      if (ep) std::rethrow_exception(ep);
+      current_route->handle(req, res);
     } catch (const std::exception& e) {
-      what = e.what();
-    } catch (...) {
+      state.log.error("handler_exception", {{"request_id", current_trace().request_id}, {"path", req.path},
+                                            {"message", e.what()}});
+      res.provider = nullptr;
+      send_error(res, server_error(protocol_for(req.path, req.has_header("anthropic-version")), 500, "internal error"));
     }
-    state.log.error("handler_exception", {{"request_id", current_trace().request_id}, {"path", req.path},
-                                          {"message", what}});
-    const recipe::Protocol p = protocol_for(req.path, req.has_header("anthropic-version"));
-    send_error(res, server_error(p, 500, "internal error"));
-  });
-  http.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
-    RequestTrace& t = current_trace();
-    // A request httplib refused before routing (malformed) never started a trace.
-    const double secs = t.counted ? std::chrono::duration<double>(Clock::now() - t.start).count() : 0.0;
-    const std::string route = t.route.empty() ? "unmatched" : t.route;
-    state.metrics.request_finished(route, res.status, secs, t.counted);
-    json f = {{"request_id", t.request_id}, {"method", req.method}, {"path", req.path},
-              {"route", route}, {"status", res.status}, {"duration_ms", secs * 1000.0},
-              {"remote", req.remote_addr}};
-    if (t.engine_request != 0) {
-      f["engine_request"] = t.engine_request;
-      f["stream"] = t.stream;
-      f["prompt_tokens"] = t.prompt_tokens;
-      f["cached_prompt_tokens"] = t.cached_prompt_tokens;
-      f["completion_tokens"] = t.completion_tokens;
-      f["finish_reason"] = t.finish_reason;
-    }
-    if (!t.outcome.empty()) f["outcome"] = t.outcome;
-    if (!t.error.empty()) f["error"] = t.error;
-    state.log.write(res.status >= 500 ? "error" : "info", "request", f);
-    t = RequestTrace{};
-  });
-
-  auto api = [this](const char* route, recipe::Protocol p) {
-    return guarded(route, true, [this, p](const httplib::Request& req, httplib::Response& res) {
-      handle_completion(state, p, req, res);
-    });
   };
-  http.Post("/v1/chat/completions", api("/v1/chat/completions", recipe::Protocol::kChatCompletions));
-  http.Post("/v1/responses", api("/v1/responses", recipe::Protocol::kResponses));
-  http.Post("/v1/messages", api("/v1/messages", recipe::Protocol::kMessages));
-  http.Get("/v1/models", guarded("/v1/models", true, [this](const httplib::Request& q, httplib::Response& r) {
-             handle_models(state, q, r);
-           }));
-  http.Get(R"(/v1/models/([^/]+))", guarded("/v1/models/{id}", true, [this](const httplib::Request& q, httplib::Response& r) {
-             handle_model(state, q, r);
-           }));
-  http.Get("/health", guarded("/health", false, [this](const httplib::Request& q, httplib::Response& r) {
-             handle_health(state, q, r);
-           }));
-  http.Get("/metrics", guarded("/metrics", false, [this](const httplib::Request& q, httplib::Response& r) {
-             handle_metrics(state, q, r);
-           }));
+  // Errors of the HTTP layer itself (framing, limits, timeouts) in the client's API format.
+  hooks.error_body = [](const HttpRequest& req, HttpResponse& res, const std::string& message) {
+    const recipe::Protocol p = protocol_for(req.path, req.has_header("anthropic-version"));
+    std::string code;
+    switch (res.status) {
+      case 408: code = "request_timeout"; break;
+      case 411: code = "length_required"; break;
+      case 413: code = "request_too_large"; break;
+      case 415: code = "unsupported_media_type"; break;
+      case 429: code = "too_many_connections"; break;
+      case 431: code = "headers_too_large"; break;
+      case 503: code = "server_busy"; break;
+      default: code = res.status < 500 ? "malformed_http_request" : "";
+    }
+    send_error(res, server_error(p, res.status, message, code));
+  };
+  hooks.end = [this](const HttpRequest& req, const HttpResponse& res) { log_request(req, res); };
+  hooks.refused = [this](int status, const std::string& message, const std::string& remote) {
+    state.metrics.request_finished("unmatched", status, 0.0, false);
+    state.log.write("info", "refused", {{"status", status}, {"error", message}, {"remote", remote}});
+    current_trace() = RequestTrace{};
+  };
+  listener = std::make_unique<http::HttpListener>(ll, std::move(hooks));
 }
 
 HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -241,30 +315,19 @@ Result<std::unique_ptr<HttpServer>> HttpServer::create(ServerConfig config) {
 
 Result<int> HttpServer::bind() {
   const ServerConfig& c = impl_->state.config;
-  int port = c.port;
-  if (port == 0) {
-    port = impl_->http.bind_to_any_port(c.host);
-    if (port <= 0) return Status::io("cannot listen on " + c.host + " (any port)");
-  } else if (!impl_->http.bind_to_port(c.host, port)) {
-    return Status::io("cannot listen on " + c.host + ":" + std::to_string(port) + " (in use, or no such address)");
-  }
+  DI_ASSIGN_OR_RETURN(int port, impl_->listener->bind(c.host, c.port));
   json f = {{"host", c.host}, {"port", port}, {"models", c.served_model_names},
             {"auth", impl_->state.auth.enabled()}};
   impl_->state.log.info("listening", f);
   return port;
 }
 
-Status HttpServer::serve() {
-  if (!impl_->http.listen_after_bind()) {
-    if (impl_->state.stopping.load()) return Status::ok();
-    return Status::io("the listener stopped unexpectedly");
-  }
-  return Status::ok();
-}
+Status HttpServer::serve() { return impl_->listener->serve(); }
 
 void HttpServer::stop() {
   impl_->state.stopping.store(true);
-  impl_->http.stop();
+  impl_->listener->stop(std::chrono::milliseconds(
+      static_cast<int64_t>(impl_->state.config.limits.shutdown_timeout_s * 1000)));
 }
 
 }  // namespace di::server

@@ -6,12 +6,12 @@
 
 namespace di::server {
 
-void send_json(httplib::Response& res, int status, const std::string& body) {
+void send_json(HttpResponse& res, int status, const std::string& body) {
   res.status = status;
   res.set_content(body, "application/json");
 }
 
-void send_error(httplib::Response& res, const recipe::ApiError& error) {
+void send_error(HttpResponse& res, const recipe::ApiError& error) {
   current_trace().error = error.message;
   if (current_trace().outcome.empty()) current_trace().outcome = "rejected";
   send_json(res, error.http_status, error.body().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));

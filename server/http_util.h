@@ -2,7 +2,7 @@
 // number of a recipe protocol. No routing, no policy.
 #pragma once
 
-#include <httplib.h>
+#include "server/http/http_message.h"
 
 #include <string>
 
@@ -10,8 +10,8 @@
 
 namespace di::server {
 
-void send_json(httplib::Response& res, int status, const std::string& body);
-void send_error(httplib::Response& res, const recipe::ApiError& error);
+void send_json(HttpResponse& res, int status, const std::string& body);
+void send_error(HttpResponse& res, const recipe::ApiError& error);
 int32_t c_protocol(recipe::Protocol protocol);
 
 }  // namespace di::server

@@ -37,7 +37,7 @@ std::string engine_metrics(di_engine* engine, int32_t format) {
 
 }  // namespace
 
-void handle_models(ServerState& state, const httplib::Request&, httplib::Response& res) {
+void handle_models(ServerState& state, const HttpRequest&, HttpResponse& res) {
   json data = json::array();
   for (const std::string& n : state.config.served_model_names) data.push_back(model_entry(state, n));
   const json body = {{"object", "list"},
@@ -48,20 +48,20 @@ void handle_models(ServerState& state, const httplib::Request&, httplib::Respons
   send_json(res, 200, body.dump());
 }
 
-void handle_model(ServerState& state, const httplib::Request& req, httplib::Response& res) {
-  const std::string id = req.matches.size() > 1 ? req.matches[1].str() : "";
+void handle_model(ServerState& state, const HttpRequest& req, HttpResponse& res) {
+  const std::string id = req.matches.size() > 1 ? req.matches[1] : "";
   for (const std::string& n : state.config.served_model_names)
     if (n == id) return send_json(res, 200, model_entry(state, n).dump());
   const recipe::Protocol p = protocol_for(req.path, req.has_header("anthropic-version"));
   send_error(res, server_error(p, 404, "The model '" + id + "' does not exist", "model_not_found"));
 }
 
-void handle_health(ServerState& state, const httplib::Request&, httplib::Response& res) {
+void handle_health(ServerState& state, const HttpRequest&, HttpResponse& res) {
   if (state.stopping.load()) return send_json(res, 503, R"({"status":"stopping"})");
   send_json(res, 200, R"({"status":"ok"})");
 }
 
-void handle_metrics(ServerState& state, const httplib::Request&, httplib::Response& res) {
+void handle_metrics(ServerState& state, const HttpRequest&, HttpResponse& res) {
   std::string text = state.metrics.to_prometheus();
   const std::string prom = engine_metrics(state.engine, 1);
   text += prom;

@@ -1,6 +1,6 @@
 // PeerProbe: tells, without writing to it, whether the client of a running request has closed
-// its connection. Owns no socket (httplib does) and never reads or writes request bytes.
-// cpp-httplib 0.11 hands handlers no socket, so the probe finds it by the request's address pair.
+// its connection. Owns no socket (HttpListener does) and never reads or writes request bytes.
+// Handlers get no socket, so the probe finds it by the request's address pair.
 #pragma once
 
 #include <string>
@@ -9,7 +9,7 @@ namespace di::server {
 
 class PeerProbe {
  public:
-  // The connection's two ends as httplib reports them (Request::local_addr/local_port,
+  // The connection's two ends as HttpRequest reports them (local_addr/local_port,
   // remote_addr/remote_port). Nothing is looked up until the first client_gone().
   PeerProbe(std::string local_addr, int local_port, std::string remote_addr, int remote_port);
 

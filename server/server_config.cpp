@@ -31,8 +31,29 @@ Status ServerConfig::validate() {
     return Status::invalid_argument("--read-timeout/--write-timeout: expected >= 1 second");
   if (!(l.request_timeout_s > 0))
     return Status::invalid_argument("--request-timeout: expected > 0 seconds, got " + std::to_string(l.request_timeout_s));
-  if (l.max_connections < 4 || l.max_connections > 4096)
-    return Status::invalid_argument("--max-connections: expected 4..4096, got " + std::to_string(l.max_connections));
+  if (l.max_connections < 4 || l.max_connections > 65536)
+    return Status::invalid_argument("--max-connections: expected 4..65536, got " + std::to_string(l.max_connections));
+  if (l.max_connections_per_client < 1 || l.max_connections_per_client > l.max_connections)
+    return Status::invalid_argument("--max-connections-per-client: expected 1..--max-connections, got " +
+                                    std::to_string(l.max_connections_per_client));
+  if (l.workers < 1 || l.workers > 4096)
+    return Status::invalid_argument("--workers: expected 1..4096, got " + std::to_string(l.workers));
+  if (l.header_timeout_s < 1)
+    return Status::invalid_argument("--header-timeout: expected >= 1 second, got " + std::to_string(l.header_timeout_s));
+  if (l.max_header_bytes < 1024)
+    return Status::invalid_argument("--max-header-bytes: expected >= 1024, got " + std::to_string(l.max_header_bytes));
+  if (l.max_headers < 8)
+    return Status::invalid_argument("--max-headers: expected >= 8, got " + std::to_string(l.max_headers));
+  if (l.max_requests_per_connection < 1)
+    return Status::invalid_argument("--max-requests-per-connection: expected >= 1, got " +
+                                    std::to_string(l.max_requests_per_connection));
+  if (!(l.shutdown_timeout_s >= 0))
+    return Status::invalid_argument("--shutdown-timeout: expected >= 0 seconds");
+  for (const std::string& h : allowed_hosts)
+    if (h.empty()) return Status::invalid_argument("--allowed-host: expected a host name or address");
+  for (const std::string& o : cors_origins)
+    if (o.empty() || o.find("://") == std::string::npos)
+      return Status::invalid_argument("--cors-origin: expected scheme://host[:port], got '" + o + "'");
   return Status::ok();
 }
 

@@ -28,7 +28,7 @@ struct ServerState {
   std::atomic<bool> stopping{false};
 };
 
-// What one HTTP request did, for its log line and metrics. One per worker thread: httplib runs
+// What one HTTP request did, for its log line and metrics. One per worker thread: HttpListener runs
 // routing, the handler, a streaming body and the logger of a request on the same thread.
 struct RequestTrace {
   std::chrono::steady_clock::time_point start;

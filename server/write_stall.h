@@ -1,6 +1,6 @@
 // WriteStallWatch: tells whether the client of a streamed response has stopped reading — the
 // bytes the server wrote sit unacknowledged and none were taken for the write timeout. Owns no
-// socket (httplib does) and never reads or writes it; it only asks the kernel (TCP_INFO).
+// socket (HttpListener does) and never reads or writes it; it only asks the kernel (TCP_INFO).
 #pragma once
 
 #include <chrono>

@@ -139,8 +139,11 @@ class EbnfParser {
       skip();
       if (at_end() || peek() == '|' || peek() == ')' || at_rule_start()) break;
       DI_ASSIGN_OR_RETURN(ExprPtr p, parse_primary());
-      for (;;) {
+      for (int stacked = 0;; ++stacked) {
         char c = peek();
+        if (nesting_ + stacked > kMaxNesting && (c == '*' || c == '+' || c == '?' || c == '{'))
+          return Status::limit("grammar: groups and repetitions nested deeper than " +
+                               std::to_string(kMaxNesting) + " (at byte " + std::to_string(pos_) + ")");
         if (c == '*') {
           ++pos_;
           p = star(p);
@@ -274,8 +277,13 @@ class EbnfParser {
       return CharClass::any().to_utf8();
     }
     if (c == '(') {
+      // Each group is a level of parser recursion and of every later pass over the tree.
+      if (++nesting_ > kMaxNesting)
+        return Status::limit("grammar: groups nested deeper than " + std::to_string(kMaxNesting) +
+                             " (at byte " + std::to_string(pos_) + ")");
       ++pos_;
       DI_ASSIGN_OR_RETURN(ExprPtr inner, parse_alt());
+      --nesting_;
       skip();
       if (peek() != ')') return error("expected ')'");
       ++pos_;
@@ -286,8 +294,10 @@ class EbnfParser {
     return rule_ref(rule(name));
   }
 
+  static constexpr int kMaxNesting = 64;
   std::string_view t_;
   size_t pos_ = 0;
+  int nesting_ = 0;  // open groups around pos_
   GrammarBuilder b_;
   std::map<std::string, uint32_t> ids_;
 };

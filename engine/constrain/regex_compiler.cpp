@@ -38,6 +38,8 @@ CharClass dot_class() {
 
 class RegexParser {
  public:
+  static constexpr int kMaxNesting = 64;
+
   RegexParser(std::string_view pattern, const RegexOptions& opts) : opts_(opts) {
     // The pattern is valid UTF-8 here (regex_to_expr checks), so every sequence decodes whole.
     for (size_t i = 0; i < pattern.size();) {
@@ -92,6 +94,10 @@ class RegexParser {
   Status error(const std::string& what) const {
     return Status::invalid_argument("regex: " + what + " (at offset " + std::to_string(pos_) + ")");
   }
+  Status too_deep() const {
+    return Status::limit("regex: groups and quantifiers nested deeper than " + std::to_string(kMaxNesting) +
+                         " (at offset " + std::to_string(pos_) + ")");
+  }
   Status unsupported(const std::string& what) const {
     return Status::unsupported("regex: " + what + " is not supported (at offset " + std::to_string(pos_) + ")");
   }
@@ -135,7 +141,8 @@ class RegexParser {
   // `at`: where the atom starts; a repetition carries it so that a compile over its work budget
   // can name the one that blew up.
   Result<ExprPtr> parse_quantifier(ExprPtr atom, uint32_t at) {
-    for (;;) {
+    for (int stacked = 0;; ++stacked) {
+      if (nesting_ + stacked > kMaxNesting) return too_deep();
       uint32_t min = 0, max = 0;
       if (eat('*')) {
         min = 0, max = Expr::kUnbounded;
@@ -184,7 +191,11 @@ class RegexParser {
             return error("unknown group syntax '(?'");
           }
         }
+        // Groups and stacked quantifiers nest the expression tree, and every later pass over it
+        // recurses: bound the nesting here, where the client's pattern decides it.
+        if (++nesting_ > kMaxNesting) return too_deep();
         DI_ASSIGN_OR_RETURN(ExprPtr inner, parse_alt());
+        --nesting_;
         if (!eat(')')) return error("missing ')'");
         return inner;
       }
@@ -306,6 +317,7 @@ class RegexParser {
   }
 
   std::vector<uint32_t> cps_;
+  int nesting_ = 0;  // open groups around pos_
   size_t pos_ = 0;
   RegexOptions opts_;
 };

@@ -2,6 +2,7 @@
 // strings DeepSeek's models were trained on (facts, reproduced byte for byte).
 #include "recipe/encoding/dsml.h"
 
+#include "recipe/encoding/json_text.h"
 #include "recipe/encoding/py_json.h"
 #include "recipe/encoding/tokens.h"
 
@@ -112,10 +113,16 @@ Status append_tool_calls(RenderedPrompt& out, const DsmlTags& t, const ordered_j
     ordered_json args;
     const ordered_json& raw = fn["arguments"];
     if (raw.is_string()) {
-      args = ordered_json::parse(raw.get_ref<const std::string&>(), nullptr, false);
-      if (args.is_discarded())
+      // The string is client text: parse it with the body's nesting bound, or py_json_dumps
+      // below would recurse as deep as the client nests.
+      JsonTextResult parsed = parse_json_text(raw.get_ref<const std::string&>(), kMaxArgumentsDepth);
+      if (parsed.error == JsonTextResult::Error::kTooDeep)
+        return Status::invalid_argument("ValueError: tool call arguments nest deeper than " +
+                                        std::to_string(kMaxArgumentsDepth) + " levels");
+      if (parsed.error != JsonTextResult::Error::kNone)
         return Status::invalid_argument("ValueError: tool call arguments are not valid JSON: " +
                                         raw.get<std::string>());
+      args = std::move(parsed.value);
     } else {
       args = raw;
     }

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "base/utf8.h"
+#include "recipe/encoding/json_text.h"
 
 namespace di::recipe {
 namespace {
@@ -49,27 +50,16 @@ std::string describe_json(const ordered_json& v) {
 Result<ordered_json> parse_request_body(Protocol protocol, std::string_view body, int max_depth) {
   auto bad = [&](const std::string& m) { return ApiError::bad_request(protocol, "", m).to_status(); };
   if (!utf8_valid(body)) return bad("request body: expected UTF-8 JSON, got invalid UTF-8");
-  // Depth scan outside strings, so the recursive parser never goes deeper than max_depth.
-  int depth = 0;
-  bool in_str = false, esc = false;
-  for (char c : body) {
-    if (in_str) {
-      if (esc) esc = false;
-      else if (c == '\\') esc = true;
-      else if (c == '"') in_str = false;
-      continue;
-    }
-    if (c == '"') in_str = true;
-    else if (c == '{' || c == '[') {
-      if (++depth > max_depth)
-        return bad("request body: JSON nested deeper than " + std::to_string(max_depth) + " levels");
-    } else if (c == '}' || c == ']') {
-      --depth;
-    }
+  JsonTextResult parsed = parse_json_text(body, max_depth);
+  if (parsed.error == JsonTextResult::Error::kTooDeep) {
+    ApiError e = ApiError::bad_request(protocol, "", "request body: JSON nested deeper than " +
+                                                         std::to_string(max_depth) + " levels");
+    e.code = "json_too_deep";
+    return e.to_status();
   }
-  ordered_json j = ordered_json::parse(body.begin(), body.end(), nullptr, false);
-  if (j.is_discarded())
+  if (parsed.error != JsonTextResult::Error::kNone)
     return bad("request body: could not parse the JSON body of your request (expected a JSON object)");
+  ordered_json j = std::move(parsed.value);
   if (!j.is_object()) return bad("request body: expected a JSON object, got " + describe_json(j));
   return j;
 }
@@ -86,6 +76,20 @@ std::string Fields::element(std::string_view key, size_t i) const {
 
 Status Fields::error(std::string_view key, const std::string& message) const {
   return error_at(param(key), message);
+}
+
+Status Fields::json_string(std::string_view key, const std::string& text, ordered_json* out) const {
+  JsonTextResult parsed = parse_json_text(text, kMaxArgumentsDepth);
+  if (parsed.error == JsonTextResult::Error::kTooDeep) {
+    ApiError e = ApiError::bad_request(protocol_, param(key), param(key) + ": JSON nested deeper than " +
+                                                                   std::to_string(kMaxArgumentsDepth) + " levels");
+    e.code = "json_too_deep";
+    return e.to_status();
+  }
+  if (parsed.error != JsonTextResult::Error::kNone || !parsed.value.is_object())
+    return error(key, "expected a JSON object encoded as a string");
+  *out = std::move(parsed.value);
+  return Status::ok();
 }
 
 Status Fields::error_at(const std::string& param, const std::string& message) const {

@@ -43,6 +43,10 @@ class Fields {
   // A 400 for `key` with `message` (the message gets "param: " in front).
   Status error(std::string_view key, const std::string& message) const;
   Status error_at(const std::string& param, const std::string& message) const;
+  // `text` (the string value of `key`, e.g. a tool call's arguments) parsed as a JSON object
+  // into *out: a 400 naming `key` when it is not one, code json_too_deep when it nests deeper
+  // than a request body may.
+  Status json_string(std::string_view key, const std::string& text, ordered_json* out) const;
 
   // The raw value, or nullptr when absent or null.
   const ordered_json* get(std::string_view key) const;

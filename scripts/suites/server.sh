@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `deepinfer serve` driven by the official npm clients (`openai`, `@anthropic-ai/sdk`, installed
 # by the bootstrap into tests/node_modules) on the bundled tiny model: tests/server/*.test.mjs
-# with node's test runner. Builds the CLI if needed and makes models/tiny-v4 when missing.
+# with node's test runner (hostile.test.mjs: issue 25's adversarial probe), then the server's
+# libFuzzer targets (HTTP request head, JSON text) under ASan for DI_SERVER_FUZZ_SECONDS (3)
+# each when clang is installed. Builds the CLI if needed and makes models/tiny-v4 when missing.
 # Prints "N passed, M failed".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -24,5 +26,8 @@ fail=$(echo "$out" | grep -E '^# fail [0-9]+' | tail -1 | grep -oE '[0-9]+$' || 
 pass=${pass:-0}; fail=${fail:-0}
 if [ "$rc" != 0 ] && [ "$fail" = 0 ]; then fail=1; fi
 if [ "$fail" != 0 ]; then echo "$out" | grep -vE '^\s*(ok|# Subtest)' | tail -80; fi
+fuzz_out=$(bash tests/server/fuzz/run_libfuzzer.sh "$(pwd)" "$build/fuzz/server" "${DI_SERVER_FUZZ_SECONDS:-3}" 2>&1); frc=$?
+echo "$fuzz_out" | grep -E '^== ' || true
+if [ "$frc" = 0 ]; then pass=$((pass + 1)); elif [ "$frc" != 77 ]; then fail=$((fail + 1)); echo "$fuzz_out" | tail -40; fi
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -9,10 +9,12 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 export const API_KEY = 'sk-test-' + Math.random().toString(36).slice(2);
 export const MODEL = 'tiny-v4';
 
-export async function startServer(extraArgs = []) {
+// `opts.keyless`: start without --api-key (the default mode's Host/Origin/Content-Type rules).
+export async function startServer(extraArgs = [], opts = {}) {
   const bin = path.join(process.env.DI_BUILD_DIR || path.join(root, 'build'), 'bin', 'deepinfer');
   const model = process.env.DI_TINY_MODEL || path.join(root, 'models', 'tiny-v4');
-  const args = ['serve', '--model', model, '--port', '0', '--api-key', API_KEY,
+  const key = opts.keyless ? [] : ['--api-key', API_KEY];
+  const args = ['serve', '--model', model, '--port', '0', ...key,
                 '--served-model-name', MODEL, '--served-model-name', 'tiny-alias', ...extraArgs];
   const child = spawn(bin, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   const logs = [];

@@ -23,7 +23,11 @@ void usage() {
       "usage: deepinfer serve [--model DIR] [--host 127.0.0.1] [--port 8000] [--api-key KEY]...\n"
       "                       [--served-model-name NAME]... [--encoding dsv4|dsv41|dsv32]\n"
       "                       [--max-body-bytes N] [--read-timeout S] [--write-timeout S]\n"
-      "                       [--request-timeout S] [--max-connections N] [engine flags]\n"
+      "                       [--request-timeout S] [--header-timeout S] [--shutdown-timeout S]\n"
+      "                       [--max-connections N] [--max-connections-per-client N] [--workers N]\n"
+      "                       [--max-header-bytes N] [--max-headers N]\n"
+      "                       [--max-requests-per-connection N] [--allowed-host HOST]...\n"
+      "                       [--cors-origin ORIGIN]... [engine flags]\n"
       "                       [--image-policy unsupported|reject|vision] [--no-remote-images]\n"
       "                       [--image-allow-destination CIDR|HOST:PORT]...\n"
       "  Serves POST /v1/chat/completions, /v1/responses, /v1/messages (streamed with\n"
@@ -33,8 +37,21 @@ void usage() {
       "  DEEPINFER_API_KEY) every /v1 route needs `Authorization: Bearer KEY` or `x-api-key: KEY`.\n"
       "  --served-model-name: the names clients send as \"model\" (default: the folder's name).\n"
       "  Defaults: --max-body-bytes 8388608 --read-timeout 30 --write-timeout 30\n"
-      "            --request-timeout 600 --max-connections 256. Logs: JSON lines on stderr.\n"
+      "            --request-timeout 600 --header-timeout 10 --shutdown-timeout 10\n"
+      "            --max-connections 1024 --max-connections-per-client 128 --workers 256\n"
+      "            --max-header-bytes 32768 --max-headers 100 --max-requests-per-connection 1000.\n"
+      "  Logs: JSON lines on stderr.\n"
+      "  limits:   every one is checked before the body is read. --max-body-bytes counts the\n"
+      "            body after de-chunking (413); Content-Encoding other than identity is a 415.\n"
+      "            The whole request head must arrive within --header-timeout, the whole body\n"
+      "            within --read-timeout (408). A connection waiting for its head holds no worker;\n"
+      "            --workers requests run at once. POST without Content-Length or chunked: 411.\n"
       "  --write-timeout also drops a streaming client that reads nothing for that long.\n"
+      "  --shutdown-timeout: on SIGINT/SIGTERM requests in flight get this long, then are cut.\n"
+      "  Without --api-key: the Host must be loopback (localhost, 127.0.0.0/8, ::1) or listed\n"
+      "            with --allowed-host, requests with an Origin (web pages) are refused unless\n"
+      "            listed with --cors-origin (then answered with CORS headers), and the JSON\n"
+      "            routes need Content-Type: application/json (415).\n"
       "  images:   --image-policy unsupported (default: the model sees a placeholder), reject\n"
       "            (400) or vision (needs --encoding dsv41 and a vision model). Vision fetches\n"
       "            http(s) image URLs through a filter that refuses loopback, private and\n"
@@ -93,7 +110,16 @@ int cmd_serve(int argc, char** argv) {
     else if (a == "--read-timeout") { if (!parse_number(a, v, 1, 3600, &d)) return 2; config.limits.read_timeout_s = static_cast<int>(d); }
     else if (a == "--write-timeout") { if (!parse_number(a, v, 1, 3600, &d)) return 2; config.limits.write_timeout_s = static_cast<int>(d); }
     else if (a == "--request-timeout") { if (!parse_number(a, v, 0.001, 86400, &d)) return 2; config.limits.request_timeout_s = d; }
-    else if (a == "--max-connections") { if (!parse_number(a, v, 4, 4096, &d)) return 2; config.limits.max_connections = static_cast<int>(d); }
+    else if (a == "--max-connections") { if (!parse_number(a, v, 4, 65536, &d)) return 2; config.limits.max_connections = static_cast<int>(d); }
+    else if (a == "--max-connections-per-client") { if (!parse_number(a, v, 1, 65536, &d)) return 2; config.limits.max_connections_per_client = static_cast<int>(d); }
+    else if (a == "--workers") { if (!parse_number(a, v, 1, 4096, &d)) return 2; config.limits.workers = static_cast<int>(d); }
+    else if (a == "--header-timeout") { if (!parse_number(a, v, 1, 3600, &d)) return 2; config.limits.header_timeout_s = static_cast<int>(d); }
+    else if (a == "--shutdown-timeout") { if (!parse_number(a, v, 0, 3600, &d)) return 2; config.limits.shutdown_timeout_s = d; }
+    else if (a == "--max-header-bytes") { if (!parse_number(a, v, 1024, 1 << 24, &d)) return 2; config.limits.max_header_bytes = static_cast<size_t>(d); }
+    else if (a == "--max-headers") { if (!parse_number(a, v, 8, 10000, &d)) return 2; config.limits.max_headers = static_cast<int>(d); }
+    else if (a == "--max-requests-per-connection") { if (!parse_number(a, v, 1, 1e9, &d)) return 2; config.limits.max_requests_per_connection = static_cast<int>(d); }
+    else if (a == "--allowed-host") config.allowed_hosts.push_back(v);
+    else if (a == "--cors-origin") config.cors_origins.push_back(v);
     else {
       bool consumed = false;
       std::string error;

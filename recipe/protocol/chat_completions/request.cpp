@@ -127,9 +127,8 @@ Result<Message> read_message(const ordered_json& m, size_t i) {
         Fields ff(kP, *fn, cp + ".function");
         DI_ASSIGN_OR_RETURN(call.name, ff.required_str("name"));
         DI_ASSIGN_OR_RETURN(call.arguments, ff.required_str("arguments"));
-        ordered_json args = ordered_json::parse(call.arguments, nullptr, false);
-        if (args.is_discarded() || !args.is_object())
-          return ff.error("arguments", "expected a JSON object encoded as a string");
+        ordered_json args;
+        DI_RETURN_IF_ERROR(ff.json_string("arguments", call.arguments, &args));
         msg.tool_calls.push_back(std::move(call));
       }
     }

@@ -213,9 +213,8 @@ Status read_responses_fields(const Fields& f, const ConversionOptions& options, 
         DI_ASSIGN_OR_RETURN(c.name, itf.required_str("name"));
         if (type == "function_call") {
           DI_ASSIGN_OR_RETURN(c.arguments, itf.required_str("arguments"));
-          ordered_json args = ordered_json::parse(c.arguments, nullptr, false);
-          if (args.is_discarded() || !args.is_object())
-            return itf.error("arguments", "expected a JSON object encoded as a string");
+          ordered_json args;
+          DI_RETURN_IF_ERROR(itf.json_string("arguments", c.arguments, &args));
           DI_ASSIGN_OR_RETURN(auto ns, itf.str("namespace"));
           if (ns && !ns->empty()) c.name = *ns + "::" + c.name;
         } else {

@@ -13,6 +13,7 @@
 
 #include "deepinfer.h"
 #include "server/completion_handler.h"
+#include "server/completions_handler.h"
 #include "server/error_response.h"
 #include "server/generation.h"
 #include "server/http_util.h"
@@ -214,6 +215,9 @@ void HttpServer::Impl::configure() {
   http.Post("/v1/chat/completions", api("/v1/chat/completions", recipe::Protocol::kChatCompletions));
   http.Post("/v1/responses", api("/v1/responses", recipe::Protocol::kResponses));
   http.Post("/v1/messages", api("/v1/messages", recipe::Protocol::kMessages));
+  http.Post("/v1/completions", guarded("/v1/completions", true, [this](const httplib::Request& q, httplib::Response& r) {
+              handle_legacy_completion(state, q, r);
+            }));
   http.Get("/v1/models", guarded("/v1/models", true, [this](const httplib::Request& q, httplib::Response& r) {
              handle_models(state, q, r);
            }));

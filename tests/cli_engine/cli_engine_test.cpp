@@ -226,3 +226,75 @@ TEST_F(TinyModel, ChatRunsTurnsThroughTheRecipe) {
 }
 
 }  // namespace
+
+namespace {
+
+// llama-cli / llama-server habits: --version, one default per chat flag, `--batch-file -`,
+// --device / --gpu-memory-utilization, and chat's /reset, /exit and Ctrl-C.
+TEST_F(TinyModel, VersionAndOneStatedDefault) {
+  std::string out;
+  ASSERT_EQ(run(cli() + " --version", out), 0);
+  EXPECT_EQ(out.rfind("deepinfer ", 0), 0u) << out;
+  std::string info;
+  ASSERT_EQ(run(cli() + " info", info), 0);
+  const json j = json::parse(info);
+  EXPECT_NE(out.find(j["version"].get<std::string>()), std::string::npos) << out << info;
+  ASSERT_EQ(run(cli() + " chat --help", out), 0);
+  // chat's own defaults, stated once; the shared flag list states none of its own.
+  EXPECT_NE(out.find("Defaults: --max-tokens 64 --temperature 0."), std::string::npos) << out;
+  EXPECT_EQ(out.find("default 16"), std::string::npos) << out;
+  EXPECT_EQ(out.find("(default 0"), std::string::npos) << out;
+}
+
+TEST_F(TinyModel, BatchFileDashReadsStandardInput) {
+  const fs::path f = fs::path(*dir_ + "-batch.jsonl");
+  std::ofstream(f) << "{\"prompt\": \"Hello\", \"max_tokens\": 4}\n{\"prompt_ids\": [5, 6], \"max_tokens\": 3}\n";
+  std::string from_file, from_stdin;
+  ASSERT_EQ(run(cli() + " generate --model " + *dir_ + " --batch-file " + f.string(), from_file), 0);
+  ASSERT_EQ(run("cat " + f.string() + " | " + cli() + " generate --model " + *dir_ + " --batch-file -", from_stdin), 0);
+  EXPECT_EQ(from_stdin, from_file);
+  EXPECT_FALSE(from_file.empty());
+  fs::remove(f);
+}
+
+TEST_F(TinyModel, DeviceFlags) {
+  std::string out, plain;
+  ASSERT_EQ(run(cli() + " generate --model " + *dir_ + " --prompt Hi --max-tokens 3", plain), 0);
+  ASSERT_EQ(run(cli() + " generate --model " + *dir_ + " --prompt Hi --max-tokens 3 --device cpu --gpu-memory-utilization 0.5", out), 0);
+  EXPECT_EQ(out, plain);
+  EXPECT_EQ(run_with_stderr(cli() + " generate --model " + *dir_ + " --prompt Hi --device gpu", out), 2);
+  EXPECT_NE(out.find("--device: expected cpu, cuda or auto, got 'gpu'"), std::string::npos) << out;
+  EXPECT_EQ(run_with_stderr(cli() + " generate --model " + *dir_ + " --prompt Hi --gpu-memory-utilization 7", out), 2);
+  EXPECT_NE(out.find("gpu_memory_utilization"), std::string::npos) << out;
+}
+
+TEST_F(TinyModel, ChatResetStartsAgainAndExitStops) {
+  std::string once, session;
+  ASSERT_EQ(run(cli() + " chat --model " + *dir_ + " --message hello --max-tokens 5", once), 0);
+  ASSERT_EQ(run("printf 'hello\\n/reset\\nhello\\n/exit\\nnever sent\\n' | " + cli() + " chat --model " + *dir_ +
+                    " --max-tokens 5", session), 0);
+  // After /reset the same line gets the first turn's answer; nothing after /exit runs.
+  EXPECT_EQ(session, once + once);
+}
+
+TEST_F(TinyModel, CtrlCStopsTheAnswerAndKeepsTheSession) {
+  // A long answer is interrupted once it has started writing; the session then reads /exit and
+  // ends normally (exit 0), where a killed chat would end by the signal.
+  const std::string out = *dir_ + "-chat.out", err = *dir_ + "-chat.err";
+  const std::string script = *dir_ + "-chat.sh";
+  std::ofstream(script) << "{ printf 'hello\\n'; sleep 2; printf '/exit\\n'; } | " << cli() << " chat --model "
+                        << *dir_ << " --max-tokens 16000 --ignore-eos >" << out << " 2>" << err << " &\n"
+                        << "pid=$!; i=0\n"
+                        << "while [ ! -s " << out << " ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\n"
+                        << "kill -INT $pid; wait $pid; echo $?\n";
+  std::string rc;
+  ASSERT_EQ(run_shell("bash " + script, rc), 0);
+  EXPECT_EQ(rc, "0\n");
+  EXPECT_NE(slurp(err).find("[interrupted]"), std::string::npos) << slurp(err);
+  EXPECT_FALSE(slurp(out).empty());
+  fs::remove(out);
+  fs::remove(err);
+  fs::remove(script);
+}
+
+}  // namespace

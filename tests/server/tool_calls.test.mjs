@@ -93,7 +93,7 @@ test('parallel_tool_calls false: one call, and Responses reports it as sent', as
 
 test('Messages: a tool forced on a non-strict tool is the output, not an empty content', async () => {
   const stream = anthropic.messages.stream({
-    model: MODEL, max_tokens: 60, messages: [{ role: 'user', content: 'Use celsius.' }],
+    model: MODEL, max_tokens: 60, temperature: 0, messages: [{ role: 'user', content: 'Use celsius.' }],
     tools: [{ name: 'set_unit', description: 'Set the unit', input_schema: unitSchema }],
     tool_choice: { type: 'tool', name: 'set_unit' },
   });
@@ -106,7 +106,8 @@ test('Messages: a tool forced on a non-strict tool is the output, not an empty c
   // The model's output under a forced tool is that tool's call: it starts as one on the stream.
   assert.ok(started.some((b) => b.type === 'tool_use' && b.name === 'set_unit'), JSON.stringify(started));
   if (final.stop_reason === 'tool_use') {
-    assert.equal(final.content.filter((b) => b.type === 'tool_use').length, 1);
+    const uses = final.content.filter((b) => b.type === 'tool_use');
+    assert.ok(uses.length >= 1 && uses.every((b) => b.name === 'set_unit'), JSON.stringify(final.content));
   } else {
     assert.equal(final.stop_reason, 'max_tokens', JSON.stringify(final));
   }

@@ -298,3 +298,34 @@ TEST_F(TinyModel, CtrlCStopsTheAnswerAndKeepsTheSession) {
 }
 
 }  // namespace
+
+namespace {
+
+// `info --model`: the family from config.json, the parameter count the checkpoint's bytes imply
+// (its tensors' bytes after the header: F32 4 bytes each, the I64 hash table 8), and the engine's
+// plan for the flags given.
+TEST_F(TinyModel, InfoDescribesAModelDirectory) {
+  std::string out;
+  ASSERT_EQ(run(cli() + " info --model " + *dir_ + " --max-num-seqs 4 --kv-cache-bytes 8388608 --device cpu", out), 0) << out;
+  const json j = json::parse(out);
+  std::ifstream cfg(fs::path(*dir_) / "config.json");
+  EXPECT_EQ(j["model"]["family"], json::parse(cfg)["model_type"]);
+  const fs::path st = fs::path(*dir_) / "model.safetensors";
+  std::ifstream f(st, std::ios::binary);
+  uint64_t header = 0;
+  f.read(reinterpret_cast<char*>(&header), 8);
+  const int64_t data_bytes = static_cast<int64_t>(fs::file_size(st) - 8 - header);
+  const json& dt = j["model"]["dtypes"];
+  EXPECT_EQ(dt.value("F32", int64_t{0}) * 4 + dt.value("I64", int64_t{0}) * 8, data_bytes) << dt;
+  EXPECT_EQ(dt.value("F32", int64_t{0}) + dt.value("I64", int64_t{0}), j["model"]["parameters"].get<int64_t>());
+  EXPECT_EQ(j["engine"]["device"], "cpu");
+  EXPECT_EQ(j["engine"]["limits"]["kv_cache_bytes"], 8388608) << out;
+  EXPECT_EQ(j["engine"]["limits"]["max_num_seqs"], 4) << out;
+  std::string plain;
+  ASSERT_EQ(run(cli() + " info", plain), 0);
+  EXPECT_EQ(j["build"], json::parse(plain));
+  EXPECT_EQ(run_with_stderr(cli() + " info --model /nonexistent", out), 1);
+  EXPECT_NE(out.find("/nonexistent"), std::string::npos) << out;
+}
+
+}  // namespace

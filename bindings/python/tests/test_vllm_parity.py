@@ -135,3 +135,22 @@ def test_chat_rejections_are_the_apis_errors(tiny_engine):
         with pytest.raises(InvalidArgumentError, match="LLM.generate"):
             llm.chat([{"role": "user", "content": "x"}],
                      SamplingParams(structured_outputs={"regex": "a+"}))
+
+
+def test_one_default_model_name_for_the_recipe_and_serve(tiny_model, tiny_recipe):
+    # `deepinfer serve --model models/tiny-v4` serves "tiny-v4"; a recipe made on that directory
+    # answers the same name by default, and still the names it answered before.
+    import os
+    name = os.path.basename(os.path.normpath(tiny_model))
+    for model in (name, "deepseek-v4", "deepseek-chat"):
+        with tiny_recipe.prepare("chat", {"model": model, "messages": [{"role": "user", "content": "x"}]}) as p:
+            assert p.parser_options["model"] == model
+    with pytest.raises(deepinfer.NotFoundError) as e:
+        tiny_recipe.prepare("chat", {"model": "other", "messages": [{"role": "user", "content": "x"}]})
+    assert e.value.http_status == 404
+    with deepinfer.Recipe(os.path.join(tiny_model, "tokenizer.json")) as by_file:
+        by_file.prepare("chat", {"model": name, "messages": [{"role": "user", "content": "x"}]}).close()
+    with deepinfer.Recipe() as bare:
+        bare.prepare("chat", {"model": "deepseek-v4", "messages": [{"role": "user", "content": "x"}]}).close()
+        with pytest.raises(deepinfer.NotFoundError):
+            bare.prepare("chat", {"model": name, "messages": [{"role": "user", "content": "x"}]})

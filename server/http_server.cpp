@@ -16,6 +16,7 @@
 
 #include "deepinfer.h"
 #include "server/completion_handler.h"
+#include "server/completions_handler.h"
 #include "server/error_response.h"
 #include "server/generation.h"
 #include "server/http_util.h"
@@ -232,6 +233,8 @@ void HttpServer::Impl::configure() {
                     api(recipe::Protocol::kChatCompletions)});
   routes.push_back({"POST", std::regex("/v1/responses"), "/v1/responses", true, true, api(recipe::Protocol::kResponses)});
   routes.push_back({"POST", std::regex("/v1/messages"), "/v1/messages", true, true, api(recipe::Protocol::kMessages)});
+  routes.push_back({"POST", std::regex("/v1/completions"), "/v1/completions", true, true,
+                    [this](HttpRequest& q, HttpResponse& r) { handle_legacy_completion(state, q, r); }});
   routes.push_back({"GET", std::regex("/v1/models"), "/v1/models", true, false,
                     [this](HttpRequest& q, HttpResponse& r) { handle_models(state, q, r); }});
   routes.push_back({"GET", std::regex("/v1/models/([^/]+)"), "/v1/models/{id}", true, false,

@@ -24,6 +24,11 @@ const pollSliceMs = 50
 type Engine struct {
 	mu  sync.RWMutex // read: submit, metrics; write: Close
 	ptr *C.di_engine
+
+	modelDir string
+	tokOnce  sync.Once // the model's tokenizer, loaded by the first SubmitText
+	tok      *Tokenizer
+	tokErr   error
 }
 
 // NewEngine loads modelDir (config.json, *.safetensors, tokenizer.json) with engine options
@@ -41,7 +46,7 @@ func NewEngine(modelDir string, options *Options) (*Engine, error) {
 	if err := toError(C.di_engine_create(cd, n, o, &p, &cerr), cerr); err != nil {
 		return nil, err
 	}
-	e := &Engine{ptr: p}
+	e := &Engine{ptr: p, modelDir: modelDir}
 	runtime.SetFinalizer(e, (*Engine).Close)
 	return e, nil
 }
@@ -49,6 +54,11 @@ func NewEngine(modelDir string, options *Options) (*Engine, error) {
 // Close cancels unfinished requests (they end with FinishCancelled) and stops the engine.
 // Idempotent; requests stay valid until their own Close.
 func (e *Engine) Close() {
+	// After this Do no SubmitText can load a tokenizer any more (a load in flight finishes first).
+	e.tokOnce.Do(func() {})
+	if e.tok != nil {
+		e.tok.Close()
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	C.di_engine_destroy(e.ptr)
@@ -67,6 +77,25 @@ func (e *Engine) Submit(ids []int32, sampling *Options) (*Request, error) {
 	return e.submit(func(ep *C.di_engine, r **C.di_request, cerr **C.di_error) C.di_status {
 		return C.di_submit(ep, cids, n, o, nil, nil, r, cerr)
 	})
+}
+
+// SubmitText queues a text prompt encoded as the Python and Java bindings encode one: control
+// tokens written in the text are recognised and the tokenizer's BOS is added as
+// tokenizer_config.json says (the same ids as `deepinfer tokenize --add-special`). The model
+// directory's tokenizer is loaded by the first call.
+func (e *Engine) SubmitText(text string, sampling *Options) (*Request, error) {
+	e.tokOnce.Do(func() { e.tok, e.tokErr = NewTokenizer(e.modelDir) })
+	if e.tokErr != nil {
+		return nil, e.tokErr
+	}
+	if e.tok == nil {
+		return nil, ErrClosed // Close ran before any SubmitText
+	}
+	ids, err := e.tok.Encode(text, true, true)
+	if err != nil {
+		return nil, err
+	}
+	return e.Submit(ids, sampling)
 }
 
 // SubmitPrepared queues a recipe-prepared request with its own sampling options. Feed its chunks

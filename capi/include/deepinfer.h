@@ -326,7 +326,9 @@ typedef struct di_prepared di_prepared;
  * path_len 0 no tokenizer is loaded and prepared requests carry the prompt text only (no ids,
  * no context-budget check). `options` may be NULL; the recipe reads these keys (see
  * di_options_schema): recipe_encoding ("dsv4" default, "dsv41", "dsv32"), recipe_model (the
- * served model name), recipe_model_aliases (JSON: {"alias": "model"} or ["alias", ...]; default:
+ * served model name; default: the folder name of the model directory, or of the directory
+ * holding the tokenizer.json, as `deepinfer serve` names it; "deepseek-v4" with path_len 0),
+ * recipe_model_aliases (JSON: {"alias": "model"} or ["alias", ...]; default: "deepseek-v4" and
  * DeepSeek's public model names), recipe_context_length, recipe_clamp_max_tokens,
  * recipe_image_policy ("unsupported" default, "reject", "vision"), recipe_default_thinking,
  * recipe_ignore_server_tools, and for "vision" the image fetch policy: recipe_image_allow_remote

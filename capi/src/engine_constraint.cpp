@@ -107,10 +107,15 @@ Result<std::optional<ConstraintSpec>> constraint_from_prepared(const di_prepared
   const ojson tools = parser.contains("tools") && parser["tools"].is_array() ? parser["tools"] : ojson::array();
   bool strict_tool = false;
   for (const ojson& t : tools) strict_tool = strict_tool || (t.is_object() && t.value("strict", false));
-  if (type == "none" && !(parse_tools && strict_tool)) return std::optional<ConstraintSpec>();
+  const bool opened_calls = parse_tools && parser.value("prompt_opened_tool_calls", false);
+  const bool parallel = parser.value("parallel_tool_calls", true);
+  // Tools need the grammar when their arguments must follow a schema (strict), when the prompt
+  // forced a call (unconstrained, a model may write anything inside the opened block and the
+  // output would parse to nothing), and when only one call is allowed.
+  const bool tools_constrained = parse_tools && (strict_tool || opened_calls || !parallel);
+  if (type == "none" && !tools_constrained) return std::optional<ConstraintSpec>();
 
   ojson spec = ojson::object();
-  const bool opened_calls = parse_tools && parser.value("prompt_opened_tool_calls", false);
   spec["reasoning"] = parser.value("prompt_opened_thinking", false) && !opened_calls;
   if (type == "json_object") {
     spec["content"] = {{"type", "json_object"}};
@@ -132,6 +137,7 @@ Result<std::optional<ConstraintSpec>> constraint_from_prepared(const di_prepared
                       {"strict", t.value("type", "function") == "function" && t.value("strict", false)}});
     }
     spec["tools"] = std::move(list);
+    spec["parallel"] = parallel;
     const std::string encoding = info.value("encoding", "dsv4");
     const recipe::DsmlTags tags = encoding == "dsv32" ? recipe::dsml_tags_v32() : recipe::dsml_tags_v4(encoding == "dsv41");
     spec["markup"] = {{"block", tags.block}, {"invoke", tags.invoke}, {"parameter", tags.parameter}};

@@ -42,7 +42,7 @@ constexpr OptionKey kKeys[] = {
     {"recipe_image_max_total_bytes", T::kInt64, "recipe", "vision: most encoded image bytes in one request (default 67108864)"},
     {"recipe_image_policy", T::kString, "recipe", "\"unsupported\" (default: the model sees [Unsupported Image]), \"reject\" or \"vision\" (V4.1)"},
     {"recipe_image_timeout_ms", T::kInt64, "recipe", "vision: whole-fetch timeout of one image, redirects included (default 30000)"},
-    {"recipe_model", T::kString, "recipe", "the served model name (default \"deepseek-v4\")"},
+    {"recipe_model", T::kString, "recipe", "the served model name (default: the model directory's folder name, as serve names it; \"deepseek-v4\" without a tokenizer path)"},
     {"recipe_model_aliases", T::kJson, "recipe", "request model names served: {\"alias\": \"model\"} or [\"alias\", ...]"},
 
     // sampling: read by di_submit

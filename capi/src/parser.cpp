@@ -35,6 +35,14 @@ void deliver(di_parser* p, di_parse_event_fn on_event, void* user_data) {
   p->events.clear();
 }
 
+// Pushes one chunk and hands its events on; DI_END_OF_STREAM once the output has ended.
+di_status push_output(di_parser* parser, const di::recipe::OutputChunk& c, di_parse_event_fn on_event,
+                      void* user_data) {
+  parser->parser.push(c, &parser->events);
+  deliver(parser, on_event, user_data);
+  return parser->parser.done() ? DI_END_OF_STREAM : DI_OK;
+}
+
 di::recipe::OutputFinish to_finish(int32_t f) {
   using F = di::recipe::OutputFinish;
   switch (f) {
@@ -131,9 +139,7 @@ DI_API di_status di_parse_push(di_parser* parser, const di_parse_chunk* chunk,
     c.completion_tokens = chunk->completion_tokens;
   if (has(offsetof(di_parse_chunk, error_message_len), sizeof(size_t)) && chunk->error_message)
     c.error_message = std::string_view(chunk->error_message, chunk->error_message_len);
-  parser->parser.push(c, &parser->events);
-  deliver(parser, on_event, user_data);
-  return parser->parser.done() ? DI_END_OF_STREAM : DI_OK;
+  return push_output(parser, c, on_event, user_data);
   DI_API_END(err)
 }
 
@@ -146,19 +152,30 @@ DI_API di_status di_parse_push_chunk(di_parser* parser, const di_chunk* chunk,
     return fail(err, DI_E_INVALID_ARG,
                 "chunk.struct_size: " + std::to_string(chunk->struct_size) +
                     " is too small (a di_chunk filled by this library's di_poll_chunk)");
-  di_parse_chunk c{};
-  c.struct_size = sizeof(c);
-  c.text = chunk->text;
-  c.text_len = chunk->text_len;
-  c.token_ids = chunk->token_ids;
-  c.num_token_ids = chunk->num_tokens;
-  c.finish_reason = chunk->finish_reason;
+  if (chunk->text == nullptr && chunk->text_len != 0)
+    return fail(err, DI_E_INVALID_ARG, "chunk.text: NULL with a non-zero text_len");
+  if (chunk->token_ids == nullptr && chunk->num_tokens != 0)
+    return fail(err, DI_E_INVALID_ARG, "chunk.token_ids: NULL with a non-zero num_tokens");
+  if (parser->parser.done()) return DI_END_OF_STREAM;
+  di::recipe::OutputChunk c;
+  c.text = std::string_view(chunk->text ? chunk->text : "", chunk->text_len);
+  if (chunk->num_tokens != 0) c.token_ids = {chunk->token_ids, chunk->num_tokens};
+  c.finish = to_finish(chunk->finish_reason);
   c.prompt_tokens = chunk->prompt_tokens;
   c.cached_prompt_tokens = chunk->cached_prompt_tokens;
   c.completion_tokens = chunk->completion_tokens;
-  c.error_message = chunk->error_message;
-  c.error_message_len = chunk->error_message ? chunk->error_message_len : 0;
-  return di_parse_push(parser, &c, on_event, user_data, err);
+  if (chunk->error_message) c.error_message = std::string_view(chunk->error_message, chunk->error_message_len);
+  // The engine's log-probabilities, which only an engine chunk carries (Chat Completions
+  // `logprobs`).
+  if (chunk->logprobs != nullptr && chunk->num_tokens != 0) {
+    c.logprobs = {chunk->logprobs, chunk->num_tokens};
+    if (chunk->num_top_logprobs > 0 && chunk->top_logprob_ids != nullptr && chunk->top_logprobs != nullptr) {
+      c.num_top_logprobs = chunk->num_top_logprobs;
+      c.top_logprob_ids = {chunk->top_logprob_ids, chunk->num_tokens * chunk->num_top_logprobs};
+      c.top_logprobs = {chunk->top_logprobs, chunk->num_tokens * chunk->num_top_logprobs};
+    }
+  }
+  return push_output(parser, c, on_event, user_data);
   DI_API_END(err)
 }
 

@@ -10,6 +10,7 @@
 #include "capi/src/options.h"
 #include "capi/src/prepared_handle.h"
 #include "capi/src/recipe_options.h"
+#include "recipe/protocol/model_aliases.h"
 #include "recipe/tokenizer/tokenizer_cache.h"
 
 namespace di::capi {
@@ -93,7 +94,12 @@ DI_API di_status di_recipe_create(const char* tokenizer_path, size_t path_len,
   if (tokenizer_path == nullptr && path_len > 0)
     return di::capi::fail(err, DI_E_INVALID_ARG, "tokenizer_path: NULL with a non-zero length");
   auto r = std::make_unique<di_recipe>();
-  if (auto st = di::capi::read_recipe_config(options, r->config); !st.is_ok())
+  // A recipe made on a model directory serves it under the folder's name by default, the name
+  // `deepinfer serve` gives it; without one, "deepseek-v4".
+  const std::string default_model =
+      path_len > 0 ? di::recipe::ModelAliases::name_for_model_path(std::string(tokenizer_path, path_len))
+                   : std::string("deepseek-v4");
+  if (auto st = di::capi::read_recipe_config(options, r->config, default_model); !st.is_ok())
     return di::capi::fail(err, st);
   if (path_len > 0) {
     auto tok = di::recipe::load_shared_tokenizer(std::string(tokenizer_path, path_len));

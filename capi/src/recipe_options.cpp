@@ -83,15 +83,19 @@ Status read_image_options(const Reader& r, recipe::ImageOptions& o) {
 
 }  // namespace
 
-Status read_recipe_config(const di_options* options, recipe::RecipeConfig& c) {
-  if (options == nullptr) return Status::ok();
+Status read_recipe_config(const di_options* options, recipe::RecipeConfig& c,
+                          const std::string& default_model) {
+  if (options == nullptr) {
+    c.models = recipe::ModelAliases(default_model);
+    return Status::ok();
+  }
   const Reader r(options);
   if (auto e = r.str("recipe_encoding")) {
     auto enc = recipe::parse_encoding(*e);
     if (!enc.is_ok()) return Status::invalid_argument("recipe_encoding: " + enc.status().message());
     c.encoding = *enc;
   }
-  std::string model = r.str("recipe_model").value_or("deepseek-v4");
+  std::string model = r.str("recipe_model").value_or(default_model);
   json aliases;
   if (const auto* v = r.find("recipe_model_aliases")) aliases = std::get<json>(v->v);
   DI_ASSIGN_OR_RETURN(c.models, recipe::ModelAliases::from_json(model, aliases));

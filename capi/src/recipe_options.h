@@ -10,6 +10,8 @@ namespace di::capi {
 
 // Fills `config` from the recipe_* keys of `options` (NULL: defaults). kInvalidArgument names
 // the key (and the element of a list) with a bad value.
-Status read_recipe_config(const di_options* options, recipe::RecipeConfig& config);
+// `default_model`: the served name when recipe_model is not set.
+Status read_recipe_config(const di_options* options, recipe::RecipeConfig& config,
+                          const std::string& default_model = "deepseek-v4");
 
 }  // namespace di::capi

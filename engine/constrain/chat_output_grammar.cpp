@@ -102,7 +102,8 @@ class ChatGrammarBuilder {
     return *rules_.back();
   }
 
-  // invoke ("\n" invoke)* "\n" "</DSML{B}>": what follows the block opener.
+  // invoke ("\n" invoke)* "\n" "</DSML{B}>" (one invoke when not parallel): what follows the
+  // block opener.
   Result<ExprPtr> invokes_and_close() {
     if (!spec_.contains("tools") || !spec_["tools"].is_array() || spec_["tools"].empty())
       return bad("tools", "tool calls need at least one tool");
@@ -126,6 +127,8 @@ class ChatGrammarBuilder {
     }
     const uint32_t invoke = b_.declare("invoke");
     b_.define(invoke, alt(std::move(invokes)));
+    // parallel false (the request's parallel_tool_calls): the block holds exactly one call.
+    if (!spec_.value("parallel", true)) return seq({rule_ref(invoke), literal("\n"), close_(markup("block"))});
     return seq({rule_ref(invoke), star(seq({literal("\n"), rule_ref(invoke)})), literal("\n"), close_(markup("block"))});
   }
 

@@ -24,6 +24,7 @@ namespace di::engine::constrain {
 //               {"type": "json_schema", "schema": {...}, "strict": bool},
 //    "tool_calls": "none" | "auto" | "required",  required: the prompt already opened the block
 //    "tools": [{"name": str, "parameters": schema, "strict": bool}],
+//    "parallel": bool,                        default true; false: the block holds one call
 //    "markup": {"block": str, "invoke": str, "parameter": str}}   e.g. " calls", " invoke", ...
 // A strict tool's parameters must be an object schema; each property becomes one DSML
 // parameter in `properties` order (required ones mandatory), written string="true" with the raw

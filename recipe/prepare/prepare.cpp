@@ -144,6 +144,7 @@ Result<Prepared> prepare(const RecipeConfig& config, const PromptTokenizer& toke
   po.thinking = conv.thinking;
   po.parse_tool_calls = conv.tool_choice != ToolChoiceMode::kNone && !conv.tools.empty();
   po.prompt_opened_tool_calls = cp.opened_tool_calls;
+  po.parallel_tool_calls = req.options.parallel_tool_calls;
   if (po.parse_tool_calls) {
     for (const auto& t : conv.tools) {
       ToolSpec spec;

@@ -32,6 +32,9 @@ class EventGenerator {
   // The stream's opening events; `usage` holds the prompt counts known so far.
   virtual void start(const Usage& usage, std::vector<SseEvent>* out) = 0;
   virtual void on_event(const ParsedEvent& e, std::vector<SseEvent>* out) = 0;
+  // The log-probabilities of the tokens pushed next (OpenAI token entries). Only Chat
+  // Completions has a place for them; the others ignore them.
+  virtual void on_logprobs(nlohmann::json /*entries*/) {}
   // The closing events; nothing follows.
   virtual void finish(const FinishInfo& info, std::vector<SseEvent>* out) = 0;
   // A failure in mid-stream: the API's error event(s); nothing follows.

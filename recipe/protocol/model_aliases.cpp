@@ -2,6 +2,8 @@
 // name: here a deployment says which names it answers to).
 #include "recipe/protocol/model_aliases.h"
 
+#include <filesystem>
+
 namespace di::recipe {
 
 ModelAliases::ModelAliases(std::string served_model, std::map<std::string, std::string> aliases)
@@ -12,8 +14,18 @@ ModelAliases::ModelAliases(std::string served_model, std::map<std::string, std::
 
 std::map<std::string, std::string> ModelAliases::default_aliases() {
   // Names clients of DeepSeek's hosted API send; "" = the served model.
-  return {{"deepseek-chat", ""},      {"deepseek-reasoner", ""},  {"deepseek-v3.2", ""},
+  return {{"deepseek-v4", ""},
+          {"deepseek-chat", ""},      {"deepseek-reasoner", ""},  {"deepseek-v3.2", ""},
           {"deepseek-v4-flash", ""},  {"deepseek-v4-pro", ""},    {"deepseek-v4.1-flash", ""}};
+}
+
+std::string ModelAliases::name_for_model_path(const std::string& path) {
+  std::filesystem::path p = std::filesystem::path(path).lexically_normal();
+  if (p.has_extension() && p.extension() == ".json") p = p.parent_path();  // .../tokenizer.json
+  std::string name = p.filename().string();
+  if (name.empty() || name == ".") name = p.parent_path().filename().string();  // "models/tiny-v4/"
+  if (name.empty() || name == "." || name == "..") name = "deepseek-v4";
+  return name;
 }
 
 Result<ModelAliases> ModelAliases::from_json(const std::string& served_model,

@@ -21,8 +21,12 @@ class ModelAliases {
   // {"alias": "served", ...} or ["alias", ...] (each resolving to the served model).
   static Result<ModelAliases> from_json(const std::string& served_model,
                                         const nlohmann::json& aliases);
-  // DeepSeek's public model names, all resolving to the served model.
+  // DeepSeek's public model names and "deepseek-v4" (the name a recipe without a model
+  // directory serves), all resolving to the served model.
   static std::map<std::string, std::string> default_aliases();
+  // The default served name of a model directory (or of the directory holding a tokenizer.json
+  // file): its folder's name, as `deepinfer serve` names the model it serves.
+  static std::string name_for_model_path(const std::string& path);
 
   // The served model for `requested`, or the protocol's 404 model_not_found as a Status.
   Result<std::string> resolve(Protocol protocol, const std::string& requested) const;

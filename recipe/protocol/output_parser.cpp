@@ -6,6 +6,8 @@
 #include <ctime>
 #include <random>
 
+#include "base/utf8.h"
+
 namespace di::recipe {
 namespace {
 
@@ -24,6 +26,7 @@ ParserOptions with_identity(ParserOptions o) {
 
 OutputParser::OutputParser(ParserOptions options, TokenDecoder decoder)
     : options_(with_identity(std::move(options))),
+      decoder_(decoder),
       stream_(options_, std::move(decoder)),
       generator_(make_event_generator(options_)) {}
 
@@ -55,6 +58,7 @@ void OutputParser::push(const OutputChunk& chunk, std::vector<SseEvent>* out) {
   if (!stream_.stopped()) {
     // Tokens after a stop sequence were not part of the answer and do not count.
     ids_seen_ += static_cast<int64_t>(chunk.token_ids.size());
+    if (!chunk.logprobs.empty()) forward_logprobs(chunk);
     if (chunk.token_ids.empty()) stream_.push_text(chunk.text, &parsed_);
     else stream_.push_tokens(chunk.token_ids, chunk.text, &parsed_);
     forward(out);
@@ -74,6 +78,28 @@ void OutputParser::push(const OutputChunk& chunk, std::vector<SseEvent>* out) {
            out);
       break;
   }
+}
+
+void OutputParser::forward_logprobs(const OutputChunk& chunk) {
+  auto entry = [&](int32_t id, float logprob) {
+    const std::string bytes = decoder_ ? decoder_(id).value_or("") : std::string();
+    nlohmann::json raw = nlohmann::json::array();
+    for (unsigned char b : bytes) raw.push_back(b);
+    // A token may hold part of a UTF-8 character: `token` is its text made valid, `bytes` exact.
+    return nlohmann::json{{"token", utf8_lossy(bytes)}, {"logprob", logprob}, {"bytes", std::move(raw)}};
+  };
+  nlohmann::json entries = nlohmann::json::array();
+  const size_t n = std::min(chunk.logprobs.size(), chunk.token_ids.size());
+  const uint32_t k = chunk.num_top_logprobs;
+  for (size_t i = 0; i < n; ++i) {
+    nlohmann::json e = entry(chunk.token_ids[i], chunk.logprobs[i]);
+    nlohmann::json top = nlohmann::json::array();
+    for (uint32_t j = 0; k > 0 && j < k && (i + 1) * k <= chunk.top_logprob_ids.size(); ++j)
+      top.push_back(entry(chunk.top_logprob_ids[i * k + j], chunk.top_logprobs[i * k + j]));
+    e["top_logprobs"] = std::move(top);
+    entries.push_back(std::move(e));
+  }
+  generator_->on_logprobs(std::move(entries));
 }
 
 void OutputParser::finish(std::vector<SseEvent>* out) {

@@ -27,6 +27,12 @@ struct OutputChunk {
   int64_t prompt_tokens = -1;         // including cached ones
   int64_t cached_prompt_tokens = -1;
   int64_t completion_tokens = -1;     // cumulative; unknown → the number of ids pushed
+  // The engine's log-probabilities of token_ids (empty when not requested) and, per token,
+  // num_top_logprobs alternatives (ids and log-probabilities, most likely first).
+  std::span<const float> logprobs;
+  uint32_t num_top_logprobs = 0;
+  std::span<const int32_t> top_logprob_ids;
+  std::span<const float> top_logprobs;
 };
 
 class OutputParser {
@@ -52,8 +58,12 @@ class OutputParser {
   void ensure_started(std::vector<SseEvent>* out);
   void forward(std::vector<SseEvent>* out);
   void end(EngineFinish engine, std::vector<SseEvent>* out);
+  // The chunk's log-probabilities as OpenAI's token entries ({token, logprob, bytes,
+  // top_logprobs}), handed to the generator.
+  void forward_logprobs(const OutputChunk& chunk);
 
   ParserOptions options_;
+  TokenDecoder decoder_;  // spells tokens for logprobs (may be empty: then "")
   StreamParser stream_;
   std::unique_ptr<EventGenerator> generator_;
   std::vector<ParsedEvent> parsed_;

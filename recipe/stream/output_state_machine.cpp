@@ -75,7 +75,10 @@ void OutputStateMachine::enter(Stage stage, bool leading) {
       if (tools) add(K::kNewlinesThen, dsml_open_, Marker::kDsmlOpen, Stage::kBlockOpen);
       if (at_start_) add(K::kLiteral, think_start_, Marker::kThinkStart, Stage::kReasoning);
       if (leading) add(K::kLeadingNewline, newline_, Marker::kLeadingNewline, Stage::kCommon);
-      add(K::kLiteral, think_end_, Marker::kStrayThinkEnd, Stage::kCommon);
+      // Before any reasoning closed, a `</think>` is the prompt's own (non-thinking prompts end
+      // with it) written again: dropped, as DeepSeek's parser does. Once reasoning has closed,
+      // the answer may quote the tag: then it is text.
+      if (!reasoning_closed_) add(K::kLiteral, think_end_, Marker::kStrayThinkEnd, Stage::kCommon);
       break;
     case Stage::kReasoning:
       if (tools) add(K::kNewlinesThen, dsml_open_, Marker::kDsmlOpen, Stage::kBlockOpen);
@@ -170,6 +173,7 @@ void OutputStateMachine::feed_byte(uint8_t c, Sink& sink) {
     pending_.clear();
     sink.on_marker(hit.marker, from, matched, hit.stop_index);
     if (hit.marker == Marker::kDsmlOpen) block_return_ = from;
+    if (hit.marker == Marker::kThinkEnd) reasoning_closed_ = true;
     // Leading-newline rules: reasoning and answer text drop newlines right after their start.
     const bool leading = hit.marker == Marker::kLeadingNewline || hit.marker == Marker::kThinkEnd ||
                          hit.marker == Marker::kThinkStart;

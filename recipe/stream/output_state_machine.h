@@ -32,7 +32,7 @@ enum class Stage {
 enum class Marker {
   kThinkStart,       // `<think>` at the very start of the output
   kThinkEnd,         // newlines + `</think>` closing reasoning
-  kStrayThinkEnd,    // `</think>` in answer text: dropped
+  kStrayThinkEnd,    // `</think>` in answer text before any reasoning closed: dropped
   kLeadingNewline,   // a newline at the start of reasoning or answer: dropped
   kStop,             // a stop sequence (stop_index says which)
   kDsmlOpen,         // newlines + `<｜DSML｜`
@@ -118,6 +118,7 @@ class OutputStateMachine {
   Stage stage_ = Stage::kCommon;
   Stage block_return_ = Stage::kCommon;  // where a failed `<｜DSML｜` goes back to
   bool at_start_ = true;                 // nothing but leading newlines seen yet
+  bool reasoning_closed_ = false;        // `</think>` ended the reasoning
   std::vector<Branch> branches_;
   std::string pending_;                  // bytes not yet reported
 };

@@ -27,6 +27,8 @@ struct ParsedEvent {
     kToolCallStart,  // index, text: the tool's name
     kToolArguments,  // index, text: a piece of the arguments' JSON text
     kToolCallEnd,    // index, text: the complete arguments JSON
+    kToolCallCut,    // index, text: the arguments so far; the token limit cut the call, so it
+                     // is no call (the API reports the length finish instead)
   };
   Kind kind = Kind::kContent;
   int32_t index = 0;  // tool call index, 0-based in output order

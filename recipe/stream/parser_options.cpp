@@ -78,7 +78,7 @@ Result<ParserOptions> parser_options_from_json(const json& j) {
     return Status::invalid_argument("parser options: expected a JSON object, got " + type_name(j));
   static const std::set<std::string> kKeys = {
       "protocol", "encoding", "prompt_opened_thinking", "thinking", "parse_tool_calls",
-      "prompt_opened_tool_calls", "tools", "json_object", "stop", "stream", "include_usage",
+      "prompt_opened_tool_calls", "parallel_tool_calls", "tools", "json_object", "stop", "stream", "include_usage",
       "model", "request_id", "created", "system_fingerprint", "control_tokens"};
   for (const auto& [key, _] : j.items())
     if (!kKeys.count(key)) return Status::invalid_argument(key + ": unknown parser option");
@@ -106,6 +106,7 @@ Result<ParserOptions> parser_options_from_json(const json& j) {
   o.parse_tool_calls = !o.tools.empty();
   DI_RETURN_IF_ERROR(read_bool(j, "parse_tool_calls", &o.parse_tool_calls));
   DI_RETURN_IF_ERROR(read_bool(j, "prompt_opened_tool_calls", &o.prompt_opened_tool_calls));
+  DI_RETURN_IF_ERROR(read_bool(j, "parallel_tool_calls", &o.parallel_tool_calls));
   DI_RETURN_IF_ERROR(read_bool(j, "json_object", &o.json_object));
   if (auto it = j.find("stop"); it != j.end() && !it->is_null()) {
     if (it->is_string()) {
@@ -157,6 +158,7 @@ json parser_options_to_json(const ParserOptions& o) {
       {"thinking", o.thinking},
       {"parse_tool_calls", o.parse_tool_calls},
       {"prompt_opened_tool_calls", o.prompt_opened_tool_calls},
+      {"parallel_tool_calls", o.parallel_tool_calls},
       {"tools", tools},
       {"json_object", o.json_object},
       {"stop", o.stop_sequences},

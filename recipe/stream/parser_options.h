@@ -55,6 +55,9 @@ struct ParserOptions {
   // inside the tool-call block.
   bool prompt_opened_tool_calls = false;
   std::vector<ToolSpec> tools;
+  // The request's parallel_tool_calls (Anthropic: !disable_parallel_tool_use). false: the
+  // engine's grammar admits one call, and Responses echoes it.
+  bool parallel_tool_calls = true;
 
   // response_format json_object: only the JSON span is content.
   bool json_object = false;
@@ -80,7 +83,7 @@ struct ParserOptions {
 // JSON form, the one di_parser_create_from_json takes:
 // {"protocol":"chat"|"responses"|"messages", "encoding":"dsv4"|"dsv41",
 //  "prompt_opened_thinking":bool, "thinking":bool, "parse_tool_calls":bool,
-//  "prompt_opened_tool_calls":bool,
+//  "prompt_opened_tool_calls":bool, "parallel_tool_calls":bool,
 //  "tools":[{"name":..., "parameters":{...}, "strict":bool, "type":"function"|"custom"}],
 //  "json_object":bool, "stop":[...], "stream":bool, "include_usage":bool, "model":...,
 //  "request_id":..., "created":int, "system_fingerprint":...,

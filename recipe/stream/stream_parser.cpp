@@ -266,6 +266,19 @@ void StreamParser::close_call(std::vector<ParsedEvent>* out) {
   call_name_.clear();
 }
 
+void StreamParser::cut_call(std::vector<ParsedEvent>* out) {
+  if (call_started_) {
+    ParsedEvent e;
+    e.kind = ParsedEvent::Kind::kToolCallCut;
+    e.index = num_tool_calls_;
+    e.text = call_args_;
+    out->push_back(std::move(e));
+  }
+  call_open_ = call_started_ = false;
+  call_args_.clear();
+  call_name_.clear();
+}
+
 void StreamParser::on_marker(Marker marker, Stage from, std::string_view bytes, size_t /*stop_index*/,
                              std::vector<ParsedEvent>* out) {
   to_space_run_ = false;
@@ -349,8 +362,13 @@ FinishInfo StreamParser::finish(EngineFinish engine, std::vector<ParsedEvent>* o
     flush_carry(out);
     Sink sink(this, out);
     if (!stopped_) machine_->flush(sink);
-    // An unterminated call still closes as a JSON object (the finish reason tells it was cut).
-    if (call_open_) {
+    // A call cut by the token limit is not a call: the client learns it was started (the
+    // stream already said so) and then that it was cut, never a call the model did not finish.
+    if (call_open_ && engine == EngineFinish::kLength) {
+      cut_call(out);
+    } else if (call_open_) {
+      // Any other end inside a call (the model's own end of turn, a cancel) still closes it as
+      // a JSON object: malformed markup degrades instead of losing what was written.
       switch (machine_->stage()) {
         case Stage::kToolName:
           on_marker(Marker::kNameEnd, Stage::kToolName, {}, 0, out);

@@ -77,6 +77,8 @@ class StreamParser {
   void emit_args(std::string piece, std::vector<ParsedEvent>* out);
   void close_value(std::vector<ParsedEvent>* out);
   void close_call(std::vector<ParsedEvent>* out);
+  // Ends an open call that the token limit cut: kToolCallCut instead of kToolCallEnd.
+  void cut_call(std::vector<ParsedEvent>* out);
 
   ParserOptions options_;
   TokenDecoder decoder_;

@@ -226,3 +226,106 @@ TEST_F(TinyModel, ChatRunsTurnsThroughTheRecipe) {
 }
 
 }  // namespace
+
+namespace {
+
+// llama-cli / llama-server habits: --version, one default per chat flag, `--batch-file -`,
+// --device / --gpu-memory-utilization, and chat's /reset, /exit and Ctrl-C.
+TEST_F(TinyModel, VersionAndOneStatedDefault) {
+  std::string out;
+  ASSERT_EQ(run(cli() + " --version", out), 0);
+  EXPECT_EQ(out.rfind("deepinfer ", 0), 0u) << out;
+  std::string info;
+  ASSERT_EQ(run(cli() + " info", info), 0);
+  const json j = json::parse(info);
+  EXPECT_NE(out.find(j["version"].get<std::string>()), std::string::npos) << out << info;
+  ASSERT_EQ(run(cli() + " chat --help", out), 0);
+  // chat's own defaults, stated once; the shared flag list states none of its own.
+  EXPECT_NE(out.find("Defaults: --max-tokens 64 --temperature 0."), std::string::npos) << out;
+  EXPECT_EQ(out.find("default 16"), std::string::npos) << out;
+  EXPECT_EQ(out.find("(default 0"), std::string::npos) << out;
+}
+
+TEST_F(TinyModel, BatchFileDashReadsStandardInput) {
+  const fs::path f = fs::path(*dir_ + "-batch.jsonl");
+  std::ofstream(f) << "{\"prompt\": \"Hello\", \"max_tokens\": 4}\n{\"prompt_ids\": [5, 6], \"max_tokens\": 3}\n";
+  std::string from_file, from_stdin;
+  ASSERT_EQ(run(cli() + " generate --model " + *dir_ + " --batch-file " + f.string(), from_file), 0);
+  ASSERT_EQ(run("cat " + f.string() + " | " + cli() + " generate --model " + *dir_ + " --batch-file -", from_stdin), 0);
+  EXPECT_EQ(from_stdin, from_file);
+  EXPECT_FALSE(from_file.empty());
+  fs::remove(f);
+}
+
+TEST_F(TinyModel, DeviceFlags) {
+  std::string out, plain;
+  ASSERT_EQ(run(cli() + " generate --model " + *dir_ + " --prompt Hi --max-tokens 3", plain), 0);
+  ASSERT_EQ(run(cli() + " generate --model " + *dir_ + " --prompt Hi --max-tokens 3 --device cpu --gpu-memory-utilization 0.5", out), 0);
+  EXPECT_EQ(out, plain);
+  EXPECT_EQ(run_with_stderr(cli() + " generate --model " + *dir_ + " --prompt Hi --device gpu", out), 2);
+  EXPECT_NE(out.find("--device: expected cpu, cuda or auto, got 'gpu'"), std::string::npos) << out;
+  EXPECT_EQ(run_with_stderr(cli() + " generate --model " + *dir_ + " --prompt Hi --gpu-memory-utilization 7", out), 2);
+  EXPECT_NE(out.find("gpu_memory_utilization"), std::string::npos) << out;
+}
+
+TEST_F(TinyModel, ChatResetStartsAgainAndExitStops) {
+  std::string once, session;
+  ASSERT_EQ(run(cli() + " chat --model " + *dir_ + " --message hello --max-tokens 5", once), 0);
+  ASSERT_EQ(run("printf 'hello\\n/reset\\nhello\\n/exit\\nnever sent\\n' | " + cli() + " chat --model " + *dir_ +
+                    " --max-tokens 5", session), 0);
+  // After /reset the same line gets the first turn's answer; nothing after /exit runs.
+  EXPECT_EQ(session, once + once);
+}
+
+TEST_F(TinyModel, CtrlCStopsTheAnswerAndKeepsTheSession) {
+  // A long answer is interrupted once it has started writing; the session then reads /exit and
+  // ends normally (exit 0), where a killed chat would end by the signal.
+  const std::string out = *dir_ + "-chat.out", err = *dir_ + "-chat.err";
+  const std::string script = *dir_ + "-chat.sh";
+  std::ofstream(script) << "{ printf 'hello\\n'; sleep 2; printf '/exit\\n'; } | " << cli() << " chat --model "
+                        << *dir_ << " --max-tokens 16000 --ignore-eos >" << out << " 2>" << err << " &\n"
+                        << "pid=$!; i=0\n"
+                        << "while [ ! -s " << out << " ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\n"
+                        << "kill -INT $pid; wait $pid; echo $?\n";
+  std::string rc;
+  ASSERT_EQ(run_shell("bash " + script, rc), 0);
+  EXPECT_EQ(rc, "0\n");
+  EXPECT_NE(slurp(err).find("[interrupted]"), std::string::npos) << slurp(err);
+  EXPECT_FALSE(slurp(out).empty());
+  fs::remove(out);
+  fs::remove(err);
+  fs::remove(script);
+}
+
+}  // namespace
+
+namespace {
+
+// `info --model`: the family from config.json, the parameter count the checkpoint's bytes imply
+// (its tensors' bytes after the header: F32 4 bytes each, the I64 hash table 8), and the engine's
+// plan for the flags given.
+TEST_F(TinyModel, InfoDescribesAModelDirectory) {
+  std::string out;
+  ASSERT_EQ(run(cli() + " info --model " + *dir_ + " --max-num-seqs 4 --kv-cache-bytes 8388608 --device cpu", out), 0) << out;
+  const json j = json::parse(out);
+  std::ifstream cfg(fs::path(*dir_) / "config.json");
+  EXPECT_EQ(j["model"]["family"], json::parse(cfg)["model_type"]);
+  const fs::path st = fs::path(*dir_) / "model.safetensors";
+  std::ifstream f(st, std::ios::binary);
+  uint64_t header = 0;
+  f.read(reinterpret_cast<char*>(&header), 8);
+  const int64_t data_bytes = static_cast<int64_t>(fs::file_size(st) - 8 - header);
+  const json& dt = j["model"]["dtypes"];
+  EXPECT_EQ(dt.value("F32", int64_t{0}) * 4 + dt.value("I64", int64_t{0}) * 8, data_bytes) << dt;
+  EXPECT_EQ(dt.value("F32", int64_t{0}) + dt.value("I64", int64_t{0}), j["model"]["parameters"].get<int64_t>());
+  EXPECT_EQ(j["engine"]["device"], "cpu");
+  EXPECT_EQ(j["engine"]["limits"]["kv_cache_bytes"], 8388608) << out;
+  EXPECT_EQ(j["engine"]["limits"]["max_num_seqs"], 4) << out;
+  std::string plain;
+  ASSERT_EQ(run(cli() + " info", plain), 0);
+  EXPECT_EQ(j["build"], json::parse(plain));
+  EXPECT_EQ(run_with_stderr(cli() + " info --model /nonexistent", out), 1);
+  EXPECT_NE(out.find("/nonexistent"), std::string::npos) << out;
+}
+
+}  // namespace

@@ -80,6 +80,32 @@ TEST(ChatOutputGrammar, StrictToolCallsRenderedByTheRecipeAreAcceptedInEveryTagS
   }
 }
 
+TEST(ChatOutputGrammar, NotParallelAdmitsExactlyOneCall) {
+  for (bool strict : {true, false}) {
+    for (const std::string mode : {"auto", "required"}) {
+      const recipe::DsmlTags tags = recipe::dsml_tags_v4(true);
+      ojson spec = spec_for(tags, false, mode, strict);
+      spec["parallel"] = false;
+      auto g = compile(spec);
+      ASSERT_TRUE(g);
+      const std::string one = rendered_calls(tags, ojson::array({call("ping", ojson::object())}));
+      const std::string two = rendered_calls(tags, ojson::array({call("ping", ojson::object()),
+                                                                  call("get_weather", {{"location", "x"}})}));
+      // With the block opened by the prompt (required) the output starts after its opener.
+      const std::string opener = "<" + std::string(recipe::tokens::kDsml) + tags.block + ">\n";
+      auto body = [&](const std::string& block) {
+        return as_control_tokens(mode == "required" ? block.substr(block.find(opener) + opener.size()) : block);
+      };
+      EXPECT_TRUE(full_match(g, body(one))) << mode << " strict=" << strict;
+      EXPECT_FALSE(full_match(g, body(two))) << mode << " strict=" << strict;
+      spec["parallel"] = true;
+      auto parallel = compile(spec);
+      ASSERT_TRUE(parallel);
+      EXPECT_TRUE(full_match(parallel, body(two))) << mode << " strict=" << strict;
+    }
+  }
+}
+
 TEST(ChatOutputGrammar, ArgumentsThatBreakAStrictSchemaAreRejected) {
   const recipe::DsmlTags tags = recipe::dsml_tags_v4(true);
   auto g = compile(spec_for(tags, false, "auto", true));

@@ -27,6 +27,7 @@ struct Folded {
   std::vector<std::pair<std::string, std::string>> calls;  // name, arguments text
   std::string finish, stop_sequence;
   std::vector<std::string> content_after_push;
+  int cut_calls = 0;  // calls the token limit cut (not in `calls`)
   bool operator==(const Folded& o) const {
     return reasoning == o.reasoning && content == o.content && calls == o.calls &&
            finish == o.finish && stop_sequence == o.stop_sequence;
@@ -79,6 +80,12 @@ inline void fold(const std::vector<ParsedEvent>& events, Folded* f) {
       case ParsedEvent::Kind::kToolCallEnd:
         if (f->calls.at(e.index).second != e.text)
           throw std::runtime_error("end arguments differ from the deltas");
+        break;
+      case ParsedEvent::Kind::kToolCallCut:  // what the client ends up with: no call
+        if (e.index + 1 != static_cast<int32_t>(f->calls.size()) || f->calls.back().second != e.text)
+          throw std::runtime_error("a cut call that is not the last one, or its deltas differ");
+        f->calls.pop_back();
+        ++f->cut_calls;
         break;
     }
   }

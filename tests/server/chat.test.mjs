@@ -164,3 +164,31 @@ test('n > 1 on the Responses and Messages APIs is a 400 naming n', async () => {
   await assert.rejects(client.responses.create({ model: MODEL, input: 'hi', max_output_tokens: 4, n: 2 }),
     (e) => e instanceof OpenAI.BadRequestError && e.status === 400 && /^n: /.test(e.error?.message ?? e.message));
 });
+
+test('logprobs and top_logprobs: one entry per generated token, streamed = non-streamed', async () => {
+  const ask = (extra) => client.chat.completions.create({
+    model: MODEL, messages, max_tokens: 6, temperature: 0, logprobs: true, top_logprobs: 3, ...extra,
+  });
+  const full = await ask({});
+  const lp = full.choices[0].logprobs;
+  assert.ok(lp && Array.isArray(lp.content), JSON.stringify(full.choices[0]));
+  assert.equal(lp.content.length, full.usage.completion_tokens);
+  for (const e of lp.content) {
+    assert.equal(typeof e.token, 'string');
+    assert.ok(e.logprob <= 0);
+    assert.ok(Array.isArray(e.bytes));
+    assert.equal(e.top_logprobs.length, 3);
+    // Greedy: the sampled token is the most likely one.
+    assert.deepEqual(e.top_logprobs[0].bytes, e.bytes);
+    assert.ok(Math.abs(e.top_logprobs[0].logprob - e.logprob) < 1e-5);
+    for (let i = 1; i < 3; i++) assert.ok(e.top_logprobs[i].logprob <= e.top_logprobs[i - 1].logprob);
+  }
+  const stream = await ask({ stream: true });
+  const streamed = [];
+  for await (const chunk of stream) {
+    for (const c of chunk.choices) streamed.push(...(c.logprobs?.content ?? []));
+  }
+  assert.deepEqual(streamed, lp.content);
+  const none = await client.chat.completions.create({ model: MODEL, messages, max_tokens: 2, temperature: 0 });
+  assert.equal(none.choices[0].logprobs, null);
+});

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,9 @@ void usage() {
       "  request per line: {\"prompt\": \"...\"} or {\"prompt_ids\": [...]}, plus any sampling keys\n"
       "  (\"max_tokens\", \"temperature\", \"stop\", ...); all lines run together and results print\n"
       "  in input order, one JSON object per line. --stream prints text as it is generated.\n"
-      "  Without --json the output is the text (ids when the model has no tokenizer).\n%s",
+      "  --batch-file - reads the lines from standard input.\n"
+      "  Without --json the output is the text (ids when the model has no tokenizer).\n"
+      "  Defaults: --max-tokens 16 --temperature 0.\n%s",
       default_tiny_model_dir().c_str(), kCommonFlagsHelp);
 }
 
@@ -101,7 +104,9 @@ int cmd_generate(int argc, char** argv) {
   // The batch file is read before the model loads, so a malformed line fails fast.
   std::vector<std::pair<json, json>> batch;  // (prompt or prompt_ids, sampling)
   if (!batch_file.empty()) {
-    std::ifstream in(batch_file);
+    std::ifstream file;
+    if (batch_file != "-") file.open(batch_file);
+    std::istream& in = batch_file == "-" ? std::cin : file;
     if (!in) {
       std::fprintf(stderr, "deepinfer generate: --batch-file: cannot open '%s'\n", batch_file.c_str());
       return 2;

@@ -59,7 +59,8 @@ void usage() {
       "            --no-remote-images refuses URLs (data URLs and base64 only).\n"
       "  engine:   --threads N --max-model-len N --max-num-seqs N --max-num-batched-tokens N\n"
       "            --kv-cache-bytes N --block-size N --deterministic --no-prefix-caching\n"
-      "            --constraint-max-compile-work N (structured-output compile budget; 0 = none)\n",
+      "            --constraint-max-compile-work N (structured-output compile budget; 0 = none)\n"
+      "            --device cpu|cuda|auto (default auto) --gpu-memory-utilization F (default 0.9)\n",
       default_tiny_model_dir().c_str());
 }
 

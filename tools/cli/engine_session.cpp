@@ -107,14 +107,22 @@ Result<di_request*> EngineSession::submit(const std::vector<int32_t>& ids, const
 }
 
 Result<RequestResult> EngineSession::collect(di_request* request, int n,
-                                             const ChunkFn& on_chunk) {
+                                             const ChunkFn& on_chunk,
+                                             const volatile std::sig_atomic_t* interrupted) {
   RequestResult out;
   out.choices.resize(static_cast<size_t>(n));
+  bool cancelled = false;
   for (;;) {
     di_chunk c;
     c.struct_size = sizeof c;
     ErrorGuard g;
-    const di_status st = di_poll_chunk(request, -1, &c, &g.err);
+    if (interrupted && *interrupted && !cancelled) {
+      di_cancel(request, nullptr);  // the rest comes as the completions' "cancelled" chunks
+      cancelled = true;
+    }
+    // With an interrupt flag, wait in slices so that a set flag is seen within one.
+    const di_status st = di_poll_chunk(request, interrupted ? 100 : -1, &c, &g.err);
+    if (st == DI_TIMEOUT) continue;
     if (st == DI_END_OF_STREAM) break;
     if (st != DI_OK) return g.status(st);
     CompletionResult& r = out.choices.at(c.index);
@@ -133,22 +141,25 @@ Result<RequestResult> EngineSession::collect(di_request* request, int n,
 }
 
 Result<RequestResult> EngineSession::run(const std::vector<int32_t>& ids, const nlohmann::json& sampling,
-                                         const ChunkFn& on_chunk) {
+                                         const ChunkFn& on_chunk,
+                                         const volatile std::sig_atomic_t* interrupted) {
   DI_ASSIGN_OR_RETURN(di_request* r, submit(ids, sampling));
   const int n = sampling.contains("n") ? sampling["n"].get<int>() : 1;
-  auto res = collect(r, n, on_chunk);
+  auto res = collect(r, n, on_chunk, interrupted);
   di_request_destroy(r);
   return res;
 }
 
 const char* const kCommonFlagsHelp =
-    "  sampling: --max-tokens N (default 16) --temperature T (default 0: greedy) --top-p P\n"
+    "  sampling: --max-tokens N --temperature T (0: greedy) --top-p P\n"
     "            --top-k K --min-p P --seed S --n N --min-tokens N --repetition-penalty R\n"
     "            --presence-penalty P --frequency-penalty F --stop STR (repeatable)\n"
     "            --stop-token-ids 1,2 --ignore-eos --logprobs --top-logprobs N\n"
     "  engine:   --threads N --max-model-len N --max-num-seqs N --max-num-batched-tokens N\n"
     "            --kv-cache-bytes N --block-size N --deterministic --no-prefix-caching\n"
-    "            --constraint-max-compile-work N (structured-output compile budget; 0 = none)\n";
+    "            --constraint-max-compile-work N (structured-output compile budget; 0 = none)\n"
+    "            --device cpu|cuda|auto (default auto: cuda when a GPU and a CUDA path exist)\n"
+    "            --gpu-memory-utilization F (fraction of GPU memory, default 0.9)\n";
 
 bool parse_common_switch(const std::string& flag, nlohmann::json& sampling, nlohmann::json& engine_opts) {
   if (flag == "--ignore-eos") sampling["ignore_eos"] = 1;
@@ -181,7 +192,15 @@ bool parse_common_flag(const std::string& flag, const std::string& value, nlohma
       {"--max-num-batched-tokens", "max_num_batched_tokens", false, true},
       {"--kv-cache-bytes", "kv_cache_bytes", false, true}, {"--block-size", "block_size", false, true},
       {"--constraint-max-compile-work", "constraint_max_compile_work", false, true},
+      {"--gpu-memory-utilization", "gpu_memory_utilization", true, true},
   };
+  if (flag == "--device") {
+    if (value != "cpu" && value != "cuda" && value != "auto")
+      return *error = "--device: expected cpu, cuda or auto, got '" + value + "'", false;
+    engine_opts["device"] = value;
+    *consumed = true;
+    return true;
+  }
   *consumed = true;
   for (const Map& m : kMaps) {
     if (flag != m.flag) continue;

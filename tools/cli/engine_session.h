@@ -3,6 +3,8 @@
 // one request to its end while streaming its chunks.
 #pragma once
 
+#include <csignal>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -64,11 +66,15 @@ class EngineSession {
   // Submits `ids` with sampling options (JSON) and waits for the end; `on_chunk` (may be empty)
   // sees each chunk as it streams.
   Result<RequestResult> run(const std::vector<int32_t>& ids, const nlohmann::json& sampling,
-                            const ChunkFn& on_chunk = {});
+                            const ChunkFn& on_chunk = {},
+                            const volatile std::sig_atomic_t* interrupted = nullptr);
   // Submits without waiting; Result holds the request (caller destroys it) for collect().
   Result<di_request*> submit(const std::vector<int32_t>& ids, const nlohmann::json& sampling);
+  // `interrupted` (may be NULL) is read while waiting: once it is non-zero the request is
+  // cancelled (what Ctrl-C does in `chat`), and its completions end "cancelled".
   static Result<RequestResult> collect(di_request* request, int n,
-                                       const ChunkFn& on_chunk = {});
+                                       const ChunkFn& on_chunk = {},
+                                       const volatile std::sig_atomic_t* interrupted = nullptr);
 
  private:
   di_engine* engine_ = nullptr;

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <exception>
 
+#include "deepinfer.h"
 #include "tools/cli/commands.h"
 
 namespace di::cli {
@@ -26,7 +27,7 @@ constexpr Command kCommands[] = {
 int usage(FILE* out) {
   std::fprintf(out, "usage: deepinfer <command> [options]\n\ncommands:\n");
   for (const Command& c : kCommands) std::fprintf(out, "  %-12s %s\n", c.name, c.summary);
-  std::fprintf(out, "\n`deepinfer <command> --help` describes a command.\n");
+  std::fprintf(out, "\n`deepinfer <command> --help` describes a command; `deepinfer --version` prints the version.\n");
   return out == stdout ? 0 : 2;
 }
 
@@ -39,6 +40,10 @@ int main(int argc, char** argv) {
   if (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
       !std::strcmp(argv[1], "help"))
     return usage(stdout);
+  if (!std::strcmp(argv[1], "--version") || !std::strcmp(argv[1], "-V")) {
+    std::printf("deepinfer %s\n", di_version_string());  // the library's, as `info` reports it
+    return 0;
+  }
   for (const Command& c : kCommands) {
     if (std::strcmp(argv[1], c.name) == 0) {
       try {

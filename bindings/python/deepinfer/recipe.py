@@ -62,7 +62,9 @@ class Prepared:
 
 
 class Recipe:
-    """``Recipe(tokenizer_path, recipe_encoding="dsv4", recipe_model="deepseek-v4", ...)``;
+    """``Recipe(tokenizer_path, recipe_encoding="dsv4", recipe_model=..., ...)``; recipe_model
+    defaults to the model folder's name (what ``deepinfer serve`` calls it), "deepseek-v4" with
+    no path;
     keyword arguments are the recipe keys of ``deepinfer.options_schema()``. An empty path loads
     no tokenizer (prepared requests then carry the prompt text only)."""
 

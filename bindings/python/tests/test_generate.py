@@ -72,7 +72,8 @@ def test_logprobs_are_consistent_with_greedy_choice(tiny_engine):
                                                             ignore_eos=True, logprobs=3))[0].outputs[0]
     assert len(o.logprobs) == len(o.token_ids) == 6
     assert len(o.top_logprobs) == 6
-    for tok, lp, top in zip(o.token_ids, o.logprobs, o.top_logprobs):
+    for tok, lps, top in zip(o.token_ids, o.logprobs, o.top_logprobs):
+        lp = lps[tok].logprob  # vLLM's dict[id, Logprob]
         assert len(top) == 3
         assert lp <= 0 and math.isfinite(lp)
         # greedy: the sampled token is the most likely one, with the same log-probability

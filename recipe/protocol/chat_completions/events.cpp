@@ -43,8 +43,22 @@ json ChatCompletionsEvents::chunk(json delta, json finish_reason) const {
   return c;
 }
 
-void ChatCompletionsEvents::emit(json data, std::vector<SseEvent>* out) const {
+void ChatCompletionsEvents::emit(json data, std::vector<SseEvent>* out) {
+  if (!pending_logprobs_.empty() && data.contains("choices") && !data["choices"].empty()) {
+    data["choices"][0]["logprobs"] = {{"content", std::move(pending_logprobs_)}};
+    pending_logprobs_ = json::array();
+  }
   push_event("", data, out);
+}
+
+void ChatCompletionsEvents::on_logprobs(json entries) {
+  // Every generated token is listed, reasoning and tool markup included: the engine's tokens
+  // are not split by what the parser makes of them.
+  has_logprobs_ = true;
+  for (json& e : entries) {
+    logprobs_.push_back(e);
+    pending_logprobs_.push_back(std::move(e));
+  }
 }
 
 void ChatCompletionsEvents::start(const Usage&, std::vector<SseEvent>* out) {
@@ -90,6 +104,11 @@ void ChatCompletionsEvents::on_event(const ParsedEvent& e, std::vector<SseEvent>
     }
     case ParsedEvent::Kind::kToolCallEnd:
       break;
+    case ParsedEvent::Kind::kToolCallCut:
+      // The streamed deltas already went out (OpenAI streams a cut call the same way, then
+      // finish_reason "length"); the message itself must not carry a call the model never made.
+      if (!tool_calls_.empty()) tool_calls_.erase(tool_calls_.size() - 1);
+      break;
   }
 }
 
@@ -122,7 +141,7 @@ json ChatCompletionsEvents::response() const {
                                      ? json(nullptr) : json(options_.system_fingerprint)},
           {"choices", json::array({{{"index", 0},
                                     {"message", std::move(message)},
-                                    {"logprobs", nullptr},
+                                    {"logprobs", has_logprobs_ ? json{{"content", logprobs_}} : json(nullptr)},
                                     {"finish_reason", finish_reason_}}})},
           {"usage", usage_}};
 }

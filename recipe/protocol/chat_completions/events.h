@@ -17,11 +17,13 @@ class ChatCompletionsEvents : public EventGenerator {
   void on_event(const ParsedEvent& e, std::vector<SseEvent>* out) override;
   void finish(const FinishInfo& info, std::vector<SseEvent>* out) override;
   void fail(const ApiError& error, std::vector<SseEvent>* out) override;
+  void on_logprobs(nlohmann::json entries) override;
   nlohmann::json response() const override;
 
  private:
   nlohmann::json chunk(nlohmann::json delta, nlohmann::json finish_reason = nullptr) const;
-  void emit(nlohmann::json data, std::vector<SseEvent>* out) const;
+  // Sends a chunk; the log-probabilities that came since the last one ride on it.
+  void emit(nlohmann::json data, std::vector<SseEvent>* out);
 
   std::string id_;
   std::string content_, reasoning_;
@@ -29,6 +31,9 @@ class ChatCompletionsEvents : public EventGenerator {
   nlohmann::json tool_calls_ = nlohmann::json::array();
   std::string finish_reason_ = "stop";
   nlohmann::json usage_;
+  nlohmann::json logprobs_ = nlohmann::json::array();  // every token's entry, for the body
+  nlohmann::json pending_logprobs_ = nlohmann::json::array();  // not streamed yet
+  bool has_logprobs_ = false;
 };
 
 // "stop", "length", "tool_calls", "content_filter".

@@ -56,7 +56,7 @@ void MessagesEvents::open_block(Block kind, json start, std::vector<SseEvent>* o
        {{"index", message_["content"].size()}, {"content_block", std::move(start)}}, out);
 }
 
-void MessagesEvents::close_block(std::vector<SseEvent>* out) {
+void MessagesEvents::close_block(std::vector<SseEvent>* out, bool keep) {
   if (active_ == Block::kNone) return;
   const size_t index = message_["content"].size();
   switch (active_) {
@@ -80,7 +80,7 @@ void MessagesEvents::close_block(std::vector<SseEvent>* out) {
       break;
   }
   push_typed_event("content_block_stop", {{"index", index}}, out);
-  message_["content"].push_back(block_);
+  if (keep) message_["content"].push_back(block_);  // a cut call is the last block: no index reuse
   active_ = Block::kNone;
 }
 
@@ -117,6 +117,11 @@ void MessagesEvents::on_event(const ParsedEvent& e, std::vector<SseEvent>* out) 
       break;
     case ParsedEvent::Kind::kToolCallEnd:
       close_block(out);
+      break;
+    case ParsedEvent::Kind::kToolCallCut:
+      // The stream already opened the tool_use block, so it is closed there; the message keeps
+      // no tool_use the model did not finish (stop_reason "max_tokens" says why).
+      close_block(out, /*keep=*/false);
       break;
   }
 }

@@ -22,7 +22,8 @@ class MessagesEvents : public EventGenerator {
  private:
   enum class Block { kNone, kThinking, kText, kToolUse };
   void open_block(Block kind, nlohmann::json start, std::vector<SseEvent>* out);
-  void close_block(std::vector<SseEvent>* out);
+  // Ends the open block's stream; `keep` = false leaves it out of the final message.
+  void close_block(std::vector<SseEvent>* out, bool keep = true);
   // Appends `text` to the active block (opening `kind` with `start` first when another is
   // active) and emits it as a content_block_delta {type: delta_type, key: text}.
   void append_delta(Block kind, const nlohmann::json& start, const char* delta_type,

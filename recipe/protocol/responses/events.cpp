@@ -41,7 +41,7 @@ ResponsesEvents::ResponsesEvents(ParserOptions options) : EventGenerator(std::mo
                {"instructions", nullptr},
                {"model", options_.model},
                {"output", json::array()},
-               {"parallel_tool_calls", true},
+               {"parallel_tool_calls", options_.parallel_tool_calls},
                {"tool_choice", "auto"},
                {"tools", std::move(tools)},
                {"usage", nullptr},
@@ -188,6 +188,9 @@ void ResponsesEvents::on_event(const ParsedEvent& e, std::vector<SseEvent>* out)
       break;
     case ParsedEvent::Kind::kToolCallEnd:
       close_item("completed", out);
+      break;
+    case ParsedEvent::Kind::kToolCallCut:
+      close_item("incomplete", out);  // the response ends incomplete too (max_output_tokens)
       break;
   }
 }

@@ -31,8 +31,12 @@ public final class Engine implements AutoCloseable {
 
   private final NativeHandle handle;
   private final java.lang.ref.Cleaner.Cleanable cleanable;
+  private final Path modelDir;
+  private Tokenizer tokenizer; // the model's, loaded by the first text submit (guarded by this)
+  private boolean closed;
 
-  private Engine(long ptr) {
+  private Engine(long ptr, Path modelDir) {
+    this.modelDir = modelDir;
     NativeHandle h = new NativeHandle("Engine", ptr, Engine::destroy, null);
     handle = h;
     OPEN.add(h);
@@ -51,7 +55,29 @@ public final class Engine implements AutoCloseable {
   /** Loads {@code modelDir}; {@code options} (may be null) holds engine-scope keys. */
   public static Engine open(Path modelDir, Options options) {
     byte[] dir = DeepInfer.bytes(modelDir.toString());
-    return Options.call(options, o -> new Engine(nCreate(dir, o)));
+    return Options.call(options, o -> new Engine(nCreate(dir, o), modelDir));
+  }
+
+  /**
+   * Submits a text prompt, encoded as the Python and Go bindings encode one: control tokens
+   * written in the text are recognised and the BOS {@code tokenizer_config.json} asks for is
+   * added (the ids of {@code deepinfer tokenize --add-special}; {@link Tokenizer#encode(String)}
+   * instead encodes user content, as plain characters without BOS).
+   */
+  public Request submit(String prompt, Options sampling) {
+    return submitIds(promptIds(prompt), sampling, null);
+  }
+
+  /** As {@link #submit(String, Options)}, delivering chunks to {@code listener}. */
+  public Request submit(String prompt, Options sampling, ChunkListener listener) {
+    return submitIds(promptIds(prompt), sampling, Objects.requireNonNull(listener, "listener"));
+  }
+
+  private synchronized int[] promptIds(String prompt) {
+    Objects.requireNonNull(prompt, "prompt");
+    if (closed) throw new IllegalStateException("Engine is closed");
+    if (tokenizer == null) tokenizer = Tokenizer.load(modelDir);
+    return tokenizer.encode(prompt, true, true);
   }
 
   /** Submits a prompt of token ids; iterate or poll the returned request for its chunks. */
@@ -100,6 +126,10 @@ public final class Engine implements AutoCloseable {
   public void close() {
     if (ChunkSink.onEngineThread()) {
       throw new IllegalStateException("Engine.close: not allowed from a ChunkListener");
+    }
+    synchronized (this) {
+      closed = true;
+      if (tokenizer != null) tokenizer.close();
     }
     cleanable.clean();
   }

@@ -92,6 +92,26 @@ class EngineTest {
   }
 
   @Test
+  void textPromptGetsTheIdsOfEveryBinding() throws Exception {
+    // The ids Python's LLM.generate and Go's SubmitText give the README's prompt: the CLI's
+    // `tokenize --add-special` (control tokens recognised, BOS per tokenizer_config.json).
+    String line = TestEnv.run(List.of(TestEnv.cli().toString(), "tokenize", "--tokenizer",
+        TestEnv.model().toString(), "--add-special"), "{\"text\": \"" + PROMPT + "\"}\n").trim();
+    int[] want = ints(MiniJson.object(line).get("ids"));
+    try (Options s = Options.fromJson("{\"max_tokens\": 6, \"temperature\": 0}");
+         Request byText = TestEnv.engine().submit(PROMPT, s);
+         Request byIds = TestEnv.engine().submit(want, s)) {
+      TestEnv.Drained text = TestEnv.drain(byText);
+      assertEquals((long) want.length, text.chunks().get(0).promptTokens());
+      assertArrayEquals(TestEnv.drain(byIds).tokens(), text.tokens());
+    }
+    try (Engine closed = Engine.open(TestEnv.model())) {
+      closed.close();
+      assertThrows(IllegalStateException.class, () -> closed.submit(PROMPT, null));
+    }
+  }
+
+  @Test
   void listenerGetsTheSameChunksOnOneAttachedDaemonThreadThatDetachesAtExit() throws Exception {
     int[] prompt = TestEnv.tokenizer().encode(PROMPT, false, true);
     String sampling = "{\"max_tokens\": 20, \"temperature\": 0.9, \"seed\": 3}";

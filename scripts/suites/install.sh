@@ -6,13 +6,7 @@
 # $ORIGIN-relative RUNPATHs, a moved prefix, and the .deb CPack makes. Prints "N passed, M failed".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-root=$(pwd)
-build=${DI_BUILD_DIR:-$root/build}
-model=${DI_TINY_MODEL:-$root/models/tiny-v4}
-passed=0; failed=0
-ok() { passed=$((passed + 1)); echo "ok   $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL $1"; }
-finish() { echo "$passed passed, $failed failed"; [ "$failed" = 0 ]; exit; }
+source scripts/suites/lib/packaging_suite.sh
 
 # The CUDA backend is its own target; a build with CUDA installs it too.
 targets="deepinfer deepinfer_cli"

@@ -6,15 +6,9 @@
 # Prints "N passed, M failed" last.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-root=$(pwd)
-build=${DI_BUILD_DIR:-$root/build}
-model=${DI_TINY_MODEL:-$root/models/tiny-v4}
+source scripts/suites/lib/packaging_suite.sh
 py=/usr/bin/python3
 [ -x "$py" ] || py=$(command -v python3)
-passed=0; failed=0
-ok() { passed=$((passed + 1)); echo "ok   $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL $1"; }
-finish() { echo "$passed passed, $failed failed"; [ "$failed" = 0 ]; exit; }
 source scripts/suites/lib/hide_build.sh
 tmp=$(mktemp -d); _di_cleanup=$tmp
 trap unhide_build EXIT

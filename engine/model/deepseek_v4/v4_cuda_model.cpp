@@ -302,7 +302,7 @@ Status V4CudaModel::reserve(int64_t T, int64_t max_end, int64_t R, bool* moved) 
   const int64_t cw = 2 * std::max(hd, ihd);
   const int64_t max_k = std::max({H, qlr, nh * hd, og * olr, I});
   const int64_t gp = std::max<int64_t>(1, grouped_pairs_);
-  std::vector<int64_t> floats = {T * hc * H, T * hc * H, T * mix, T * hc, T * hc * hc, T * H, T * H, T * qlr,
+  std::vector<int64_t> floats = {T * hc * H, T * mix, T * hc, T * hc * hc, T * H, T * H, T * qlr,
                                  T * nh * hd, T * hd, T * nh * hd, T * og * olr, T * cw, T * cw, T * nih * ihd,
                                  T * nih, T * std::max<int64_t>(1, max_visible_),
                                  std::max<int64_t>(1, kc::sink_attention_varlen_partial_floats(
@@ -314,7 +314,7 @@ Status V4CudaModel::reserve(int64_t T, int64_t max_end, int64_t R, bool* moved) 
   DI_ASSIGN_OR_RETURN(cuda::Workspace w, cuda::Workspace::carve(act_, std::move(floats), std::move(ints),
                                                                 std::max(T, R) * max_k * 2));
   Act& a = a_;
-  a.streams = w.f32(), a.nstreams = w.f32(), a.mixes = w.f32(), a.post = w.f32(), a.comb = w.f32(), a.x = w.f32(),
+  a.streams = w.f32(), a.mixes = w.f32(), a.post = w.f32(), a.comb = w.f32(), a.x = w.f32(),
   a.out = w.f32(), a.qr = w.f32();
   a.q = w.f32(), a.kv = w.f32(), a.attn = w.f32(), a.grouped = w.f32(), a.ckv = w.f32(), a.cgate = w.f32(),
   a.iq = w.f32();

@@ -133,7 +133,7 @@ class V4CudaModel final : public cuda::DeviceModel {
   kernels::cuda::DeviceBuffer act_, logits_dev_, bad_id_;  // bad_id_: set when a routed id is out of range
   cuda::ExpertRows expert_rows_;
   struct Act {
-    float *streams, *nstreams, *mixes, *post, *comb, *x, *out, *qr, *q, *kv, *attn, *grouped;
+    float *streams, *mixes, *post, *comb, *x, *out, *qr, *q, *kv, *attn, *grouped;
     float *ckv, *cgate, *iq, *iw, *scores, *partial, *rlogits, *ew, *gx, *gu, *act, *y, *erow_weights;
     float *pair_act, *pair_y, *head_streams;
     float *x16, *qr16;  // x and qr rounded to bf16 by their norms: the GEMM operand, staged once

@@ -36,6 +36,24 @@ inline double now_ms() {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// The draws of a decode step of B sequences as the engine asks for them: greedy, or a typical
+// chat setting (temperature 0.8, top-p 0.95).
+inline std::vector<engine::SampleSpec> decode_specs(int B, bool sampled, uint64_t position) {
+  std::vector<engine::SampleSpec> specs(static_cast<size_t>(B));
+  for (int b = 0; b < B; ++b) {
+    specs[b].row = b;
+    specs[b].seed = 1000 + b;
+    specs[b].position = position;
+    if (sampled) {
+      specs[b].temperature = 0.8;
+      specs[b].top_p = 0.95;
+    } else {
+      specs[b].temperature = 0;
+    }
+  }
+  return specs;
+}
+
 inline double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];

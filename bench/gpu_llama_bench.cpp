@@ -83,21 +83,26 @@ int main(int argc, char** argv) {
   auto decode = [&](int B, int ctx, int steps) {
     std::vector<float> logits;
     di::bench::DecodeBatch d = di::bench::prefill_sequences(model, B, ctx + steps + 1, random_prompt(ctx), logits);
-    std::vector<double> t;
+    std::vector<double> t, t_sampled;
+    std::vector<di::Result<di::engine::SampledToken>> drawn;
     for (int s = 0; s < steps; ++s) {
       for (std::vector<int32_t>& seq : d.ids) seq.push_back(tok(rng));
       ForwardBatch step = d.last_tokens();
+      const bool sampled = s >= steps - steps / 4;  // the last quarter draws with top-p
+      const auto specs = di::bench::decode_specs(B, sampled, d.ids[0].size());
       const double t0 = now_ms();
-      CHECK(model.forward(step, logits));
-      t.push_back(now_ms() - t0);
+      CHECK(model.forward_sample(step, specs, drawn));
+      (sampled ? t_sampled : t).push_back(now_ms() - t0);
     }
+    std::printf("  B=%d: step with greedy draws %.3f ms, with T=0.8 top-p 0.95 draws %.3f ms\n", B, median(t),
+                median(t_sampled));
     const double ms = median(t);
     const double floor_ms = (read_bytes + double(B) * (ctx + steps / 2) * kv_token_bytes) / bw * 1e3;
     char m[160], c[160], r[32], n[200];
     std::snprintf(m, sizeof m, "%.3f ms/step = %.1f tok/s", ms, B * 1e3 / ms);
     std::snprintf(c, sizeof c, "floor %.3f ms (weights + KV at %.2f TB/s read)", floor_ms, bw / 1e12);
     std::snprintf(r, sizeof r, "%.0f%%", 100 * floor_ms / ms);
-    std::snprintf(n, sizeof n, "median of %d steps, host wall time per forward incl. metadata upload and logits copy; decode replayed as CUDA graphs",
+    std::snprintf(n, sizeof n, "median of %d steps, host wall time per forward incl. metadata upload and greedy sampling on the device; decode replayed as CUDA graphs",
                   steps);
     rows.push_back({"llama-3-8B shape bf16 decode batch " + std::to_string(B) + ", ctx " + std::to_string(ctx), m, c, r,
                     n});

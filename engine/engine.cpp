@@ -83,8 +83,9 @@ Result<std::unique_ptr<LLMEngine>> LLMEngine::create(std::unique_ptr<Model> mode
   sc.max_num_batched_tokens = config.max_num_batched_tokens;
   sc.deterministic = config.deterministic;
   impl->scheduler = std::make_unique<Scheduler>(sc, impl->kv.get());
-  impl->runner = std::make_unique<ModelRunner>(impl->model.get(), impl->kv.get(), config.deterministic);
   impl->sampler = std::make_unique<Sampler>(mi.vocab_size, mi.eos_token_ids);
+  impl->runner = std::make_unique<ModelRunner>(impl->model.get(), impl->kv.get(), impl->sampler.get(),
+                                               config.deterministic);
   impl->seed_state = std::random_device{}() ^ (static_cast<uint64_t>(std::random_device{}()) << 32);
   impl->update_snapshot();
   Impl* p = impl.get();
@@ -271,9 +272,8 @@ bool LLMEngine::Impl::drain_inbox() {
   return !stop;
 }
 
-void LLMEngine::Impl::sample_into(RequestState& req, Sequence& seq, std::span<const float> row, bool masked,
-                                  std::vector<SeqEvent>& events) {
-  Result<SampledToken> r = sampler->sample(row, seq, masked);
+void LLMEngine::Impl::commit_token(RequestState& req, Sequence& seq, Result<SampledToken>& r,
+                                   std::vector<SeqEvent>& events) {
   if (!r.is_ok()) {
     finish_seq(req, seq, FinishReason::kError, r.status().message(), events);
     return;
@@ -318,13 +318,38 @@ void LLMEngine::Impl::sample_into(RequestState& req, Sequence& seq, std::span<co
   }
 }
 
+// A request's first completion forks the others (n > 1) when its prompt is done: they draw
+// their first token from the same logits row, each with its own RNG stream.
+bool LLMEngine::Impl::forks_now(const RequestState& req, const Sequence& seq) const {
+  return req.forks_pending && seq.index == 0 && seq.num_output_tokens() == 0;
+}
+
 void LLMEngine::Impl::run_step() {
   SchedulerOutput out = scheduler->schedule();
   if (out.empty()) return;
   std::vector<SeqEvent> events;
-  Status st = runner->execute(out, logits, masked_rows);
-  const auto vocab = static_cast<size_t>(info.model.vocab_size);
+  // The step's draws, in the order they are committed below: per sampling sequence, its forked
+  // completions first, then itself.
+  tasks.clear();
+  for (size_t i = 0; i < out.scheduled.size(); ++i) {
+    const ScheduledSequence& s = out.scheduled[i];
+    if (!s.samples()) continue;
+    Sequence& seq = *s.seq;
+    RequestState& req = *live.at(seq.request_id);
+    if (forks_now(req, seq)) {
+      for (size_t c = 1; c < req.seqs.size(); ++c) {
+        Sequence& child = *req.seqs[c];
+        // The clone starts at the parent's state, so the parent's mask is its mask too.
+        child.token_ids = seq.token_ids;
+        if (seq.constraint) child.constraint = seq.constraint->clone();
+        tasks.push_back({&child, static_cast<int32_t>(i)});
+      }
+    }
+    tasks.push_back({&seq, static_cast<int32_t>(i)});
+  }
+  Status st = runner->execute(out, tasks, drawn);
   int64_t prompt_tokens = 0, generated = 0;
+  size_t k = 0;
   for (size_t i = 0; i < out.scheduled.size(); ++i) {
     const ScheduledSequence& s = out.scheduled[i];
     Sequence& seq = *s.seq;
@@ -339,24 +364,18 @@ void LLMEngine::Impl::run_step() {
     // is not a prompt token).
     prompt_tokens += std::max<int64_t>(0, std::min(s.start + s.num_tokens, seq.num_prompt_tokens) - s.start);
     if (!samples) continue;
-    std::span<const float> row(logits.data() + i * vocab, vocab);
-    if (req.forks_pending && seq.index == 0 && seq.num_output_tokens() == 0) {
-      // n > 1: the other completions fork from the prompt's cache and draw their first token
-      // from the same logits row, each with its own RNG stream.
+    if (forks_now(req, seq)) {
       for (size_t c = 1; c < req.seqs.size(); ++c) {
         Sequence& child = *req.seqs[c];
-        child.token_ids = seq.token_ids;
-        if (seq.constraint) child.constraint = seq.constraint->clone();
         if (kv->fork(seq, child)) scheduler->add_running(&child);
         else scheduler->add(&child);
-        // The clone is at the parent's state, so the parent's device mask is its mask too.
-        sample_into(req, child, row, masked_rows[i] != 0, events);
+        commit_token(req, child, drawn[k++], events);
         ++generated;
       }
       scheduler->clear_reserve(&seq);
       req.forks_pending = false;
     }
-    sample_into(req, seq, row, masked_rows[i] != 0, events);
+    commit_token(req, seq, drawn[k++], events);
     ++generated;
   }
   if (!st.is_ok()) {

@@ -77,8 +77,8 @@ struct LLMEngine::Impl {
 
   // Step thread.
   std::unordered_map<uint64_t, std::shared_ptr<RequestState>> live;
-  std::vector<float> logits;
-  std::vector<uint8_t> masked_rows;  // per scheduled row: the model applied its token mask
+  std::vector<SampleTask> tasks;                  // this step's draws
+  std::vector<Result<SampledToken>> drawn;        // their tokens, in the same order
 
   // Output queue: step thread -> output thread.
   std::mutex out_mu;
@@ -101,9 +101,10 @@ struct LLMEngine::Impl {
   void run_step();
   void finish_seq(RequestState& req, Sequence& seq, FinishReason reason, std::string error,
                   std::vector<SeqEvent>& events);
-  // `masked`: the row already carries seq's constraint mask (the model applied it on its device).
-  void sample_into(RequestState& req, Sequence& seq, std::span<const float> row, bool masked,
-                   std::vector<SeqEvent>& events);
+  // Appends a drawn token (or fails the completion with the draw's error), then checks the
+  // constraint, stop ids and lengths.
+  void commit_token(RequestState& req, Sequence& seq, Result<SampledToken>& r, std::vector<SeqEvent>& events);
+  bool forks_now(const RequestState& req, const Sequence& seq) const;
   void push_events(std::vector<SeqEvent> events);
   void process_event(SeqEvent& ev);
   void update_snapshot();

@@ -6,10 +6,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
+#include "engine/sample/sample_spec.h"
+#include "engine/sample/sampler.h"
 
 namespace di::engine {
 
@@ -142,6 +145,17 @@ class Model {
   // True when forward() applies ForwardBatch::masks to its logits (device models, where the
   // masks then cost no step time); false: the sampler applies them on the host.
   virtual bool applies_logits_masks() const { return false; }
+  // True when forward_sample() draws on the model's device, so that only the chosen ids and the
+  // requested logprobs cross to the host; false: the engine samples forward()'s logits itself.
+  virtual bool samples_on_device() const { return false; }
+  // The forward, then the draws `specs` describe (SampleSpec::row = a logits row as forward()
+  // lays them out, constraint masks from batch.masks applied first): `out` gets one result per
+  // spec (a row with nothing to draw gets the sampler's error). Only where samples_on_device().
+  virtual Status forward_sample(const ForwardBatch& batch, std::span<const SampleSpec> specs,
+                                std::vector<Result<SampledToken>>& out) {
+    (void)batch, (void)specs, (void)out;
+    return Status::unsupported("this model samples on the host");
+  }
 };
 
 struct ModelOptions {

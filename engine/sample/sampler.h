@@ -1,6 +1,8 @@
-// Sampler: turns one sequence's logits row into its next token — constraint mask, logit bias,
-// min_tokens, penalties, logprobs, then greedy or temperature / top-k / top-p / min-p sampling
-// with the keyed RNG. Stateless; reads the Sequence, never changes it.
+// Sampler: turns one sequence's logits row into its next token — constraint mask, then the
+// SampleSpec's edits (logit bias, min_tokens, penalties), logprobs, then greedy or temperature /
+// top-k / top-p / min-p sampling with the keyed RNG (engine/sample/sampling_math.h says how). The
+// device sampler does the same from the same SampleSpec. Stateless; reads the Sequence, never
+// changes it.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +11,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "engine/sample/sample_spec.h"
 #include "engine/sequence.h"
 
 namespace di::engine {
@@ -18,6 +21,10 @@ struct SampledToken {
   float logprob = 0;  // of the processed distribution (after bias and penalties, before temperature)
   std::vector<std::pair<int32_t, float>> top_logprobs;  // most likely first
 };
+
+// The draw `spec` describes, from `logits` (one vocab-sized row, constraint mask already
+// applied). `work` is scratch. Errors: every token excluded, or a NaN logit.
+Result<SampledToken> sample_logits(std::span<const float> logits, const SampleSpec& spec, std::vector<float>& work);
 
 class Sampler {
  public:
@@ -32,13 +39,10 @@ class Sampler {
   const std::vector<int32_t>& eos_token_ids() const { return eos_token_ids_; }
 
  private:
-  void apply_processors(std::vector<float>& x, const Sequence& seq, bool masked);
-
   int64_t vocab_size_;
   std::vector<int32_t> eos_token_ids_;
-  std::vector<float> work_;
+  std::vector<float> masked_, work_;
   std::vector<uint32_t> mask_;
-  std::vector<int32_t> order_;
 };
 
 }  // namespace di::engine

@@ -45,10 +45,51 @@ Status DeviceModel::linear(const float* x, int64_t M, int64_t K, int64_t ldx, co
   return gemm_.linear(linear_stage_, M, K, K, w, N, dtype_, y, ldy, DType::kF32);
 }
 
-Status DeviceModel::forward_sequences(const ForwardBatch& batch, int64_t max_positions, std::vector<float>& logits,
-                                      const std::function<Status()>& reserve,
-                                      const std::function<Status(const DeviceSeq&, float*)>& run) {
+Status DeviceModel::forward(const ForwardBatch& batch, std::vector<float>& logits) {
+  int64_t rows = 0;
+  DI_ASSIGN_OR_RETURN(float* dev, enqueue_forward(batch, &rows));
+  logits.resize(static_cast<size_t>(rows * info_.vocab_size));
+  if (rows == 0) return Status::ok();
+  if (batch.masks) DI_RETURN_IF_ERROR(apply_masks(*batch.masks, batch, dev));
+  DI_RETURN_IF_ERROR(kc::copy_to_host_async(logits.data(), dev, rows * info_.vocab_size * 4, stream_));
+  DI_RETURN_IF_ERROR(kc::stream_synchronize(stream_));
+  return check_forward();
+}
+
+Status DeviceModel::forward_sample(const ForwardBatch& batch, std::span<const SampleSpec> specs,
+                                   std::vector<Result<SampledToken>>& out) {
+  int64_t rows = 0;
+  DI_ASSIGN_OR_RETURN(float* dev, enqueue_forward(batch, &rows));
+  for (const SampleSpec& s : specs)
+    if (s.row < 0 || s.row >= rows)
+      return Status::invalid_argument("forward_sample: spec row " + std::to_string(s.row) + " outside the " +
+                                      std::to_string(rows) + " logits rows");
+  if (rows > 0 && batch.masks) DI_RETURN_IF_ERROR(apply_masks(*batch.masks, batch, dev));
+  DI_RETURN_IF_ERROR(sampler_.sample(dev, info_.vocab_size, specs, stream_, out));
+  if (specs.empty()) DI_RETURN_IF_ERROR(kc::stream_synchronize(stream_));
+  return check_forward();
+}
+
+Status DeviceModel::apply_masks(LogitsMaskSource& masks, const ForwardBatch& batch, float* logits) {
+  const int64_t V = info_.vocab_size, words = (V + 31) / 32, n = static_cast<int64_t>(batch.seqs.size());
+  DI_ASSIGN_OR_RETURN(uint32_t* host, masks_.host_masks(n, words));
+  std::vector<uint8_t> masked(static_cast<size_t>(n), 0);
+  masks.fill(host, words, masked.data());  // the host's share, while the device runs the layers
+  std::vector<int32_t> rows(static_cast<size_t>(n), -1);
+  int64_t row = 0;
+  for (int64_t s = 0; s < n; ++s) {
+    const SequenceInput& in = batch.seqs[s];
+    row += in.all_logits ? in.num_tokens : 1;
+    if (masked[s]) rows[s] = static_cast<int32_t>(row - 1);  // the mask is for the last row
+  }
+  return masks_.apply(logits, V, V, rows.data(), stream_);
+}
+
+Result<float*> DeviceModel::enqueue_sequences(const ForwardBatch& batch, int64_t max_positions, int64_t* rows,
+                                              const std::function<Status()>& reserve,
+                                              const std::function<Status(const DeviceSeq&, float*)>& run) {
   DI_ASSIGN_OR_RETURN(int64_t out_rows, check_batch(batch, info_.vocab_size, max_positions));
+  *rows = out_rows;
   const size_t G = groups_.size();
   std::vector<DeviceSeq> seqs(batch.seqs.size());
   std::vector<PagedGroupView> views(batch.seqs.size() * G);
@@ -91,9 +132,7 @@ Status DeviceModel::forward_sequences(const ForwardBatch& batch, int64_t max_pos
     DI_RETURN_IF_ERROR(run(s, out));
     out += (s.all_logits ? s.L : 1) * V;
   }
-  logits.resize(static_cast<size_t>(out_rows * V));
-  DI_RETURN_IF_ERROR(kc::copy_to_host_async(logits.data(), logits_out_.get(), bytes, stream_));
-  return kc::stream_synchronize(stream_);
+  return logits_out_.as<float>();
 }
 
 Result<const int32_t*> DeviceModel::upload_metadata() {

@@ -8,15 +8,18 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "engine/model/cuda/device_cache.h"
+#include "engine/model/cuda/device_sampler.h"
 #include "engine/model/model.h"
 #include "kernels/cuda/cache_view.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/dtype.h"
 #include "kernels/cuda/gemm.h"
+#include "kernels/cuda/token_mask.h"
 
 namespace di::engine::cuda {
 
@@ -37,6 +40,13 @@ class DeviceModel : public Model {
   const ModelInfo& info() const override { return info_; }
   const std::vector<CacheGroupSpec>& cache_groups() const override { return groups_; }
   CacheMemory* cache_memory() override { return &memory_; }
+  // Both run enqueue_forward, apply batch.masks to the device logits (filled on the host while
+  // the device computes), then copy the logits out or draw on the device.
+  Status forward(const ForwardBatch& batch, std::vector<float>& logits) final;
+  Status forward_sample(const ForwardBatch& batch, std::span<const SampleSpec> specs,
+                        std::vector<Result<SampledToken>>& out) final;
+  bool applies_logits_masks() const final { return true; }
+  bool samples_on_device() const final { return true; }
 
   kernels::cuda::DType dtype() const { return dtype_; }
 
@@ -56,6 +66,12 @@ class DeviceModel : public Model {
     info_.device = "cuda";
   }
 
+  // Enqueues one forward on stream_ and returns its device logits, laid out as Model::forward
+  // says (*rows of them; null when there are none). Nothing waits for the device.
+  virtual Result<float*> enqueue_forward(const ForwardBatch& batch, int64_t* rows) = 0;
+  // Once the stream has finished the forward: the model's device-side checks.
+  virtual Status check_forward() { return Status::ok(); }
+
   // Fails clearly when no GPU is visible; else creates stream_ and gemm_ on it.
   Status open_stream();
   // A host fp32 table (a rope's inverse frequencies) into `buf`.
@@ -69,11 +85,11 @@ class DeviceModel : public Model {
   // The forward of a model that runs its sequences one after another: checks the batch
   // (positions against `max_positions` unless 0) and that every cache group of every sequence is
   // paged in device memory with room for its entries, uploads all token ids and block tables at
-  // once, lets `reserve` size the workspaces for the batch, runs each sequence into its logits
-  // rows with `run`, and copies the logits to `logits`.
-  Status forward_sequences(const ForwardBatch& batch, int64_t max_positions, std::vector<float>& logits,
-                           const std::function<Status()>& reserve,
-                           const std::function<Status(const DeviceSeq&, float*)>& run);
+  // once, lets `reserve` size the workspaces for the batch and runs each sequence into its logits
+  // rows with `run`; returns the device logits (enqueue_forward's contract).
+  Result<float*> enqueue_sequences(const ForwardBatch& batch, int64_t max_positions, int64_t* rows,
+                                   const std::function<Status()>& reserve,
+                                   const std::function<Status(const DeviceSeq&, float*)>& run);
 
   kernels::cuda::DType dtype_;
   ModelInfo info_;
@@ -85,10 +101,13 @@ class DeviceModel : public Model {
 
  private:
   Result<const int32_t*> upload_metadata();
+  Status apply_masks(LogitsMaskSource& masks, const ForwardBatch& batch, float* logits);
   static kernels::cuda::CacheView cache_view(const PagedGroupView& v, const int32_t* block_ids);
 
   std::vector<int32_t> metadata_host_;  // token ids, then each group's block table, per sequence
   kernels::cuda::DeviceBuffer metadata_, logits_out_;
+  kernels::cuda::TokenMaskStager masks_;
+  DeviceSampler sampler_;
 };
 
 }  // namespace di::engine::cuda

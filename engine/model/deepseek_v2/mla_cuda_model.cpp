@@ -164,9 +164,9 @@ Status MlaCudaModel::reserve(const ForwardBatch& batch) {
   return Status::ok();
 }
 
-Status MlaCudaModel::forward(const ForwardBatch& batch, std::vector<float>& logits) {
-  return forward_sequences(
-      batch, config_.max_position_embeddings, logits, [&] { return reserve(batch); },
+Result<float*> MlaCudaModel::enqueue_forward(const ForwardBatch& batch, int64_t* rows) {
+  return enqueue_sequences(
+      batch, config_.max_position_embeddings, rows, [&] { return reserve(batch); },
       [&](const Seq& seq, float* out) { return run_sequence(seq, out); });
 }
 

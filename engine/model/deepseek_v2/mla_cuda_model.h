@@ -59,7 +59,7 @@ class MlaCudaModel final : public cuda::DeviceModel {
   static Result<std::unique_ptr<Model>> load(const std::string& model_dir, MlaConfig config,
                                              std::unique_ptr<MlaWeights> host, const ModelOptions& options);
 
-  Status forward(const ForwardBatch& batch, std::vector<float>& logits) override;
+  Result<float*> enqueue_forward(const ForwardBatch& batch, int64_t* rows) override;
 
  private:
   using Seq = cuda::DeviceSeq;  // views[0]: the latent cache

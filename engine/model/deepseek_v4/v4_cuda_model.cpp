@@ -59,11 +59,16 @@ V4CudaModel::V4CudaModel(DeepseekV4Config config, DType dtype, const ModelOption
 }
 
 // graphs_, a member, goes before the base class destroys the stream it captured on.
-V4CudaModel::~V4CudaModel() = default;
+V4CudaModel::~V4CudaModel() {
+  if (bad_id_host_) cudaFreeHost(bad_id_host_);
+}
 
 Status V4CudaModel::init_device() {
   DI_RETURN_IF_ERROR(open_stream());
   DI_RETURN_IF_ERROR(bad_id_.allocate(4));
+  void* pinned = nullptr;
+  DI_RETURN_IF_ERROR(kc::cuda_status(cudaMallocHost(&pinned, 4), "cudaMallocHost (expert id check)"));
+  bad_id_host_ = static_cast<int32_t*>(pinned);
   DI_RETURN_IF_ERROR(kc::fill_zero(bad_id_.get(), 4));
   DI_RETURN_IF_ERROR(upload_f32(ropes_.main.inv_freq(), inv_freq_main_));
   return upload_f32(ropes_.compress.inv_freq(), inv_freq_compress_);
@@ -334,13 +339,12 @@ Status V4CudaModel::reserve(int64_t T, int64_t max_end, int64_t R, bool* moved) 
   return Status::ok();
 }
 
-Status V4CudaModel::forward(const ForwardBatch& batch, std::vector<float>& logits) {
+Result<float*> V4CudaModel::enqueue_forward(const ForwardBatch& batch, int64_t* rows) {
   const DeepseekV4Config& c = config_;
   DI_ASSIGN_OR_RETURN(const int64_t out_rows, check_batch(batch, info_.vocab_size, 0));
-  if (out_rows == 0) {
-    logits.clear();
-    return Status::ok();
-  }
+  *rows = out_rows;
+  *bad_id_host_ = 0;
+  if (out_rows == 0) return static_cast<float*>(nullptr);
   const int64_t S = static_cast<int64_t>(batch.seqs.size());
   bool decode = S > 0;
   for (const SequenceInput& s : batch.seqs) decode &= s.num_tokens == 1;
@@ -359,16 +363,15 @@ Status V4CudaModel::forward(const ForwardBatch& batch, std::vector<float>& logit
   } else {
     DI_RETURN_IF_ERROR(run_step(grouped_pairs_ > 0));
   }
-  logits.resize(static_cast<size_t>(out_rows * c.vocab_size));
-  DI_RETURN_IF_ERROR(kc::copy_to_host_async(logits.data(), logits_dev_.get(), out_rows * c.vocab_size * 4, stream_));
-  int32_t bad = 0;
-  DI_RETURN_IF_ERROR(kc::copy_to_host_async(&bad, bad_id_.get(), 4, stream_));
-  DI_RETURN_IF_ERROR(kc::stream_synchronize(stream_));
-  if (bad) {
-    kc::fill_zero(bad_id_.get(), 4);
-    return Status::internal("deepseek_v4 cuda: a routed expert id is outside [0, n_routed_experts)");
-  }
-  return Status::ok();
+  DI_RETURN_IF_ERROR(kc::copy_to_host_async(bad_id_host_, bad_id_.get(), 4, stream_));
+  return logits_dev_.as<float>();
+}
+
+Status V4CudaModel::check_forward() {
+  if (!*bad_id_host_) return Status::ok();
+  *bad_id_host_ = 0;
+  DI_RETURN_IF_ERROR(kc::fill_zero(bad_id_.get(), 4));
+  return Status::internal("deepseek_v4 cuda: a routed expert id is outside [0, n_routed_experts)");
 }
 
 Status V4CudaModel::hc_pre(const V4CudaHc& hc) {

@@ -83,7 +83,8 @@ class V4CudaModel final : public cuda::DeviceModel {
                                                      uint64_t seed, const ModelOptions& options);
   ~V4CudaModel() override;
 
-  Status forward(const ForwardBatch& batch, std::vector<float>& logits) override;
+  Result<float*> enqueue_forward(const ForwardBatch& batch, int64_t* rows) override;
+  Status check_forward() override;
   int64_t weight_bytes() const { return weights_.bytes(); }
   const DeepseekV4Config& config() const { return config_; }
 
@@ -131,6 +132,7 @@ class V4CudaModel final : public cuda::DeviceModel {
   int64_t max_visible_ = 0, grouped_pairs_ = 0;
   int32_t splits_ = 1;
   kernels::cuda::DeviceBuffer act_, logits_dev_, bad_id_;  // bad_id_: set when a routed id is out of range
+  int32_t* bad_id_host_ = nullptr;                        // pinned: bad_id_ after each forward
   cuda::ExpertRows expert_rows_;
   struct Act {
     float *streams, *mixes, *post, *comb, *x, *out, *qr, *q, *kv, *attn, *grouped;

@@ -229,14 +229,15 @@ Result<std::unique_ptr<LlamaCudaModel>> LlamaCudaModel::random(const LlamaConfig
   return m;
 }
 
-Status LlamaCudaModel::forward(const ForwardBatch& batch, std::vector<float>& logits) {
+Result<float*> LlamaCudaModel::enqueue_forward(const ForwardBatch& batch, int64_t* rows_out) {
   const LlamaConfig& c = config_;
   DI_ASSIGN_OR_RETURN(int64_t out_rows, check_batch(batch, c.vocab_size, c.max_position_embeddings));
+  *rows_out = out_rows;
   const kc::AttentionShape shape{c.num_attention_heads, c.num_key_value_heads, c.head_dim,
                                  1.0f / std::sqrt(static_cast<float>(c.head_dim))};
   // Host metadata: ids, positions, row -> sequence, page descriptors, block tables, tiles and
   // the rows whose logits are wanted; packed and uploaded in one copy.
-  std::vector<int32_t> ids, row_seq, tables, logit_rows, last_rows;
+  std::vector<int32_t> ids, row_seq, tables, logit_rows;
   std::vector<int64_t> positions;
   std::vector<kc::PagedSeqDesc> seqs;
   std::vector<kc::AttentionTile> tiles, flash_tiles, decode_tiles;
@@ -285,7 +286,6 @@ Status LlamaCudaModel::forward(const ForwardBatch& batch, std::vector<float>& lo
       row_seq.push_back(static_cast<int32_t>(s));
       if (in.all_logits || i == in.num_tokens - 1) logit_rows.push_back(static_cast<int32_t>(rows + i));
     }
-    last_rows.push_back(static_cast<int32_t>(logit_rows.size()) - 1);
     rows += in.num_tokens;
   }
   if (static_cast<int64_t>(logit_rows.size()) != out_rows) return Status::internal("llama cuda: logits row count");
@@ -341,21 +341,7 @@ Status LlamaCudaModel::forward(const ForwardBatch& batch, std::vector<float>& lo
   } else {
     DI_RETURN_IF_ERROR(run_layers(rows));
   }
-  if (batch.masks) DI_RETURN_IF_ERROR(apply_masks(*batch.masks, last_rows));
-  logits.resize(static_cast<size_t>(out_rows * c.vocab_size));
-  DI_RETURN_IF_ERROR(kc::copy_to_host_async(logits.data(), logits_.get(), out_rows * c.vocab_size * 4, stream_));
-  return kc::stream_synchronize(stream_);
-}
-
-Status LlamaCudaModel::apply_masks(LogitsMaskSource& masks, const std::vector<int32_t>& last_rows) {
-  const int64_t V = config_.vocab_size, words = (V + 31) / 32, n = static_cast<int64_t>(last_rows.size());
-  DI_ASSIGN_OR_RETURN(uint32_t* host, masks_.host_masks(n, words));
-  std::vector<uint8_t> masked(static_cast<size_t>(n), 0);
-  masks.fill(host, words, masked.data());  // the host's share, while the device runs the layers
-  std::vector<int32_t> rows(static_cast<size_t>(n), -1);
-  for (int64_t s = 0; s < n; ++s)
-    if (masked[s]) rows[s] = last_rows[s];
-  return masks_.apply(logits_.as<float>(), V, V, rows.data(), stream_);
+  return logits_.as<float>();
 }
 
 int64_t LlamaCudaModel::activation_bytes(int64_t T) const {

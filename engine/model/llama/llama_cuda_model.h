@@ -18,7 +18,6 @@
 #include "engine/model/llama/llama_config.h"
 #include "engine/model/rotary_embedding.h"
 #include "kernels/cuda/device_buffer.h"
-#include "kernels/cuda/token_mask.h"
 
 namespace di::engine::llama {
 
@@ -47,9 +46,7 @@ class LlamaCudaModel final : public cuda::DeviceModel {
                                                         uint64_t seed, const ModelOptions& options);
   ~LlamaCudaModel() override;
 
-  Status forward(const ForwardBatch& batch, std::vector<float>& logits) override;
-  // Masks are filled on the host while the forward runs and applied to the device logits.
-  bool applies_logits_masks() const override { return true; }
+  Result<float*> enqueue_forward(const ForwardBatch& batch, int64_t* rows) override;
 
   int64_t weight_bytes() const { return weight_bytes_; }
 
@@ -65,9 +62,6 @@ class LlamaCudaModel final : public cuda::DeviceModel {
   int64_t activation_bytes(int64_t rows) const;
   Status reserve_activations(int64_t rows);
   Status launch_graph(int64_t rows);
-  // After the forward is launched: fills batch.masks on the host (overlapping the device) and
-  // enqueues their upload and the mask kernel; last_rows[s] is sequence s's last logits row.
-  Status apply_masks(LogitsMaskSource& masks, const std::vector<int32_t>& last_rows);
 
   LlamaConfig config_;
   RotaryEmbedding rope_;
@@ -83,12 +77,10 @@ class LlamaCudaModel final : public cuda::DeviceModel {
   const void* norm_ = nullptr;
   std::vector<LlamaCudaLayer> layers_;
   kernels::cuda::DeviceBuffer inv_freq_;
-  kernels::cuda::TokenMaskStager masks_;
 
   // Per-forward metadata (one upload) and activations, grown as batches grow.
   kernels::cuda::DeviceBuffer meta_, act_, logits_;
   std::vector<uint8_t> host_meta_;
-  std::vector<float> host_logits_;
   int64_t tiles_ = 0, flash_tiles_ = 0, decode_tiles_ = 0, decode_context_ = 0, logit_rows_ = 0;
   int32_t decode_splits_ = 1;
   int64_t num_seqs_ = 0;

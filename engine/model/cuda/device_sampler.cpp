@@ -1,0 +1,113 @@
+// DeviceSampler: see device_sampler.h.
+#ifdef DI_WITH_CUDA
+
+#include "engine/model/cuda/device_sampler.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/cuda/device.h"
+#include "kernels/cuda/sampling.h"
+
+namespace di::engine::cuda {
+namespace kc = di::kernels::cuda;
+
+namespace {
+
+int64_t aligned(int64_t bytes) { return (bytes + 255) / 256 * 256; }
+
+Status grow_pinned(uint8_t*& p, int64_t& have, int64_t want) {
+  if (want <= have) return Status::ok();
+  const int64_t bytes = std::max(want, have * 3 / 2);
+  void* q = nullptr;
+  DI_RETURN_IF_ERROR(kc::cuda_status(cudaMallocHost(&q, static_cast<size_t>(bytes)), "cudaMallocHost (sampler)"));
+  if (p) cudaFreeHost(p);
+  p = static_cast<uint8_t*>(q);
+  have = bytes;
+  return Status::ok();
+}
+
+}  // namespace
+
+DeviceSampler::~DeviceSampler() {
+  if (host_) cudaFreeHost(host_);
+  if (host_results_) cudaFreeHost(host_results_);
+}
+
+Status DeviceSampler::sample(const float* logits, int64_t vocab, std::span<const SampleSpec> specs, void* stream,
+                             std::vector<Result<SampledToken>>& out) {
+  out.clear();
+  const auto n = static_cast<int64_t>(specs.size());
+  if (n == 0) return Status::ok();
+  int64_t num_edits = 0;
+  bool any_draw = false;
+  for (const SampleSpec& s : specs) {
+    for (const auto& e : s.edits) num_edits += static_cast<int64_t>(e.size());
+    any_draw |= !s.greedy();
+  }
+  const int64_t rows_bytes = aligned(n * static_cast<int64_t>(sizeof(kc::SampleRowDesc)));
+  const int64_t bytes = rows_bytes + aligned(std::max<int64_t>(num_edits, 1) * sizeof(kc::SampleEditDesc));
+  DI_RETURN_IF_ERROR(grow_pinned(host_, host_bytes_, bytes));
+  auto* rows = reinterpret_cast<kc::SampleRowDesc*>(host_);
+  auto* edits = reinterpret_cast<kc::SampleEditDesc*>(host_ + rows_bytes);
+  int32_t e = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const SampleSpec& s = specs[i];
+    kc::SampleRowDesc& r = rows[i];
+    std::memset(&r, 0, sizeof(r));
+    r.temperature = s.temperature;
+    r.top_p = s.top_p;
+    r.min_p = s.min_p;
+    r.seed = s.seed;
+    r.index = s.index;
+    r.position = s.position;
+    r.logits_row = s.row;
+    r.top_k = s.top_k;
+    r.top_logprobs = std::min(s.top_logprobs, kc::kSampleTopLogprobs);
+    r.flags = (s.greedy() ? kc::kSampleGreedy : 0) | (s.logprobs ? kc::kSampleLogprobs : 0);
+    for (int k = 0; k < 4; ++k) {
+      r.edit_begin[k] = e;
+      for (const LogitEdit& d : s.edits[k]) edits[e++] = {d.token, d.value};
+    }
+    r.edit_begin[4] = e;
+  }
+  DI_RETURN_IF_ERROR(params_.reserve(bytes));
+  DI_RETURN_IF_ERROR(work_.reserve(kc::sample_work_bytes(n, vocab)));
+  // Greedy steps never touch the weights: keep the scratch small until a draw needs it.
+  DI_RETURN_IF_ERROR(weights_.reserve(any_draw ? kc::sample_weight_bytes(n, vocab) : 8));
+  const int64_t result_bytes = n * static_cast<int64_t>(sizeof(kc::SampleResultDesc));
+  DI_RETURN_IF_ERROR(results_.reserve(result_bytes));
+  DI_RETURN_IF_ERROR(grow_pinned(host_results_, host_results_bytes_, result_bytes));
+  DI_RETURN_IF_ERROR(kc::copy_to_device_async(params_.get(), host_, bytes, stream));
+  DI_RETURN_IF_ERROR(kc::sample_rows(logits, vocab, params_.as<kc::SampleRowDesc>(), static_cast<int32_t>(n),
+                                     reinterpret_cast<const kc::SampleEditDesc*>(params_.as<uint8_t>() + rows_bytes),
+                                     work_.as<float>(), weights_.as<uint64_t>(), results_.as<kc::SampleResultDesc>(),
+                                     stream));
+  DI_RETURN_IF_ERROR(kc::copy_to_host_async(host_results_, results_.get(), result_bytes, stream));
+  DI_RETURN_IF_ERROR(kc::stream_synchronize(stream));
+  const auto* res = reinterpret_cast<const kc::SampleResultDesc*>(host_results_);
+  out.reserve(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    const kc::SampleResultDesc& r = res[i];
+    if (r.status == kc::kSampleNaN) {
+      out.emplace_back(Status::internal("sampler: the logits contain NaN"));
+      continue;
+    }
+    if (r.status != kc::kSampleOk || r.token < 0 || r.token >= vocab) {
+      out.emplace_back(Status::internal("sampler: every token is excluded (constraint mask, min_tokens or NaN logits)"));
+      continue;
+    }
+    SampledToken t;
+    t.token = r.token;
+    t.logprob = r.logprob;
+    for (int32_t j = 0; j < r.num_top; ++j) t.top_logprobs.emplace_back(r.top_ids[j], r.top_logprobs[j]);
+    out.emplace_back(std::move(t));
+  }
+  return Status::ok();
+}
+
+}  // namespace di::engine::cuda
+
+#endif  // DI_WITH_CUDA

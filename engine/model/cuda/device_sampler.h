@@ -1,0 +1,45 @@
+// DeviceSampler: draws a step's tokens where its logits are. Packs the SampleSpecs (knobs, RNG
+// keys, edits) into one pinned buffer, uploads it with one copy, runs kernels::cuda::sample_rows
+// behind the forward on the same stream, and brings back only the chosen ids and the requested
+// logprobs. One per model, used by the step thread only. CUDA builds only.
+#pragma once
+
+#ifdef DI_WITH_CUDA
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "base/status.h"
+#include "engine/sample/sample_spec.h"
+#include "engine/sample/sampler.h"
+#include "kernels/cuda/device_buffer.h"
+
+namespace di::engine::cuda {
+
+class DeviceSampler {
+ public:
+  DeviceSampler() = default;
+  ~DeviceSampler();
+  DeviceSampler(const DeviceSampler&) = delete;
+  DeviceSampler& operator=(const DeviceSampler&) = delete;
+
+  // Enqueues the draws of `specs` over device `logits` (rows `vocab` floats apart) on `stream`,
+  // waits for them, and fills `out` (one per spec). A row with no drawable token, or with NaN
+  // logits, gets the CPU sampler's error in its slot.
+  Status sample(const float* logits, int64_t vocab, std::span<const SampleSpec> specs, void* stream,
+                std::vector<Result<SampledToken>>& out);
+
+ private:
+  Status reserve_host(int64_t bytes);
+
+  uint8_t* host_ = nullptr;  // pinned: rows, then edits; results come back to host_results_
+  int64_t host_bytes_ = 0;
+  uint8_t* host_results_ = nullptr;  // pinned
+  int64_t host_results_bytes_ = 0;
+  kernels::cuda::DeviceBuffer params_, work_, weights_, results_;
+};
+
+}  // namespace di::engine::cuda
+
+#endif  // DI_WITH_CUDA

@@ -449,7 +449,14 @@ def main():
     ap.add_argument("--mtp-weight", type=float, default=0.3)
     ap.add_argument("--chat-fraction", type=float, default=0.3)
     args = ap.parse_args()
-    command = "python3 tools/demo_model/train.py " + " ".join(sys.argv[1:])
+    # The README's command names the output folder OUT: where it was fetched from is no one's business.
+    argv = list(sys.argv[1:])
+    for i, a in enumerate(argv):
+        if a == "--out" and i + 1 < len(argv):
+            argv[i + 1] = "OUT"
+        elif a.startswith("--out="):
+            argv[i] = "--out=OUT"
+    command = "python3 tools/demo_model/train.py " + " ".join(argv)
     if args.smoke:
         args.steps, args.warmup, args.batch, args.seq_len = 6, 2, 4, 256
 

@@ -8,15 +8,19 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" -j"$(nproc)" --target deepinfer_cli example_core >/dev/null
 "$build/bin/deepinfer" info
 "$build/bin/example_core"
-# The bundled tiny DeepSeek-V4: RANDOM weights from seed 0 (its text is gibberish), made once.
-[ -f models/tiny-v4/model.safetensors ] || "$build/bin/deepinfer" make-tiny-model --out models/tiny-v4 --seed 0
-"$build/bin/deepinfer" generate --model models/tiny-v4 --prompt "The capital of France is" \
-  --max-tokens 24 --temperature 0.8 --seed 0 --stream
+# The bundled demo model: a small DeepSeek-V4 really trained on the King James Bible and WordNet
+# (models/deepseek-v4-demo/README.md says how). A streamed continuation, then a chat turn through
+# the recipe's V4 prompt format (its reasoning on stderr, its answer on stdout).
+model=models/deepseek-v4-demo
+"$build/bin/deepinfer" generate --model "$model" --prompt "And God said," \
+  --max-tokens 40 --temperature 0.6 --seed 0 --repetition-penalty 1.2 --stream
+echo
+"$build/bin/deepinfer" chat --model "$model" --thinking --message 'What does "light" mean?'
 
 # The server on the same model: a free loopback port, one Chat Completions request and one streamed
 # Anthropic Messages request with curl, then a clean shutdown (SIGTERM).
 log=$(mktemp)
-"$build/bin/deepinfer" serve --model models/tiny-v4 --port 0 --api-key sk-local 2>"$log" &
+"$build/bin/deepinfer" serve --model "$model" --port 0 --api-key sk-local 2>"$log" &
 server=$!
 trap 'kill "$server" 2>/dev/null || true; rm -f "$log"' EXIT
 port=""
@@ -29,9 +33,9 @@ done
 [ -n "$port" ] || { echo "main.sh: the server did not start" >&2; cat "$log"; exit 1; }
 echo "== deepinfer serve on 127.0.0.1:$port"
 curl -sS "localhost:$port/v1/chat/completions" -H 'Authorization: Bearer sk-local' -H 'content-type: application/json' \
-  -d '{"model": "tiny-v4", "messages": [{"role": "user", "content": "Hello"}], "max_tokens": 16, "seed": 0}'
+  -d '{"model": "deepseek-v4-demo", "messages": [{"role": "user", "content": "Hello"}], "max_tokens": 64, "seed": 0}'
 echo
 curl -sSN "localhost:$port/v1/messages" -H 'x-api-key: sk-local' -H 'content-type: application/json' \
-  -d '{"model": "tiny-v4", "max_tokens": 8, "stream": true, "messages": [{"role": "user", "content": "Hi"}]}'
+  -d '{"model": "deepseek-v4-demo", "max_tokens": 64, "stream": true, "messages": [{"role": "user", "content": "Hi"}]}'
 kill -TERM "$server"
 wait "$server"

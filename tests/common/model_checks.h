@@ -167,4 +167,70 @@ inline void expect_engine_greedy_with_preemption(const Fixture& f, const std::st
   EXPECT_EQ((*again)[0].outputs[0].token_ids, f.greedy) << device << " from the prefix cache";
 }
 
+// Seeded sampling through the engine on the CPU and on `device`: temperature, top-k, top-p,
+// min-p, penalties, logit bias, n = 2 and logprobs, six requests in one batch. Both backends draw
+// with the same keyed RNG over the same fixed-point weights, so every token is the same (their
+// fp32 logits agree to ~1e-6, far from any draw's boundary) and logprobs agree within 1e-4; on
+// `device`, each request alone gives what it gave in the batch.
+inline void expect_engine_sampling_same_on_cpu_and(const Fixture& f, const std::string& device) {
+  std::vector<engine::SamplingParams> params(6);
+  for (size_t i = 0; i < params.size(); ++i) {
+    engine::SamplingParams& p = params[i];
+    p.max_tokens = static_cast<int64_t>(f.greedy.size());
+    p.ignore_eos = true;
+    p.seed = 100 + i;
+    p.temperature = 0.6 + 0.2 * static_cast<double>(i % 3);
+    p.logprobs = true;
+    p.top_logprobs = 3;
+  }
+  params[1].top_k = 20;
+  params[2].top_p = 0.9;
+  params[3].min_p = 0.05;
+  params[3].repetition_penalty = 1.3;
+  params[4].presence_penalty = 0.5;
+  params[4].frequency_penalty = 0.3;
+  params[4].logit_bias = {{f.greedy[0], 2.0f}};
+  params[5].n = 2;
+  params[5].top_p = 0.95;
+  params[5].top_k = 50;
+  const std::vector<std::vector<int32_t>> prompts(params.size(), f.prompt);
+  auto run = [&](const std::string& dev, const std::vector<std::vector<int32_t>>& ps,
+                 const std::vector<engine::SamplingParams>& sp) {
+    engine::EngineConfig config;
+    config.block_size = 16;
+    config.max_num_seqs = 8;
+    engine::ModelOptions options;
+    options.device = dev;
+    options.num_threads = 2;
+    auto llm = engine::LLM::load(f.dir, config, options);
+    EXPECT_TRUE(llm.is_ok()) << llm.status().message();
+    std::vector<engine::RequestOutput> out;
+    if (!llm.is_ok()) return out;
+    auto r = (*llm)->generate(ps, sp);
+    EXPECT_TRUE(r.is_ok()) << r.status().message();
+    if (r.is_ok()) out = std::move(r).value();
+    return out;
+  };
+  const auto cpu = run("cpu", prompts, params);
+  const auto dev = run(device, prompts, params);
+  ASSERT_EQ(cpu.size(), params.size());
+  ASSERT_EQ(dev.size(), params.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    ASSERT_EQ(cpu[i].outputs.size(), dev[i].outputs.size());
+    for (size_t c = 0; c < cpu[i].outputs.size(); ++c) {
+      const auto& a = cpu[i].outputs[c];
+      const auto& b = dev[i].outputs[c];
+      EXPECT_EQ(a.token_ids, b.token_ids) << device << " request " << i << " completion " << c << " " << b.error;
+      ASSERT_EQ(a.logprobs.size(), b.logprobs.size());
+      for (size_t t = 0; t < a.logprobs.size(); ++t) EXPECT_NEAR(a.logprobs[t], b.logprobs[t], 1e-4) << i << " " << t;
+    }
+  }
+  for (size_t i : {size_t{2}, size_t{5}}) {
+    const auto alone = run(device, {f.prompt}, {params[i]});
+    ASSERT_EQ(alone.size(), 1u);
+    for (size_t c = 0; c < alone[0].outputs.size(); ++c)
+      EXPECT_EQ(alone[0].outputs[c].token_ids, dev[i].outputs[c].token_ids) << device << " request " << i << " alone";
+  }
+}
+
 }  // namespace di::test

@@ -71,6 +71,11 @@ TEST_P(CudaDense, HostCacheIsRejectedWithAClearError) {
   expect_host_cache_rejected(*model, f);
 }
 
+TEST_P(CudaDense, EngineSeededSamplingOnTheDeviceEqualsTheCpu) {
+  const Fixture f = load_fixture(GetParam());
+  expect_engine_sampling_same_on_cpu_and(f, "cuda");
+}
+
 TEST_P(CudaDense, EngineGreedyWithPagingAndPreemptionMatchesTransformers) {
   const Fixture f = load_fixture(GetParam());
   expect_engine_greedy_with_preemption(f, "cuda");

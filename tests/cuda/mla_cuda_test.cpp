@@ -71,6 +71,11 @@ TEST_P(MlaCuda, BatchedSequencesEqualEachAlone) {
   expect_batched_equals_alone(*model, f, kTolerance);
 }
 
+TEST_P(MlaCuda, EngineSeededSamplingOnTheDeviceEqualsTheCpu) {
+  const Fixture f = load_fixture(GetParam());
+  expect_engine_sampling_same_on_cpu_and(f, "cuda");
+}
+
 TEST_P(MlaCuda, EngineGreedyWithPagingAndPreemptionMatchesTransformers) {
   const Fixture f = load_fixture(GetParam());
   expect_engine_greedy_with_preemption(f, "cuda");

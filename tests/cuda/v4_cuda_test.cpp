@@ -138,6 +138,11 @@ TEST_P(V4Cuda, HostCacheIsRejectedWithAClearError) {
   expect_host_cache_rejected(*model, f);
 }
 
+TEST_P(V4Cuda, EngineSeededSamplingOnTheDeviceEqualsTheCpu) {
+  const Fixture f = load_fixture(GetParam());
+  expect_engine_sampling_same_on_cpu_and(f, "cuda");
+}
+
 TEST_P(V4Cuda, EngineGreedyWithPagingAndPreemptionMatchesTransformers) {
   const Fixture f = load_fixture(GetParam());
   expect_engine_greedy_with_preemption(f, "cpu");  // the same schedule on the CPU: engine bugs vs GPU ones

@@ -4,7 +4,10 @@
 // loading next to transformers' names.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -84,6 +87,46 @@ TEST_P(V4Demo, PromptTokenizesAsTheTokenizersPackage) {
   auto ids = (*tok)->encode(f.meta.at("prompt_text").get<std::string>(), opts);
   ASSERT_TRUE(ids.is_ok()) << ids.status().message();
   EXPECT_EQ(*ids, f.prompt);
+}
+
+// MTP (issue 21): the mtp.0.* layer on the main model's final streams and the next token, against
+// tools/demo_model/mtp_reference.py's logits on the same weights (row i predicts token i + 2); run
+// in one chunk and in two, so its sliding-window rows go through the cache.
+TEST_P(V4Demo, MtpLogitsMatchTheReference) {
+  SKIP_WITHOUT_DEMO_MODEL();
+  const Fixture f = load_demo_fixture(GetParam());
+  ASSERT_FALSE(f.all_ids.empty());
+  // demo_long is for the main model's long-context paths; it carries no MTP logits (null).
+  if (!f.meta.contains("mtp_logits_file") || !f.meta.at("mtp_logits_file").is_string())
+    GTEST_SKIP() << GetParam() << " carries no MTP logits";
+  const int64_t rows = f.meta.at("mtp_logits_rows").get<int64_t>(), n = static_cast<int64_t>(f.all_ids.size());
+  ASSERT_EQ(rows, n - 1);
+  std::vector<float> ref(static_cast<size_t>(rows * f.vocab));
+  std::ifstream in(f.dir + "/" + f.meta.at("mtp_logits_file").get<std::string>(), std::ios::binary);
+  in.read(reinterpret_cast<char*>(ref.data()), static_cast<std::streamsize>(ref.size() * 4));
+  ASSERT_TRUE(in.good());
+  auto model = load_demo();
+  ASSERT_TRUE(model);
+  const auto& v4 = static_cast<const engine::deepseek_v4::DeepseekV4Model&>(*model);
+  ASSERT_EQ(v4.num_mtp_layers(), 1) << v4.weights().mtp_unavailable;
+  for (int64_t split : {rows, rows / 2}) {
+    engine::ContiguousSequenceCache cache(model->cache_groups(), n);
+    std::vector<float> logits(static_cast<size_t>(n * f.vocab)), mtp(static_cast<size_t>(rows * f.vocab));
+    std::vector<float> streams;
+    ASSERT_TRUE(v4.forward_chunk({f.all_ids.data(), n, 0, &cache}, logits.data(), &streams).is_ok());
+    const int64_t width = v4.config().hc_mult * v4.config().hidden_size;
+    for (int64_t begin = 0; begin < rows; begin += split) {
+      const int64_t len = std::min(split, rows - begin);
+      const int32_t* next = f.all_ids.data() + begin + 1;
+      ASSERT_TRUE(v4.mtp_forward(0, {next, len, begin, &cache}, streams.data() + begin * width, next,
+                                 mtp.data() + begin * f.vocab, nullptr)
+                      .is_ok());
+    }
+    const double err = worst_rel_err(mtp, ref, f.vocab);
+    std::printf("%s MTP in chunks of %lld: worst max|d|/max|logit| = %.3g over %lld positions\n", GetParam().c_str(),
+                static_cast<long long>(split), err, static_cast<long long>(rows));
+    EXPECT_LE(err, kFixtureTolerance);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, V4Demo, ::testing::ValuesIn(demo_fixtures()));

@@ -18,7 +18,8 @@ void attention_forward(const DeepseekV4Config& c, const LayerWeights& lw, int32_
                        const Ropes& ropes, const CacheLayout& layout, const float* h,
                        const Chunk& chunk, float* out) {
   const AttentionWeights& w = lw.attn;
-  const AttnType type = c.layer_types[layer];
+  // Layers past the main ones are MTP blocks, which DeepSeek builds with sliding attention.
+  const AttnType type = layer < c.num_hidden_layers ? c.layer_types[layer] : AttnType::kSliding;
   const Rope& rope = type == AttnType::kSliding ? ropes.main : ropes.compress;
   const int64_t L = chunk.num_tokens, s = chunk.start_pos;
   const int64_t nh = c.num_attention_heads, hd = c.head_dim, W = c.sliding_window;
@@ -39,7 +40,7 @@ void attention_forward(const DeepseekV4Config& c, const LayerWeights& lw, int32_
   }
 
   // Compressed entries first: a query may attend to a window that closes at its own token.
-  const int32_t tl = layout.type_layer[layer];
+  const int32_t tl = type == AttnType::kSliding ? -1 : layout.type_layer[layer];
   int32_t entry_group = -1;
   std::vector<std::vector<int32_t>> selected;
   if (type == AttnType::kHCA) {

@@ -18,7 +18,8 @@ struct Ropes {
   Rope compress;  // CSA / HCA layers, their compressors and the indexer
 };
 
-// h [num_tokens, hidden] (already input-normed) -> out [num_tokens, hidden].
+// h [num_tokens, hidden] (already input-normed) -> out [num_tokens, hidden]. `layer` past the
+// main layers is MTP layer layer - num_hidden_layers (sliding attention, its own ring rows).
 void attention_forward(const DeepseekV4Config& c, const LayerWeights& w, int32_t layer,
                        const Ropes& ropes, const CacheLayout& layout, const float* h,
                        const Chunk& chunk, float* out);

@@ -99,13 +99,18 @@ void hc_post(const DeepseekV4Config& c, const float* out, const float* post, con
 
 void hc_head(const DeepseekV4Config& c, const DeepseekV4Weights& w, const float* streams,
              int64_t rows, float* y) {
+  hc_head(c, w.hc_head_fn, w.hc_head_base, w.hc_head_scale, streams, rows, y);
+}
+
+void hc_head(const DeepseekV4Config& c, const float* fn, const float* base, const float* scale,
+             const float* streams, int64_t rows, float* y) {
   const int64_t hc = c.hc_mult, H = c.hidden_size;
   const float eps = static_cast<float>(c.hc_eps);
-  const std::vector<float> mixes = mix_logits(c, w.hc_head_fn, hc, streams, rows);
+  const std::vector<float> mixes = mix_logits(c, fn, hc, streams, rows);
   for (int64_t r = 0; r < rows; ++r) {
     float pre[16];
     for (int64_t i = 0; i < hc; ++i)
-      pre[i] = sigmoid(mixes[r * hc + i] * w.hc_head_scale[0] + w.hc_head_base[i]) + eps;
+      pre[i] = sigmoid(mixes[r * hc + i] * scale[0] + base[i]) + eps;
     const float* x = streams + r * hc * H;
     for (int64_t d = 0; d < H; ++d) {
       float acc = 0.f;

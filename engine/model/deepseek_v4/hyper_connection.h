@@ -22,5 +22,8 @@ void hc_post(const DeepseekV4Config& c, const float* out, const float* post, con
 // streams [rows, hc, hidden] -> y [rows, hidden] with the final head's weights.
 void hc_head(const DeepseekV4Config& c, const DeepseekV4Weights& w, const float* streams,
              int64_t rows, float* y);
+// The same with a head's tensors given (an MTP layer has its own).
+void hc_head(const DeepseekV4Config& c, const float* fn, const float* base, const float* scale,
+             const float* streams, int64_t rows, float* y);
 
 }  // namespace di::engine::deepseek_v4

@@ -10,6 +10,7 @@
 #include "engine/model/deepseek_v4/v4_cuda_model.h"
 #endif
 #include "kernels/cpu/linear.h"
+#include "kernels/cpu/quant_linear.h"
 #include "kernels/cpu/rms_norm.h"
 #include "kernels/cpu/threads.h"
 
@@ -29,10 +30,10 @@ DeepseekV4Model::DeepseekV4Model(DeepseekV4Config config,
   ropes_.main = Rope(c.rope_main, c.head_dim);
   ropes_.compress = Rope(c.rope_compress, c.head_dim);
 
-  groups_ = make_cache_groups(c, &layout_);
+  groups_ = make_cache_groups(c, &layout_, static_cast<int32_t>(weights_->mtp_layers.size()));
 }
 
-std::vector<CacheGroupSpec> make_cache_groups(const DeepseekV4Config& c, CacheLayout* layout) {
+std::vector<CacheGroupSpec> make_cache_groups(const DeepseekV4Config& c, CacheLayout* layout, int32_t mtp_layers) {
   std::vector<CacheGroupSpec> groups;
   int32_t n_csa = 0, n_hca = 0;
   layout->type_layer.resize(c.num_hidden_layers);
@@ -45,8 +46,9 @@ std::vector<CacheGroupSpec> make_cache_groups(const DeepseekV4Config& c, CacheLa
     groups.push_back(std::move(spec));
     return static_cast<int32_t>(groups.size() - 1);
   };
-  // Sliding K=V ring: every layer attends to its last sliding_window tokens.
-  layout->swa_kv = add({"swa_kv", CacheKind::kSlidingRing, c.num_hidden_layers, hd * f, c.sliding_window, 1, 0});
+  // Sliding K=V ring: every layer attends to its last sliding_window tokens (MTP layers too).
+  layout->swa_kv =
+      add({"swa_kv", CacheKind::kSlidingRing, c.num_hidden_layers + mtp_layers, hd * f, c.sliding_window, 1, 0});
   if (n_csa) {
     const int32_t m = c.compress_rate_csa;
     layout->csa_kv = add({"csa_kv", CacheKind::kCompressed, n_csa, hd * f, 0, m, 0});
@@ -64,7 +66,26 @@ std::vector<CacheGroupSpec> make_cache_groups(const DeepseekV4Config& c, CacheLa
   return groups;
 }
 
-void DeepseekV4Model::forward_sequence(const Chunk& chunk, bool all_logits, float* logits) const {
+void DeepseekV4Model::run_layer(const LayerWeights& lw, int32_t layer, bool hash_routed, const Chunk& chunk,
+                                const int32_t* route_tokens, float* streams) const {
+  const DeepseekV4Config& c = config_;
+  const int64_t L = chunk.num_tokens, H = c.hidden_size, hc = c.hc_mult;
+  const float eps = static_cast<float>(c.rms_norm_eps);
+  std::vector<float> collapsed(static_cast<size_t>(L * H)), out(static_cast<size_t>(L * H));
+  std::vector<float> post(static_cast<size_t>(L * hc)), comb(static_cast<size_t>(L * hc * hc));
+  hc_pre(c, lw.hc_attn, streams, L, collapsed.data(), post.data(), comb.data());
+  kernels::cpu::rms_norm(collapsed.data(), lw.attn_norm, L, H, H, eps, collapsed.data());
+  attention_forward(c, lw, layer, ropes_, layout_, collapsed.data(), chunk, out.data());
+  hc_post(c, out.data(), post.data(), comb.data(), L, streams);
+
+  hc_pre(c, lw.hc_ffn, streams, L, collapsed.data(), post.data(), comb.data());
+  kernels::cpu::rms_norm(collapsed.data(), lw.ffn_norm, L, H, H, eps, collapsed.data());
+  moe_forward(c, lw.ffn, hash_routed, route_tokens, collapsed.data(), L, out.data());
+  hc_post(c, out.data(), post.data(), comb.data(), L, streams);
+}
+
+void DeepseekV4Model::forward_sequence(const Chunk& chunk, bool all_logits, float* logits,
+                                       std::vector<float>* final_streams) const {
   const DeepseekV4Config& c = config_;
   const DeepseekV4Weights& w = *weights_;
   const int64_t L = chunk.num_tokens, H = c.hidden_size, hc = c.hc_mult;
@@ -75,26 +96,56 @@ void DeepseekV4Model::forward_sequence(const Chunk& chunk, bool all_logits, floa
     for (int64_t k = 0; k < hc; ++k)
       std::memcpy(streams.data() + (i * hc + k) * H, w.embed + static_cast<int64_t>(chunk.tokens[i]) * H,
                   static_cast<size_t>(H) * 4);
-  std::vector<float> collapsed(static_cast<size_t>(L * H)), out(static_cast<size_t>(L * H));
-  std::vector<float> post(static_cast<size_t>(L * hc)), comb(static_cast<size_t>(L * hc * hc));
-  for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
-    const LayerWeights& lw = w.layers[l];
-    hc_pre(c, lw.hc_attn, streams.data(), L, collapsed.data(), post.data(), comb.data());
-    kernels::cpu::rms_norm(collapsed.data(), lw.attn_norm, L, H, H, eps, collapsed.data());
-    attention_forward(c, lw, l, ropes_, layout_, collapsed.data(), chunk, out.data());
-    hc_post(c, out.data(), post.data(), comb.data(), L, streams.data());
-
-    hc_pre(c, lw.hc_ffn, streams.data(), L, collapsed.data(), post.data(), comb.data());
-    kernels::cpu::rms_norm(collapsed.data(), lw.ffn_norm, L, H, H, eps, collapsed.data());
-    moe_forward(c, lw.ffn, c.mlp_layer_types[l] == MlpType::kHashMoe, chunk.tokens, collapsed.data(), L,
-                out.data());
-    hc_post(c, out.data(), post.data(), comb.data(), L, streams.data());
-  }
+  for (int32_t l = 0; l < c.num_hidden_layers; ++l)
+    run_layer(w.layers[l], l, c.mlp_layer_types[l] == MlpType::kHashMoe, chunk, chunk.tokens, streams.data());
   const int64_t first = all_logits ? 0 : L - 1, rows = L - first;
   std::vector<float> y(static_cast<size_t>(rows * H));
   hc_head(c, w, streams.data() + first * hc * H, rows, y.data());
   kernels::cpu::rms_norm(y.data(), w.norm, rows, H, H, eps, y.data());
   kernels::cpu::linear(y.data(), rows, H, w.head, c.vocab_size, logits);
+  if (final_streams) *final_streams = std::move(streams);
+}
+
+Status DeepseekV4Model::forward_chunk(const Chunk& chunk, float* logits, std::vector<float>* final_streams) const {
+  if (chunk.num_tokens < 1 || !chunk.tokens || !chunk.cache) return Status::invalid_argument("forward_chunk: empty chunk");
+  forward_sequence(chunk, true, logits, final_streams);
+  return Status::ok();
+}
+
+Status DeepseekV4Model::mtp_forward(int32_t k, const Chunk& chunk, const float* streams, const int32_t* next,
+                                    float* logits, std::vector<float>* out_streams) const {
+  const DeepseekV4Config& c = config_;
+  const DeepseekV4Weights& w = *weights_;
+  if (k < 0 || k >= static_cast<int32_t>(w.mtp_layers.size()))
+    return Status::invalid_argument(w.mtp_unavailable.empty()
+                                        ? "mtp_forward: the checkpoint has " + std::to_string(w.mtp_layers.size()) +
+                                              " MTP layers, not " + std::to_string(k + 1)
+                                        : "mtp_forward: MTP is unavailable: " + w.mtp_unavailable);
+  const int64_t L = chunk.num_tokens, H = c.hidden_size, hc = c.hc_mult;
+  for (int64_t i = 0; i < L; ++i)
+    if (next[i] < 0 || next[i] >= c.vocab_size)
+      return Status::invalid_argument("mtp_forward: next[" + std::to_string(i) + "] is outside the vocabulary");
+  const float eps = static_cast<float>(c.rms_norm_eps);
+  const MtpLayerWeights& m = w.mtp_layers[k];
+  // x[i, s] = e_proj(enorm(embed(next[i]))) + h_proj(hnorm(streams[i, s])).
+  std::vector<float> e(static_cast<size_t>(L * H)), ep(static_cast<size_t>(L * H));
+  for (int64_t i = 0; i < L; ++i)
+    std::memcpy(e.data() + i * H, w.embed + static_cast<int64_t>(next[i]) * H, static_cast<size_t>(H) * 4);
+  kernels::cpu::rms_norm(e.data(), m.enorm, L, H, H, eps, e.data());
+  kernels::cpu::linear(e.data(), L, m.e_proj, ep.data());
+  std::vector<float> hs(static_cast<size_t>(L * hc * H)), x(static_cast<size_t>(L * hc * H));
+  kernels::cpu::rms_norm(streams, m.hnorm, L * hc, H, H, eps, hs.data());
+  kernels::cpu::linear(hs.data(), L * hc, m.h_proj, x.data());
+  for (int64_t i = 0; i < L; ++i)
+    for (int64_t s = 0; s < hc; ++s)
+      for (int64_t d = 0; d < H; ++d) x[(i * hc + s) * H + d] += ep[i * H + d];
+  run_layer(m.block, c.num_hidden_layers + k, false, chunk, next, x.data());
+  std::vector<float> y(static_cast<size_t>(L * H));
+  hc_head(c, m.hc_head_fn, m.hc_head_base, m.hc_head_scale, x.data(), L, y.data());
+  kernels::cpu::rms_norm(y.data(), m.norm, L, H, H, eps, y.data());
+  kernels::cpu::linear(y.data(), L, H, w.head, c.vocab_size, logits);
+  if (out_streams) *out_streams = std::move(x);
+  return Status::ok();
 }
 
 Status DeepseekV4Model::forward(const ForwardBatch& batch, std::vector<float>& logits) {

@@ -12,14 +12,33 @@ using Names = std::vector<std::string>;
 // (embed, norm, hc_head_*), so the native compressor / indexer names (attn.compressor.*,
 // attn.indexer.{wq_b,weights_proj,compressor.*}) are derived from that mapping, not from a file.
 // Quantized projections carry a sibling ".scale" (WeightLoader::linear).
-Names layer_names(int32_t layer, const std::vector<std::string>& suffixes) {
+// Where one layer's tensors live: a main layer (layers.N.) or an MTP layer (mtp.N.), and its kinds.
+struct LayerSite {
+  Names prefixes;
+  std::string label;  // for errors: "layers.3", "mtp.0"
+  AttnType attn;
+  MlpType mlp;
+};
+
+LayerSite main_layer(const DeepseekV4Config& c, int32_t l) {
+  const std::string n = std::to_string(l);
+  return {{"model.layers." + n + ".", "layers." + n + "."}, "layers." + n, c.layer_types[l], c.mlp_layer_types[l]};
+}
+
+// DeepSeek's MTP block is a sliding-attention layer with top-k routing.
+LayerSite mtp_layer(int32_t k) {
+  const std::string n = std::to_string(k);
+  return {{"mtp." + n + ".", "model.mtp." + n + "."}, "mtp." + n, AttnType::kSliding, MlpType::kMoe};
+}
+
+Names layer_names(const LayerSite& site, const std::vector<std::string>& suffixes) {
   Names out;
-  for (const char* prefix : {"model.layers.", "layers."})
-    for (const std::string& s : suffixes) out.push_back(prefix + std::to_string(layer) + "." + s);
+  for (const std::string& prefix : site.prefixes)
+    for (const std::string& s : suffixes) out.push_back(prefix + s);
   return out;
 }
 
-Status load_hc(WeightLoader& w, const DeepseekV4Config& c, int32_t layer, const std::string& site,
+Status load_hc(WeightLoader& w, const DeepseekV4Config& c, const LayerSite& layer, const std::string& site,
                HcWeights& hc) {
   const int64_t mix = (2 + c.hc_mult) * c.hc_mult;
   DI_ASSIGN_OR_RETURN(hc.fn, w.f32(layer_names(layer, {"hc_" + site + "_fn"}), {mix, c.hc_mult * c.hidden_size}));
@@ -28,7 +47,7 @@ Status load_hc(WeightLoader& w, const DeepseekV4Config& c, int32_t layer, const 
   return Status::ok();
 }
 
-Status load_compressor(WeightLoader& w, const DeepseekV4Config& c, int32_t layer,
+Status load_compressor(WeightLoader& w, const DeepseekV4Config& c, const LayerSite& layer,
                        const std::string& prefix, int32_t dim, int32_t rate, bool overlap,
                        CompressorWeights& cw) {
   cw.dim = dim;
@@ -42,7 +61,7 @@ Status load_compressor(WeightLoader& w, const DeepseekV4Config& c, int32_t layer
   return Status::ok();
 }
 
-Status load_expert(WeightLoader& w, const DeepseekV4Config& c, int32_t layer,
+Status load_expert(WeightLoader& w, const DeepseekV4Config& c, const LayerSite& layer,
                    const std::string& prefix, ExpertWeights& e) {
   const int64_t h = c.hidden_size, i = c.moe_intermediate_size;
   DI_ASSIGN_OR_RETURN(e.w1, w.linear(layer_names(layer, {prefix + "w1.weight"}), i, h));
@@ -51,7 +70,7 @@ Status load_expert(WeightLoader& w, const DeepseekV4Config& c, int32_t layer,
   return Status::ok();
 }
 
-Status load_layer(WeightLoader& w, const DeepseekV4Config& c, int32_t l, LayerWeights& L) {
+Status load_layer(WeightLoader& w, const DeepseekV4Config& c, const LayerSite& l, LayerWeights& L) {
   const int64_t h = c.hidden_size, nh = c.num_attention_heads, hd = c.head_dim;
   DI_ASSIGN_OR_RETURN(L.attn_norm, w.f32(layer_names(l, {"attn_norm.weight"}), {h}));
   DI_ASSIGN_OR_RETURN(L.ffn_norm, w.f32(layer_names(l, {"ffn_norm.weight"}), {h}));
@@ -69,7 +88,7 @@ Status load_layer(WeightLoader& w, const DeepseekV4Config& c, int32_t l, LayerWe
                                        int64_t{c.o_groups} * c.o_lora_rank, nh * hd / c.o_groups));
   DI_ASSIGN_OR_RETURN(a.wo_b, w.linear(layer_names(l, {"attn.wo_b.weight"}), h, int64_t{c.o_groups} * c.o_lora_rank));
   DI_ASSIGN_OR_RETURN(a.sinks, w.f32(layer_names(l, {"attn.attn_sink"}), {nh}));
-  const AttnType type = c.layer_types[l];
+  const AttnType type = l.attn;
   if (type != AttnType::kSliding) {
     const bool csa = type == AttnType::kCSA;
     DI_RETURN_IF_ERROR(load_compressor(w, c, l, "attn.compressor.", c.head_dim, c.compress_rate(type), csa,
@@ -86,11 +105,11 @@ Status load_layer(WeightLoader& w, const DeepseekV4Config& c, int32_t l, LayerWe
 
   MoeWeights& m = L.ffn;
   DI_ASSIGN_OR_RETURN(m.gate, w.f32(layer_names(l, {"ffn.gate.weight"}), {c.n_routed_experts, h}));
-  if (c.mlp_layer_types[l] == MlpType::kHashMoe) {
+  if (l.mlp == MlpType::kHashMoe) {
     DI_ASSIGN_OR_RETURN(m.tid2eid, w.i32(layer_names(l, {"ffn.gate.tid2eid"}), {c.vocab_size, c.num_experts_per_tok}));
     for (int64_t i = 0; i < c.vocab_size * c.num_experts_per_tok; ++i)
       if (m.tid2eid[i] < 0 || m.tid2eid[i] >= c.n_routed_experts)
-        return Status::invalid_argument("tensor 'layers." + std::to_string(l) + ".ffn.gate.tid2eid': expert " +
+        return Status::invalid_argument("tensor '" + l.label + ".ffn.gate.tid2eid': expert " +
                                         std::to_string(m.tid2eid[i]) + " is outside [0, n_routed_experts=" +
                                         std::to_string(c.n_routed_experts) + ")");
   } else {
@@ -100,6 +119,21 @@ Status load_layer(WeightLoader& w, const DeepseekV4Config& c, int32_t l, LayerWe
   for (int32_t e = 0; e < c.n_routed_experts; ++e)
     DI_RETURN_IF_ERROR(load_expert(w, c, l, "ffn.experts." + std::to_string(e) + ".", m.experts[e]));
   DI_RETURN_IF_ERROR(load_expert(w, c, l, "ffn.shared_experts.", m.shared));
+  return Status::ok();
+}
+
+Status load_mtp_layer(WeightLoader& w, const DeepseekV4Config& c, int32_t k, MtpLayerWeights& m) {
+  const LayerSite site = mtp_layer(k);
+  const int64_t h = c.hidden_size;
+  DI_RETURN_IF_ERROR(load_layer(w, c, site, m.block));
+  DI_ASSIGN_OR_RETURN(m.e_proj, w.linear(layer_names(site, {"e_proj.weight"}), h, h));
+  DI_ASSIGN_OR_RETURN(m.h_proj, w.linear(layer_names(site, {"h_proj.weight"}), h, h));
+  DI_ASSIGN_OR_RETURN(m.enorm, w.f32(layer_names(site, {"enorm.weight"}), {h}));
+  DI_ASSIGN_OR_RETURN(m.hnorm, w.f32(layer_names(site, {"hnorm.weight"}), {h}));
+  DI_ASSIGN_OR_RETURN(m.norm, w.f32(layer_names(site, {"norm.weight"}), {h}));
+  DI_ASSIGN_OR_RETURN(m.hc_head_fn, w.f32(layer_names(site, {"hc_head_fn"}), {c.hc_mult, c.hc_mult * h}));
+  DI_ASSIGN_OR_RETURN(m.hc_head_base, w.f32(layer_names(site, {"hc_head_base"}), {c.hc_mult}));
+  DI_ASSIGN_OR_RETURN(m.hc_head_scale, w.f32(layer_names(site, {"hc_head_scale"}), {1}));
   return Status::ok();
 }
 
@@ -128,7 +162,7 @@ Result<std::unique_ptr<DeepseekV4Weights>> load_weights(const std::string& model
                                                     {1}));
   weights->layers.resize(c.num_hidden_layers);
   for (int32_t l = 0; l < c.num_hidden_layers; ++l)
-    DI_RETURN_IF_ERROR(load_layer(w, c, l, weights->layers[l]));
+    DI_RETURN_IF_ERROR(load_layer(w, c, main_layer(c, l), weights->layers[l]));
   Names mtp_prefixes;
   for (int32_t i = 0; i < c.num_nextn_predict_layers; ++i) {
     mtp_prefixes.push_back("mtp." + std::to_string(i) + ".");
@@ -136,6 +170,22 @@ Result<std::unique_ptr<DeepseekV4Weights>> load_weights(const std::string& model
   }
   weights->mtp = w.take_prefix(mtp_prefixes);
   DI_RETURN_IF_ERROR(w.check_all_taken());
+  // The MTP layers as a decoder can run them, read from the same mapping by a loader of their
+  // own (the views above stay for the memory plan). A checkpoint whose MTP tensors do not form
+  // whole layers still loads; only speculative decoding is unavailable, for the reason recorded.
+  if (c.num_nextn_predict_layers > 0) {
+    WeightLoader mw(weights->store, "deepseek_v4");
+    mw.set_quant(c.quant);
+    weights->mtp_layers.resize(c.num_nextn_predict_layers);
+    for (int32_t k = 0; k < c.num_nextn_predict_layers; ++k) {
+      const Status st = load_mtp_layer(mw, c, k, weights->mtp_layers[k]);
+      if (!st.is_ok()) {
+        weights->mtp_layers.clear();
+        weights->mtp_unavailable = st.message();
+        break;
+      }
+    }
+  }
   return weights;
 }
 

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "engine/model/deepseek_v4/config.h"
@@ -74,6 +75,21 @@ struct LayerWeights {
   MoeWeights ffn;
 };
 
+// One multi-token-prediction layer (DeepSeek's mtp.<k>.*): a sliding-attention, top-k MoE
+// decoder block over the projected, normed next-token embedding and main-model state, with its
+// own mHC head and final norm; embedding and lm_head are the main model's.
+struct MtpLayerWeights {
+  LayerWeights block;
+  kernels::LinearWeight e_proj;  // [hidden, hidden], over enorm(embed(next token))
+  kernels::LinearWeight h_proj;  // [hidden, hidden], over hnorm(each main stream)
+  const float* enorm = nullptr;
+  const float* hnorm = nullptr;
+  const float* norm = nullptr;
+  const float* hc_head_fn = nullptr;     // [hc, hc * hidden]
+  const float* hc_head_base = nullptr;   // [hc]
+  const float* hc_head_scale = nullptr;  // [1]
+};
+
 struct DeepseekV4Weights {
   WeightStore store;
   const float* embed = nullptr;  // [vocab, hidden]
@@ -88,6 +104,10 @@ struct DeepseekV4Weights {
   // hc_attn_* / hc_ffn_* tensors plus the MTP block's own e_proj, h_proj, enorm, hnorm, norm and
   // hc_head_* tensors; transformers drops them on load, so save_pretrained never writes them.
   std::vector<const TensorView*> mtp;
+  // The same layers ready to run; empty with mtp_unavailable saying why when the mtp.<k>.*
+  // tensors do not form whole layers.
+  std::vector<MtpLayerWeights> mtp_layers;
+  std::string mtp_unavailable;
 };
 
 // Maps model_dir's safetensors and takes every tensor `config` implies; any missing, extra,

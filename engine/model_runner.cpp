@@ -1,6 +1,7 @@
 // ModelRunner: batch assembly and the forward call.
 #include "engine/model_runner.h"
 
+#include <chrono>
 #include <exception>
 #include <string>
 
@@ -53,6 +54,13 @@ Status ModelRunner::execute(const SchedulerOutput& out, std::vector<float>& logi
     in.cache = &views.back();
     batch.seqs.push_back(in);
   }
+  const auto forward_began = std::chrono::steady_clock::now();
+  // Set on every exit: a failed forward's time is still the step's.
+  struct ForwardClock {
+    std::chrono::steady_clock::time_point began;
+    double* out;
+    ~ForwardClock() { *out = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count(); }
+  } forward_clock{forward_began, &forward_seconds_};
   try {
     if (!per_sequence_) {
       ScheduledMasks masks(out.scheduled.data(), n, masked.data());

@@ -22,12 +22,15 @@ class ModelRunner {
   // runs and `masked[i]` says whether row i already carries its mask (else the sampler applies
   // it); `masked` is all 0 otherwise.
   Status execute(const SchedulerOutput& out, std::vector<float>& logits, std::vector<uint8_t>& masked);
+  // Seconds the last execute spent in the model's forward calls (the rest was batch assembly).
+  double last_forward_seconds() const { return forward_seconds_; }
 
  private:
   Model* model_;
   KvCacheManager* kv_;
   bool per_sequence_;
   std::vector<float> scratch_;
+  double forward_seconds_ = 0;
 };
 
 }  // namespace di::engine

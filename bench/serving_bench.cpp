@@ -7,7 +7,8 @@
 //
 // usage: bench_serving --port N --model NAME [--host H] [--api-key K] [--concurrency 1,8,64,256]
 //          [--num-prompts 64] [--input-len 128] [--output-len 128] [--token-range 1000,30000]
-//          [--temperature 0] [--seed 0] [--timeout 600] [--label TEXT] [--json FILE] [--markdown FILE]
+//          [--temperature 0] [--seed 0] [--timeout 600] [--json FILE]
+//          [--markdown FILE --commit C --device D]
 // Exit status: 0 when every request succeeded with its full output, 1 otherwise, 2 on bad flags.
 #include <algorithm>
 #include <atomic>
@@ -35,7 +36,8 @@ using nlohmann::json;
 
 struct Options {
   HttpTarget target;
-  std::string api_key, model, label, json_path, markdown_path;
+  std::string api_key, model, json_path, markdown_path;
+  std::string commit = "-", device = "-";  // for the markdown rows
   std::vector<int> concurrency = {1, 8, 64, 256};
   int num_prompts = 64, input_len = 128, output_len = 128;
   int token_lo = 1000, token_hi = 30000;
@@ -77,7 +79,7 @@ bool parse_int_list(const std::string& s, std::vector<int>* out) {
 std::string usage() {
   return "usage: bench_serving --port N --model NAME [--host H] [--api-key K] [--concurrency 1,8,64,256]\n"
          "         [--num-prompts 64] [--input-len 128] [--output-len 128] [--token-range 1000,30000]\n"
-         "         [--temperature 0] [--seed 0] [--timeout 600] [--label TEXT] [--json FILE] [--markdown FILE]\n";
+         "         [--temperature 0] [--seed 0] [--timeout 600] [--json FILE] [--markdown FILE --commit C --device D]\n";
 }
 
 // Returns an error message, or "" when the flags are usable.
@@ -120,7 +122,8 @@ std::string parse_args(int argc, char** argv, Options* o) {
       if (!parse_int_list(v, &r) || r.size() != 2 || r[0] >= r[1])
         e = a + ": expected LO,HI with 1 <= LO < HI, got '" + v + "'";
       else o->token_lo = r[0], o->token_hi = r[1];
-    } else if (a == "--label") o->label = v;
+    } else if (a == "--commit") o->commit = v;
+    else if (a == "--device") o->device = v;
     else if (a == "--json") o->json_path = v;
     else if (a == "--markdown") o->markdown_path = v;
     else e = "unknown flag " + a;
@@ -356,40 +359,46 @@ void print_level(const json& j) {
               100.0 * e["busy_share"].get<double>());
 }
 
-std::string markdown_block(const Options& o, const std::vector<json>& levels) {
-  char date[32];
+// Rows in bench/RESULTS.md's columns (date, commit, device, what, measured, ceiling, ratio,
+// notes), one per level; the ceiling is the model-only forward time of the same run.
+std::string markdown_rows(const Options& o, const std::vector<json>& levels) {
+  char date[16];
   const std::time_t now = std::time(nullptr);
   std::tm tm{};
   gmtime_r(&now, &tm);
-  std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", &tm);
+  std::strftime(date, sizeof date, "%Y-%m-%d", &tm);
   std::ostringstream m;
-  m << "\n#### " << date << (o.label.empty() ? "" : " — " + o.label) << "\n\n"
-    << "`bench_serving` on " << o.model << ": /v1/completions streamed, prompt " << o.input_len << " random token ids, "
-    << o.output_len << " output tokens (ignore_eos), " << o.num_prompts << " requests per level, temperature "
-    << o.temperature << ".\n\n"
-    << "| concurrency | ok / requests | output tok/s | TTFT p50/p90/p99 ms | ITL p50/p90/p99 ms | E2E p50/p90/p99 ms "
-       "| forward mean ms | engine step mean ms | step / forward | busy |\n"
-    << "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
-  char b[512];
   for (const json& j : levels) {
     auto p3 = [&](const char* k) {
       char s[96];
-      std::snprintf(s, sizeof s, "%.2f / %.2f / %.2f", j[k]["p50"].get<double>(), j[k]["p90"].get<double>(),
+      std::snprintf(s, sizeof s, "%.2f/%.2f/%.2f", j[k]["p50"].get<double>(), j[k]["p90"].get<double>(),
                     j[k]["p99"].get<double>());
       return std::string(s);
     };
-    std::string eng = "| n/a | n/a | n/a | n/a |";
+    char b[1024];
+    std::snprintf(b, sizeof b,
+                  "| %s | %s | %s | bench_serving, %s: streamed /v1/completions over loopback, concurrency %d, %d requests, "
+                  "prompt %d random ids, %d output tokens (ignore_eos), temperature %g | %.1f output tok/s (%d/%d ok); "
+                  "TTFT p50/p90/p99 %s ms; ITL %s ms; E2E %s ms ",
+                  date, o.commit.c_str(), o.device.c_str(), o.model.c_str(), j["concurrency"].get<int>(),
+                  j["requests"].get<int>(), o.input_len, o.output_len, o.temperature, j["output_tok_per_s"].get<double>(),
+                  j["ok"].get<int>(), j["requests"].get<int>(), p3("ttft_ms").c_str(), p3("itl_ms").c_str(),
+                  p3("e2e_ms").c_str());
+    m << b;
     if (j.contains("engine")) {
       const json& e = j["engine"];
-      std::snprintf(b, sizeof b, "| %.3f | %.3f | %.3f | %.1f %% |", e["forward_mean_ms"].get<double>(),
-                    e["step_mean_ms"].get<double>(), e["step_over_forward"].get<double>(),
-                    100.0 * e["busy_share"].get<double>());
-      eng = b;
+      const json& ph = e["phase_mean_ms"];
+      std::snprintf(b, sizeof b,
+                    "| model-only forward %.3f ms/step (same run) | engine step %.3f ms = %.3fx forward; busy %.1f%% "
+                    "| %.0f steps; step phases ms: schedule %.3f, prepare %.3f, forward %.3f, sample %.3f, output %.3f |\n",
+                    e["forward_mean_ms"].get<double>(), e["step_mean_ms"].get<double>(),
+                    e["step_over_forward"].get<double>(), 100.0 * e["busy_share"].get<double>(), e["steps"].get<double>(),
+                    ph["schedule"].get<double>(), ph["prepare"].get<double>(), ph["forward"].get<double>(),
+                    ph["sample"].get<double>(), ph["output"].get<double>());
+      m << b;
+    } else {
+      m << "| n/a (no step breakdown in /metrics) | n/a | |\n";
     }
-    std::snprintf(b, sizeof b, "| %d | %d / %d | %.1f | %s | %s | %s ", j["concurrency"].get<int>(), j["ok"].get<int>(),
-                  j["requests"].get<int>(), j["output_tok_per_s"].get<double>(), p3("ttft_ms").c_str(),
-                  p3("itl_ms").c_str(), p3("e2e_ms").c_str());
-    m << b << eng << "\n";
   }
   return m.str();
 }
@@ -425,7 +434,7 @@ int run(int argc, char** argv) {
   }
   if (!o.markdown_path.empty()) {
     std::ofstream f(o.markdown_path, std::ios::app);
-    f << markdown_block(o, levels);
+    f << markdown_rows(o, levels);
     if (!f) {
       std::cerr << "bench_serving: cannot write " << o.markdown_path << "\n";
       return 1;

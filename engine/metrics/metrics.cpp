@@ -87,16 +87,15 @@ nlohmann::json histogram_json(const Histogram& h) {
   return {{"count", h.count()}, {"sum", h.sum()}, {"buckets", buckets}};
 }
 
-void histogram_prom(std::ostringstream& o, const std::string& name, const std::string& help, const Histogram& h) {
+// From histogram_json's shape, so one rendering reads one snapshot.
+void histogram_prom(std::ostringstream& o, const std::string& name, const std::string& help, const nlohmann::json& h) {
   o << "# HELP " << name << " " << help << "\n# TYPE " << name << " histogram\n";
-  uint64_t cum = 0;
-  for (size_t i = 0; i < h.counts().size(); ++i) {
-    cum += h.counts()[i];
+  for (const nlohmann::json& b : h["buckets"]) {
     o << name << "_bucket{le=\"";
-    if (i < h.bounds().size()) o << h.bounds()[i]; else o << "+Inf";
-    o << "\"} " << cum << "\n";
+    if (b["le"].is_string()) o << "+Inf"; else o << b["le"].get<double>();
+    o << "\"} " << b["count"].get<uint64_t>() << "\n";
   }
-  o << name << "_sum " << h.sum() << "\n" << name << "_count " << h.count() << "\n";
+  o << name << "_sum " << h["sum"].dump() << "\n" << name << "_count " << h["count"].get<uint64_t>() << "\n";
 }
 
 }  // namespace
@@ -181,12 +180,11 @@ std::string EngineMetrics::to_prometheus() const {
   metric("busy_wall_seconds_total", "counter", "Seconds from the first step's start to the last step's end.",
          j["busy_wall_seconds"]);
   metric("busy_ratio", "gauge", "busy_forward_seconds_total / busy_wall_seconds_total.", j["busy_ratio"]);
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    histogram_prom(o, "deepinfer_time_to_first_token_seconds", "Time from submission to the first token.", ttft_);
-    histogram_prom(o, "deepinfer_inter_token_latency_seconds", "Time between two tokens of one completion.", itl_);
-    histogram_prom(o, "deepinfer_step_time_seconds", "Wall time of one engine step (all phases).", step_time_);
-  }
+  histogram_prom(o, "deepinfer_time_to_first_token_seconds", "Time from submission to the first token.",
+                 j["time_to_first_token_seconds"]);
+  histogram_prom(o, "deepinfer_inter_token_latency_seconds", "Time between two tokens of one completion.",
+                 j["inter_token_latency_seconds"]);
+  histogram_prom(o, "deepinfer_step_time_seconds", "Wall time of one engine step (all phases).", j["step_time_seconds"]);
   return o.str();
 }
 

@@ -17,6 +17,13 @@ using std::chrono::steady_clock;
 
 const char* const kPhases[] = {"schedule", "prepare", "forward", "sample", "output"};
 
+// The value of the sample line `series value` in a Prometheus text, or -1 when absent.
+double prom_value(const std::string& prom, const std::string& series) {
+  const size_t at = prom.find("\n" + series + " ");
+  if (at == std::string::npos) return -1;
+  return std::strtod(prom.c_str() + at + series.size() + 2, nullptr);
+}
+
 StepTiming timing_at(steady_clock::time_point start, double schedule, double prepare, double forward,
                      double sample, double output) {
   StepTiming t;
@@ -52,10 +59,10 @@ TEST(StepMetrics, AggregatesPhasesHistogramAndBusyBasis) {
   EXPECT_NEAR(h["sum"].get<double>(), 0.050, 1e-6);
   // 10 ms lands in le=0.01, 40 ms in le=0.05; buckets are cumulative.
   for (const auto& b : h["buckets"]) {
-    if (b["le"] == 0.005) EXPECT_EQ(b["count"], 0);
-    if (b["le"] == 0.01) EXPECT_EQ(b["count"], 1);
-    if (b["le"] == 0.025) EXPECT_EQ(b["count"], 1);
-    if (b["le"] == 0.05) EXPECT_EQ(b["count"], 2);
+    if (b["le"] == 0.005) { EXPECT_EQ(b["count"], 0); }
+    if (b["le"] == 0.01) { EXPECT_EQ(b["count"], 1); }
+    if (b["le"] == 0.025) { EXPECT_EQ(b["count"], 1); }
+    if (b["le"] == 0.05) { EXPECT_EQ(b["count"], 2); }
   }
   EXPECT_NEAR(j["busy_forward_seconds"].get<double>(), 0.035, 1e-12);
   EXPECT_NEAR(j["busy_wall_seconds"].get<double>(), 1.040, 1e-6);  // first start to last end
@@ -63,14 +70,23 @@ TEST(StepMetrics, AggregatesPhasesHistogramAndBusyBasis) {
 
   const std::string prom = m.to_prometheus();
   EXPECT_NE(prom.find("# TYPE deepinfer_step_phase_seconds_total counter\n"), std::string::npos) << prom;
-  EXPECT_NE(prom.find("\ndeepinfer_step_phase_seconds_total{phase=\"forward\"} 0.035"), std::string::npos) << prom;
-  EXPECT_NE(prom.find("\ndeepinfer_step_phase_steps_total{phase=\"sample\"} 2\n"), std::string::npos) << prom;
-  EXPECT_NE(prom.find("\ndeepinfer_steps_total 2\n"), std::string::npos) << prom;
+  for (int i = 0; i < 5; ++i) {
+    const std::string ph = std::string("{phase=\"") + kPhases[i] + "\"}";
+    EXPECT_NEAR(prom_value(prom, "deepinfer_step_phase_seconds_total" + ph), want[i], 1e-12) << ph << prom;
+    EXPECT_EQ(prom_value(prom, "deepinfer_step_phase_steps_total" + ph), 2) << ph;
+  }
+  EXPECT_EQ(prom_value(prom, "deepinfer_steps_total"), 2);
   EXPECT_NE(prom.find("# TYPE deepinfer_step_time_seconds histogram\n"), std::string::npos);
-  EXPECT_NE(prom.find("\ndeepinfer_step_time_seconds_bucket{le=\"0.01\"} 1\n"), std::string::npos) << prom;
-  EXPECT_NE(prom.find("\ndeepinfer_step_time_seconds_count 2\n"), std::string::npos);
-  EXPECT_NE(prom.find("\ndeepinfer_output_thread_batches_total 1\n"), std::string::npos);
-  EXPECT_NE(prom.find("\ndeepinfer_busy_forward_seconds_total 0.035"), std::string::npos);
+  EXPECT_EQ(prom_value(prom, "deepinfer_step_time_seconds_bucket{le=\"0.005\"}"), 0);
+  EXPECT_EQ(prom_value(prom, "deepinfer_step_time_seconds_bucket{le=\"0.01\"}"), 1);
+  EXPECT_EQ(prom_value(prom, "deepinfer_step_time_seconds_bucket{le=\"+Inf\"}"), 2);
+  EXPECT_EQ(prom_value(prom, "deepinfer_step_time_seconds_count"), 2);
+  EXPECT_NEAR(prom_value(prom, "deepinfer_step_time_seconds_sum"), 0.050, 1e-6);
+  EXPECT_EQ(prom_value(prom, "deepinfer_output_thread_batches_total"), 1);
+  EXPECT_DOUBLE_EQ(prom_value(prom, "deepinfer_output_thread_seconds_total"), 0.25);
+  EXPECT_NEAR(prom_value(prom, "deepinfer_busy_forward_seconds_total"), 0.035, 1e-12);
+  EXPECT_NEAR(prom_value(prom, "deepinfer_busy_wall_seconds_total"), 1.040, 1e-6);
+  EXPECT_NEAR(prom_value(prom, "deepinfer_busy_ratio"), 0.035 / 1.040, 1e-6);
   EXPECT_NE(prom.find("# TYPE deepinfer_busy_ratio gauge\n"), std::string::npos);
 }
 
@@ -132,8 +148,9 @@ TEST(StepMetrics, EngineRecordsEveryStepsPhases) {
     expect_consistent(metrics_after_steps(*e, 10), 10, 0.002);
     const std::string prom = e->metrics_prometheus();
     for (const char* ph : kPhases)
-      EXPECT_NE(prom.find(std::string("\ndeepinfer_step_phase_steps_total{phase=\"") + ph + "\"} 10\n"),
-                std::string::npos) << ph << "\n" << prom;
+      EXPECT_EQ(prom_value(prom, std::string("deepinfer_step_phase_steps_total{phase=\"") + ph + "\"}"), 10)
+          << ph << "\n" << prom;
+    EXPECT_EQ(prom_value(prom, "deepinfer_step_time_seconds_count"), 10);
   }
 }
 

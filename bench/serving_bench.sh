@@ -6,6 +6,9 @@
 #                   (commit: git HEAD; device: the GPU's name, else DI_BENCH_DEVICE or the CPU's)
 #   --serve ARG     one more argument for `deepinfer serve` (repeatable), e.g. --serve --max-num-seqs --serve 256
 # Without --token-range, prompt ids are drawn from [1000, 30000) cut to the model's vocab_size.
+# The server gets room for the highest concurrency C: --max-num-seqs C, and workers and
+# connections per client C + 16 (at least the server's defaults); --serve arguments come after
+# these, so they win.
 # Environment: DI_BUILD_DIR (default build/). Exit status: bench_serving's (0: every request got
 # its full output), or 1 when the server did not start.
 # usage: bash bench/serving_bench.sh MODEL_DIR [--append FILE] [--serve ARG]... [bench_serving flags]
@@ -19,12 +22,13 @@ bench=$build/bin/bench_serving
 [ -x "$bin" ] && [ -x "$bench" ] || { echo "serving_bench.sh: build $bin and $bench first" >&2; exit 1; }
 [ -f "$model_dir/config.json" ] || { echo "serving_bench.sh: $model_dir has no config.json" >&2; exit 1; }
 
-serve_args=(); bench_args=(); append=""; has_range=0
+serve_args=(); bench_args=(); append=""; has_range=0; levels=1,8,64,256
 while [ $# -gt 0 ]; do
   case $1 in
     --append) append=$2; shift 2 ;;
     --serve) serve_args+=("$2"); shift 2 ;;
     --token-range) has_range=1; bench_args+=("$1" "$2"); shift 2 ;;
+    --concurrency) levels=$2; bench_args+=("$1" "$2"); shift 2 ;;
     *) bench_args+=("$1"); shift ;;
   esac
 done
@@ -34,6 +38,12 @@ if [ "$has_range" = 0 ]; then
   lo=$(( hi > 2000 ? 1000 : 1 ))
   bench_args+=(--token-range "$lo,$hi")
 fi
+max_c=1
+for c in ${levels//,/ }; do [[ "$c" =~ ^[0-9]+$ ]] && [ "$c" -gt "$max_c" ] && max_c=$c; done
+room=$(( max_c + 16 > 256 ? max_c + 16 : 256 ))
+conns=$(( room > 1024 ? room : 1024 ))
+serve_args=(--max-num-seqs "$max_c" --workers "$room" --max-connections "$conns"
+            --max-connections-per-client "$(( room > 128 ? room : 128 ))" ${serve_args[@]+"${serve_args[@]}"})
 name=$(basename "$model_dir")
 key="sk-bench-$RANDOM$RANDOM$RANDOM"
 log=$(mktemp)

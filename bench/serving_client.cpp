@@ -155,7 +155,8 @@ HttpResult http_request(const HttpTarget& target, const std::string& method, con
     r.error = e;
     return r;
   }
-  std::string req = method + " " + path + " HTTP/1.1\r\nHost: " + target.host + ":" + std::to_string(target.port) +
+  const std::string host = target.host.find(':') != std::string::npos ? "[" + target.host + "]" : target.host;
+  std::string req = method + " " + path + " HTTP/1.1\r\nHost: " + host + ":" + std::to_string(target.port) +
                     "\r\nConnection: close\r\nAccept: */*\r\n";
   if (!api_key.empty()) req += "Authorization: Bearer " + api_key + "\r\n";
   if (!body.empty()) req += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";

@@ -700,7 +700,8 @@ DI_API void di_request_destroy(di_request* request);
  *                           (inputs, cache views); forward = the model's forward calls (on a
  *                           device, until the logits are on the host); sample = sampling, stop
  *                           checks and bookkeeping; output = handing events to the output thread
- *                           (and waiting for it when async scheduling is off)
+ *                           (and waiting for it when async scheduling is off) and the gauges'
+ *                           snapshot
  *   "step_time_seconds"     histogram of step wall times ({"count", "sum", "buckets"} as the
  *                           latency histograms)
  *   "output_thread"         {"seconds", "count"}: the output thread's detokenization, stop strings

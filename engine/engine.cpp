@@ -324,10 +324,21 @@ bool LLMEngine::Impl::forks_now(const RequestState& req, const Sequence& seq) co
   return req.forks_pending && seq.index == 0 && seq.num_output_tokens() == 0;
 }
 
-void LLMEngine::Impl::run_step() {
+namespace {
+
+double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+}  // namespace
+
+bool LLMEngine::Impl::run_step() {
+  StepTiming& t = step_timing;
+  t = StepTiming{};
+  t.start = Clock::now();
   SchedulerOutput out = scheduler->schedule();
-  if (out.empty()) return;
+  if (out.empty()) return false;
   std::vector<SeqEvent> events;
+  const Clock::time_point scheduled = Clock::now();
+  t.schedule = seconds_between(t.start, scheduled);
   // The step's draws, in the order they are committed below: per sampling sequence, its forked
   // completions first, then itself.
   tasks.clear();
@@ -348,6 +359,12 @@ void LLMEngine::Impl::run_step() {
     tasks.push_back({&seq, static_cast<int32_t>(i)});
   }
   Status st = runner->execute(out, tasks, drawn);
+  const Clock::time_point executed = Clock::now();
+  const RunnerTiming& rt = runner->last_timing();
+  // Forward: the model call, draws included where the model samples on its device; sample: host
+  // draws and committing the tokens (below).
+  t.forward = rt.forward_s;
+  t.prepare = std::max(0.0, seconds_between(scheduled, executed) - rt.forward_s - rt.sample_s);
   int64_t prompt_tokens = 0, generated = 0;
   size_t k = 0;
   for (size_t i = 0; i < out.scheduled.size(); ++i) {
@@ -392,18 +409,28 @@ void LLMEngine::Impl::run_step() {
     else ++it;
   }
   metrics.on_step(prompt_tokens, generated);
+  // The output phase starts here; step_loop closes it.
+  t.end = Clock::now();
+  t.sample = seconds_between(executed, t.end);
   if (!events.empty()) push_events(std::move(events));
+  return true;
 }
 
 void LLMEngine::Impl::step_loop() {
   while (drain_inbox()) {
-    run_step();
+    const bool ran = run_step();
     update_snapshot();
     if (!info.config.async_scheduling) {
       // Synchronous mode: the output of this step (stop strings included) is fully processed
       // before the next step is scheduled.
       std::unique_lock<std::mutex> l(out_mu);
       out_cv.wait(l, [&] { return batches_done == batches_pushed; });
+    }
+    if (ran) {
+      const Clock::time_point now = Clock::now();
+      step_timing.output = seconds_between(step_timing.end, now);
+      step_timing.end = now;
+      metrics.on_step_timing(step_timing);
     }
   }
   update_snapshot();

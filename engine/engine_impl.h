@@ -79,6 +79,7 @@ struct LLMEngine::Impl {
   std::unordered_map<uint64_t, std::shared_ptr<RequestState>> live;
   std::vector<SampleTask> tasks;                  // this step's draws
   std::vector<Result<SampledToken>> drawn;        // their tokens, in the same order
+  StepTiming step_timing;  // the step in flight; run_step fills all but its output phase
 
   // Output queue: step thread -> output thread.
   std::mutex out_mu;
@@ -98,7 +99,7 @@ struct LLMEngine::Impl {
   void step_loop();
   void output_loop();
   bool drain_inbox();
-  void run_step();
+  bool run_step();  // false: nothing was scheduled
   void finish_seq(RequestState& req, Sequence& seq, FinishReason reason, std::string error,
                   std::vector<SeqEvent>& events);
   // Appends a drawn token (or fails the completion with the draw's error), then checks the

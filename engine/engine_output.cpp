@@ -63,7 +63,9 @@ void LLMEngine::Impl::output_loop() {
       batch = std::move(out_queue.front());
       out_queue.pop_front();
     }
+    const Clock::time_point began = Clock::now();
     for (SeqEvent& ev : batch) process_event(ev);
+    metrics.on_output_batch(std::chrono::duration<double>(Clock::now() - began).count());
     {
       std::lock_guard<std::mutex> l(out_mu);
       ++batches_done;

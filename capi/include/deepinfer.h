@@ -691,6 +691,28 @@ DI_API void di_request_destroy(di_request* request);
 /* Writes the engine's metrics into a NUL-terminated buffer the caller frees with di_free:
  * `format` 0 = one JSON object (queue lengths, KV use, prefix-cache hit rate, tokens/s, time to
  * first token and inter-token latency histograms), 1 = Prometheus text exposition.
+ *
+ * Where a step's time goes (steady_clock on the step thread; every engine step that ran a
+ * batch counts once, and its phases tile it, so their sum is the step's wall time):
+ *   "steps"                 steps completed; each phase's "count" equals it in any one reading
+ *   "step_phases"           {"schedule"|"prepare"|"forward"|"sample"|"output": {"seconds", "count"}}:
+ *                           schedule = the scheduler picking the batch; prepare = batch assembly
+ *                           (inputs, cache views); forward = the model's forward calls (on a
+ *                           device, until the logits are on the host); sample = sampling, stop
+ *                           checks and bookkeeping; output = handing events to the output thread
+ *                           (and waiting for it when async scheduling is off) and the gauges'
+ *                           snapshot
+ *   "step_time_seconds"     histogram of step wall times ({"count", "sum", "buckets"} as the
+ *                           latency histograms)
+ *   "output_thread"         {"seconds", "count"}: the output thread's detokenization, stop strings
+ *                           and delivery, per batch of events (overlaps the next step when async)
+ *   "busy_forward_seconds"  the forward phase's seconds; "busy_wall_seconds" the wall time from the
+ *                           first step's start to the last one's end; "busy_ratio" their quotient
+ *                           (take deltas of the two over a steady period for a busy share)
+ * In Prometheus text: deepinfer_steps_total, deepinfer_step_phase_seconds_total{phase=...},
+ * deepinfer_step_phase_steps_total{phase=...}, deepinfer_step_time_seconds (histogram),
+ * deepinfer_output_thread_seconds_total, deepinfer_output_thread_batches_total,
+ * deepinfer_busy_forward_seconds_total, deepinfer_busy_wall_seconds_total, deepinfer_busy_ratio.
  * Errors: DI_E_INVALID_ARG (NULL engine/out, unknown format), DI_E_OOM. Thread-safety: any. */
 DI_API di_status di_engine_metrics(di_engine* engine, int32_t format, char** out, size_t* len,
                                    di_error** err);

@@ -18,7 +18,8 @@ void Histogram::observe(double v) {
 EngineMetrics::EngineMetrics()
     : start_(std::chrono::steady_clock::now()),
       ttft_({0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}),
-      itl_({0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5}) {}
+      itl_({0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5}),
+      step_time_({0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5}) {}
 
 void EngineMetrics::on_request_submitted() {
   std::lock_guard<std::mutex> l(mu_);
@@ -34,7 +35,6 @@ void EngineMetrics::on_step(int64_t prompt_tokens, int64_t generation_tokens) {
   std::lock_guard<std::mutex> l(mu_);
   prompt_tokens_ += prompt_tokens;
   generation_tokens_ += generation_tokens;
-  ++steps_;
 }
 
 void EngineMetrics::set_gauges(const EngineGauges& gauges) {
@@ -52,7 +52,29 @@ void EngineMetrics::on_inter_token(double seconds) {
   itl_.observe(seconds);
 }
 
+void EngineMetrics::on_step_timing(const StepTiming& t) {
+  std::lock_guard<std::mutex> l(mu_);
+  // Counted here, not in on_step, so a reader always sees steps equal to each phase's count.
+  ++steps_;
+  schedule_.add(t.schedule);
+  prepare_.add(t.prepare);
+  forward_.add(t.forward);
+  sample_.add(t.sample);
+  output_.add(t.output);
+  step_time_.observe(std::chrono::duration<double>(t.end - t.start).count());
+  if (!any_step_) first_step_start_ = t.start;
+  any_step_ = true;
+  last_step_end_ = t.end;
+}
+
+void EngineMetrics::on_output_batch(double seconds) {
+  std::lock_guard<std::mutex> l(mu_);
+  output_thread_.add(seconds);
+}
+
 namespace {
+
+nlohmann::json phase_json(const PhaseTotal& p) { return {{"seconds", p.seconds}, {"count", p.count}}; }
 
 nlohmann::json histogram_json(const Histogram& h) {
   nlohmann::json buckets = nlohmann::json::array();
@@ -65,16 +87,15 @@ nlohmann::json histogram_json(const Histogram& h) {
   return {{"count", h.count()}, {"sum", h.sum()}, {"buckets", buckets}};
 }
 
-void histogram_prom(std::ostringstream& o, const std::string& name, const std::string& help, const Histogram& h) {
+// From histogram_json's shape, so one rendering reads one snapshot.
+void histogram_prom(std::ostringstream& o, const std::string& name, const std::string& help, const nlohmann::json& h) {
   o << "# HELP " << name << " " << help << "\n# TYPE " << name << " histogram\n";
-  uint64_t cum = 0;
-  for (size_t i = 0; i < h.counts().size(); ++i) {
-    cum += h.counts()[i];
+  for (const nlohmann::json& b : h["buckets"]) {
     o << name << "_bucket{le=\"";
-    if (i < h.bounds().size()) o << h.bounds()[i]; else o << "+Inf";
-    o << "\"} " << cum << "\n";
+    if (b["le"].is_string()) o << "+Inf"; else o << b["le"].get<double>();
+    o << "\"} " << b["count"].get<uint64_t>() << "\n";
   }
-  o << name << "_sum " << h.sum() << "\n" << name << "_count " << h.count() << "\n";
+  o << name << "_sum " << h["sum"].dump() << "\n" << name << "_count " << h["count"].get<uint64_t>() << "\n";
 }
 
 }  // namespace
@@ -86,6 +107,10 @@ std::string EngineMetrics::to_json() const {
       ? 1.0 - static_cast<double>(gauges_.kv_blocks_free) / static_cast<double>(gauges_.kv_blocks_total) : 0.0;
   const double hit_rate = gauges_.prefix_queries > 0
       ? static_cast<double>(gauges_.prefix_hits) / static_cast<double>(gauges_.prefix_queries) : 0.0;
+  // The busy basis: forward time against the wall time from the first step's start to the last
+  // one's end, so idle time before the first request does not count (idle gaps between requests
+  // do: a scraper takes deltas over the period it calls steady).
+  const double busy_wall = any_step_ ? std::chrono::duration<double>(last_step_end_ - first_step_start_).count() : 0.0;
   nlohmann::json j = {
       {"num_requests_waiting", gauges_.num_waiting},
       {"num_requests_running", gauges_.num_running},
@@ -106,6 +131,16 @@ std::string EngineMetrics::to_json() const {
       {"generation_tokens_per_second", elapsed > 0 ? static_cast<double>(generation_tokens_) / elapsed : 0.0},
       {"time_to_first_token_seconds", histogram_json(ttft_)},
       {"inter_token_latency_seconds", histogram_json(itl_)},
+      {"step_time_seconds", histogram_json(step_time_)},
+      {"step_phases", {{"schedule", phase_json(schedule_)},
+                       {"prepare", phase_json(prepare_)},
+                       {"forward", phase_json(forward_)},
+                       {"sample", phase_json(sample_)},
+                       {"output", phase_json(output_)}}},
+      {"output_thread", phase_json(output_thread_)},
+      {"busy_forward_seconds", forward_.seconds},
+      {"busy_wall_seconds", busy_wall},
+      {"busy_ratio", busy_wall > 0 ? forward_.seconds / busy_wall : 0.0},
   };
   return j.dump();
 }
@@ -128,11 +163,28 @@ std::string EngineMetrics::to_prometheus() const {
   metric("prefix_cache_queries_total", "counter", "Prompt tokens looked up in the prefix cache.", j["prefix_cache_queries"]);
   metric("prefix_cache_hits_total", "counter", "Prompt tokens served by the prefix cache.", j["prefix_cache_hits"]);
   metric("generation_tokens_per_second", "gauge", "Generated tokens per second since start.", j["generation_tokens_per_second"]);
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    histogram_prom(o, "deepinfer_time_to_first_token_seconds", "Time from submission to the first token.", ttft_);
-    histogram_prom(o, "deepinfer_inter_token_latency_seconds", "Time between two tokens of one completion.", itl_);
-  }
+  metric("steps_total", "counter", "Engine steps that ran a batch.", j["steps"]);
+  auto phases = [&](const char* name, const char* help, const char* field) {
+    o << "# HELP deepinfer_" << name << " " << help << "\n# TYPE deepinfer_" << name << " counter\n";
+    for (const char* phase : {"schedule", "prepare", "forward", "sample", "output"})
+      o << "deepinfer_" << name << "{phase=\"" << phase << "\"} " << j["step_phases"][phase][field].dump() << "\n";
+  };
+  phases("step_phase_seconds_total", "Step-thread seconds per phase of a step.", "seconds");
+  phases("step_phase_steps_total", "Steps that recorded each phase.", "count");
+  metric("output_thread_seconds_total", "counter", "Output-thread seconds: detokenization, stop strings, delivery.",
+         j["output_thread"]["seconds"]);
+  metric("output_thread_batches_total", "counter", "Batches of step events the output thread processed.",
+         j["output_thread"]["count"]);
+  metric("busy_forward_seconds_total", "counter", "Seconds in the model's forward (the busy numerator).",
+         j["busy_forward_seconds"]);
+  metric("busy_wall_seconds_total", "counter", "Seconds from the first step's start to the last step's end.",
+         j["busy_wall_seconds"]);
+  metric("busy_ratio", "gauge", "busy_forward_seconds_total / busy_wall_seconds_total.", j["busy_ratio"]);
+  histogram_prom(o, "deepinfer_time_to_first_token_seconds", "Time from submission to the first token.",
+                 j["time_to_first_token_seconds"]);
+  histogram_prom(o, "deepinfer_inter_token_latency_seconds", "Time between two tokens of one completion.",
+                 j["inter_token_latency_seconds"]);
+  histogram_prom(o, "deepinfer_step_time_seconds", "Wall time of one engine step (all phases).", j["step_time_seconds"]);
   return o.str();
 }
 

@@ -37,16 +37,39 @@ struct EngineGauges {
   int64_t num_preemptions = 0;
 };
 
+// One engine step's wall time split into consecutive phases, in seconds, as the step thread
+// measured them with steady_clock. The phases tile the step: their sum is its wall time.
+struct StepTiming {
+  double schedule = 0;  // the scheduler picking the batch
+  double prepare = 0;   // batch assembly: inputs and cache views (the runner's time outside forward)
+  double forward = 0;   // the model's forward calls (on a device: until the logits are on the host)
+  double sample = 0;    // sampling, stop checks, scheduler and sequence bookkeeping
+  double output = 0;    // handing events to the output thread (and, when async scheduling is off,
+                        // waiting for it) plus the gauges' snapshot
+  std::chrono::steady_clock::time_point start, end;  // the step's first and last instant
+};
+
+// Totals of one phase over all steps.
+struct PhaseTotal {
+  double seconds = 0;
+  int64_t count = 0;
+  void add(double s) { seconds += s; ++count; }
+};
+
 class EngineMetrics {
  public:
   EngineMetrics();
 
   void on_request_submitted();
   void on_request_finished();
-  void on_step(int64_t prompt_tokens, int64_t generation_tokens);
+  void on_step(int64_t prompt_tokens, int64_t generation_tokens);  // the tokens of one step
   void set_gauges(const EngineGauges& gauges);
   void on_first_token(double seconds);  // time to first token
   void on_inter_token(double seconds);  // gap between two tokens of one completion
+  // Step thread, once per step that ran a batch, after its last phase; counts the step.
+  void on_step_timing(const StepTiming& t);
+  // Output thread, once per batch of events: detokenization, stop strings, stream delivery.
+  void on_output_batch(double seconds);
 
   std::string to_json() const;
   std::string to_prometheus() const;
@@ -62,6 +85,11 @@ class EngineMetrics {
   int64_t steps_ = 0;
   Histogram ttft_;
   Histogram itl_;
+  Histogram step_time_;
+  PhaseTotal schedule_, prepare_, forward_, sample_, output_;
+  PhaseTotal output_thread_;
+  bool any_step_ = false;
+  std::chrono::steady_clock::time_point first_step_start_, last_step_end_;
 };
 
 }  // namespace di::engine

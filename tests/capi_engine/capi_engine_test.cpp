@@ -353,5 +353,45 @@ TEST(CapiEngine, InfoAndMetricsDescribeTheEngine) {
   EXPECT_EQ(di_engine_metrics(e.get(), 7, &text, nullptr, nullptr), DI_E_INVALID_ARG);
 }
 
+// Where the time goes, on a real model: after N tokens every step has each phase recorded once,
+// the phases tile the steps, and the forward fits inside the busy wall time. No timing bounds.
+TEST(CapiEngine, StepBreakdownIsConsistentAfterGenerating) {
+  V4Fixture f = load_v4_fixture("mixed_yarn_hc2");
+  Engine e = engine(f.dir, R"({"max_model_len": 200})");
+  Request r = submit(e.get(), f.prompt, R"({"temperature": 0, "max_tokens": 6, "ignore_eos": true})");
+  drain(r.get());
+  // A second request: once its tokens are out, every step of the first has recorded its timing
+  // (a step records before the next one is scheduled).
+  Request r2 = submit(e.get(), f.prompt, R"({"temperature": 0, "max_tokens": 1})");
+  drain(r2.get());
+  nlohmann::json m = metrics(e.get());
+  const int64_t steps = m["steps"].get<int64_t>();
+  EXPECT_GE(steps, 6);  // six tokens of one completion need six steps
+  double sum = 0;
+  for (const char* p : {"schedule", "prepare", "forward", "sample", "output"}) {
+    EXPECT_EQ(m["step_phases"][p]["count"], steps) << p;
+    EXPECT_GE(m["step_phases"][p]["seconds"].get<double>(), 0.0) << p;
+    sum += m["step_phases"][p]["seconds"].get<double>();
+  }
+  EXPECT_EQ(m["step_time_seconds"]["count"], steps);
+  EXPECT_NEAR(sum, m["step_time_seconds"]["sum"].get<double>(), 1e-6 * static_cast<double>(steps));
+  const double forward = m["step_phases"]["forward"]["seconds"].get<double>();
+  EXPECT_GT(forward, 0.0);
+  EXPECT_EQ(m["busy_forward_seconds"].get<double>(), forward);
+  EXPECT_LE(forward, m["busy_wall_seconds"].get<double>());
+  EXPECT_GT(m["busy_ratio"].get<double>(), 0.0);
+  EXPECT_LE(m["busy_ratio"].get<double>(), 1.0);
+  EXPECT_GE(m["output_thread"]["count"].get<int64_t>(), 1);
+  char* text = nullptr;
+  ASSERT_EQ(di_engine_metrics(e.get(), 1, &text, nullptr, nullptr), DI_OK);
+  const std::string prom(text);
+  di_free(text);
+  for (const char* series : {"deepinfer_steps_total ", "deepinfer_step_phase_seconds_total{phase=\"forward\"} ",
+                             "deepinfer_step_phase_steps_total{phase=\"output\"} ", "deepinfer_step_time_seconds_count ",
+                             "deepinfer_busy_forward_seconds_total ", "deepinfer_busy_wall_seconds_total ",
+                             "deepinfer_busy_ratio ", "deepinfer_output_thread_seconds_total "})
+    EXPECT_NE(prom.find(std::string("\n") + series), std::string::npos) << series;
+}
+
 }  // namespace
 }  // namespace di_test

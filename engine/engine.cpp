@@ -411,7 +411,7 @@ bool LLMEngine::Impl::run_step() {
   metrics.on_step(prompt_tokens, generated);
   // The output phase starts here; step_loop closes it.
   t.end = Clock::now();
-  t.sample = seconds_between(executed, t.end);
+  t.sample = runner->last_timing().sample_s + seconds_between(executed, t.end);  // host draws + committing
   if (!events.empty()) push_events(std::move(events));
   return true;
 }

@@ -4,18 +4,16 @@
 
 namespace di::engine::deepseek_v4 {
 
-Rope::Rope(const RopeConfig& c) {
-  engine::RopeConfig r;
-  r.rope_type = c.rope_type == "yarn" ? "yarn" : "default";
-  r.rope_theta = c.rope_theta;
-  r.dim = c.dim;
-  r.factor = c.factor;
-  r.original_max_position_embeddings = c.original_max_position_embeddings;
-  r.beta_fast = c.beta_fast;
-  r.beta_slow = c.beta_slow;
-  r.attention_factor = c.attention_factor;
-  r.truncate = true;
-  rotary_ = RotaryEmbedding(r, RopeLayout::kInterleaved);
-}
+Rope::Rope(const RopeConfig& c)
+    : rotary_(engine::RopeConfig{.rope_type = c.rope_type == "yarn" ? "yarn" : "default",
+                                 .rope_theta = c.rope_theta,
+                                 .dim = c.dim,
+                                 .factor = c.factor,
+                                 .original_max_position_embeddings = c.original_max_position_embeddings,
+                                 .beta_fast = c.beta_fast,
+                                 .beta_slow = c.beta_slow,
+                                 .attention_factor = c.attention_factor,
+                                 .truncate = true},
+              RopeLayout::kInterleaved) {}
 
 }  // namespace di::engine::deepseek_v4

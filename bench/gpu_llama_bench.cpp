@@ -16,7 +16,7 @@
 #include "engine/model/llama/llama_cuda_model.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/elementwise.h"
-#include "kernels/cuda/ceilings.h"
+#include "bench/gpu_ceilings.h"
 #include "kernels/cuda/gemm.h"
 
 namespace kc = di::kernels::cuda;
@@ -47,9 +47,9 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
-  auto bw_r = kc::measure_read_bandwidth(int64_t{4} << 30);
+  auto bw_r = di::bench::measure_read_bandwidth(int64_t{4} << 30);
   CHECK(bw_r.status());
-  auto fl_r = kc::measure_gemm_rate(8192);
+  auto fl_r = di::bench::measure_gemm_rate(8192);
   CHECK(fl_r.status());
   const double bw = *bw_r, flops = *fl_r;
   std::printf("ceilings: read %.2f TB/s, bf16 GEMM 8192^3 %.0f TFLOP/s (%s)\n", bw / 1e12, flops / 1e12, args.gpu_name.c_str());

@@ -18,7 +18,7 @@
 #include "bench/gpu_bench_util.h"
 #include "engine/model/cuda/device_cache.h"
 #include "engine/model/deepseek_v4/v4_cuda_model.h"
-#include "kernels/cuda/ceilings.h"
+#include "bench/gpu_ceilings.h"
 #include "kernels/cuda/device.h"
 
 namespace kc = di::kernels::cuda;
@@ -96,9 +96,9 @@ void copy_cache(const std::vector<CacheGroupSpec>& specs, SequenceCache& from, S
 
 int main(int argc, char** argv) {
   const di::bench::BenchArgs args = di::bench::parse_bench_args(argc, argv);
-  auto bw_r = kc::measure_read_bandwidth(int64_t{4} << 30);
+  auto bw_r = di::bench::measure_read_bandwidth(int64_t{4} << 30);
   CHECK(bw_r.status());
-  auto fl_r = kc::measure_gemm_rate(8192);
+  auto fl_r = di::bench::measure_gemm_rate(8192);
   CHECK(fl_r.status());
   const double bw = *bw_r, flops = *fl_r;
   std::printf("ceilings: read %.2f TB/s, bf16 GEMM 8192^3 %.0f TFLOP/s (%s)\n", bw / 1e12, flops / 1e12,

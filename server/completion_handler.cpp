@@ -27,7 +27,7 @@ using nlohmann::json;
 // own status and body ({"status", "body"} in the error's detail) and go out unchanged; engine
 // refusals are mapped by status code. Internal messages stay in the log: the client gets a
 // generic 500.
-void send_call_error(HttpResponse& res, recipe::Protocol p, const CallError& e) {
+void send_call_error(HttpResponse& res, Protocol p, const CallError& e) {
   if (!e.detail.empty()) {
     const json d = json::parse(e.detail, nullptr, false);
     if (d.is_object() && d.contains("status") && d["status"].is_number_integer() && d.contains("body") &&
@@ -73,7 +73,8 @@ void record(ServerState& state, const Generation::Outcome& o) {
   if (o.end == Generation::End::kDeadline) state.metrics.deadline_exceeded();
 }
 
-// The number of completions the request asked for (n; 1 when absent).
+// The number of completions the request asked for (n; 1 when absent), from the accessor JSON the
+// C ABI renders the prepared request's sampling parameters as.
 uint32_t requested_n(const di_prepared* prepared) {
   size_t len = 0;
   const char* s = di_prepared_sampling_json(prepared, &len);
@@ -85,7 +86,7 @@ uint32_t requested_n(const di_prepared* prepared) {
 
 }  // namespace
 
-void handle_completion(ServerState& state, recipe::Protocol protocol, const HttpRequest& req,
+void handle_completion(ServerState& state, Protocol protocol, const HttpRequest& req,
                        HttpResponse& res) {
   di_prepared* raw = nullptr;
   di_error* err = nullptr;
@@ -93,15 +94,8 @@ void handle_completion(ServerState& state, recipe::Protocol protocol, const Http
                                    req.body.size(), &raw, &err);
   if (st != DI_OK) return send_call_error(res, protocol, take_error(st, err));
   std::unique_ptr<di_prepared, void (*)(di_prepared*)> prepared(raw, di_prepared_destroy);
-  // Only Chat Completions has a place for several choices; Responses and Messages answer with
-  // one output.
+  // n > 1 only comes for Chat Completions: the recipe refuses it for the APIs with one output.
   const uint32_t n = requested_n(prepared.get());
-  if (n > 1 && protocol != recipe::Protocol::kChatCompletions) {
-    recipe::ApiError e = server_error(protocol, 400, "n: this API returns one output per request; got " +
-                                                         std::to_string(n) + " (Chat Completions takes n > 1)");
-    e.param = "n";
-    return send_error(res, e);
-  }
 
   CallError call;
   std::shared_ptr<Generation> gen = Generation::start(state.engine, prepared.get(), n, &call);

@@ -5,12 +5,12 @@
 
 #include "server/http/http_message.h"
 
-#include "recipe/protocol/api_error.h"
+#include "server/error_response.h"
 #include "server/server_state.h"
 
 namespace di::server {
 
-void handle_completion(ServerState& state, recipe::Protocol protocol, const HttpRequest& req,
+void handle_completion(ServerState& state, Protocol protocol, const HttpRequest& req,
                        HttpResponse& res);
 
 }  // namespace di::server

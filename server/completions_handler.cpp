@@ -23,13 +23,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
-constexpr recipe::Protocol kOpenAI = recipe::Protocol::kChatCompletions;  // OpenAI's error shape
+constexpr Protocol kOpenAI = Protocol::kChatCompletions;  // OpenAI's error shape
 constexpr int32_t kPollMs = 50;
 
 using TokenizerPtr = std::unique_ptr<di_tokenizer, void (*)(di_tokenizer*)>;
 using RequestPtr = std::unique_ptr<di_request, void (*)(di_request*)>;
 
-recipe::ApiError call_error(const CallError& e) {
+ApiError call_error(const CallError& e) {
   switch (e.status) {
     case DI_E_INVALID_ARG:
     case DI_E_PARSE:
@@ -95,7 +95,7 @@ void handle_legacy_completion(ServerState& state, const HttpRequest& req, HttpRe
   if (auto e = parse_completions_request(req.body, &cr)) return send_error(res, *e);
   const auto& names = state.config.served_model_names;
   if (std::find(names.begin(), names.end(), cr.model) == names.end())
-    return send_error(res, recipe::ApiError::model_not_found(kOpenAI, cr.model));
+    return send_error(res, model_not_found(kOpenAI, cr.model));
 
   // The engine loaded the same files, so this shares its tokenizer instead of parsing again.
   di_tokenizer* tok_raw = nullptr;

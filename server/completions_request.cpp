@@ -7,11 +7,9 @@ namespace di::server {
 namespace {
 
 using nlohmann::json;
-using recipe::ApiError;
-using recipe::Protocol;
 
 ApiError bad(const std::string& param, const std::string& message) {
-  return ApiError::bad_request(Protocol::kChatCompletions, param, param + ": " + message);
+  return bad_request(Protocol::kChatCompletions, param, param + ": " + message);
 }
 
 std::string type_of(const json& j) {
@@ -55,7 +53,7 @@ std::optional<ApiError> read_prompt(const json& p, CompletionsRequest* out) {
 std::optional<ApiError> parse_completions_request(const std::string& body, CompletionsRequest* out) {
   const json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object())
-    return ApiError::bad_request(Protocol::kChatCompletions, "",
+    return bad_request(Protocol::kChatCompletions, "",
                                  "the request body must be a JSON object");
   auto field = [&](const char* k) -> const json* {
     auto it = j.find(k);

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "recipe/protocol/api_error.h"
+#include "server/error_response.h"
 
 namespace di::server {
 
@@ -31,7 +31,7 @@ struct CompletionsRequest {
 // body or field, and for what this server does not do (several prompts, suffix, best_of != n);
 // nothing on success. Sampling values are range-checked later, by di_submit, whose messages
 // name the key.
-std::optional<recipe::ApiError> parse_completions_request(const std::string& body,
+std::optional<ApiError> parse_completions_request(const std::string& body,
                                                           CompletionsRequest* out);
 
 }  // namespace di::server

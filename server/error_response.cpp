@@ -1,20 +1,32 @@
-// Server-raised errors: the error type each API documents for a status code.
+// Server-raised errors: the error type each API documents for a status code, and the two
+// envelopes.
 #include "server/error_response.h"
 
 namespace di::server {
 
-recipe::Protocol protocol_for(std::string_view path, bool has_anthropic_version) {
-  if (path.rfind("/v1/messages", 0) == 0 || has_anthropic_version) return recipe::Protocol::kMessages;
-  if (path.rfind("/v1/responses", 0) == 0) return recipe::Protocol::kResponses;
-  return recipe::Protocol::kChatCompletions;
+nlohmann::json ApiError::body() const {
+  using json = nlohmann::json;
+  if (protocol == Protocol::kMessages) return json{{"type", "error"}, {"error", {{"type", type}, {"message", message}}}};
+  return json{{"error",
+               {{"message", message},
+                {"type", type},
+                {"param", param.empty() ? json(nullptr) : json(param)},
+                {"code", code.empty() ? json(nullptr) : json(code)}}}};
 }
 
-recipe::ApiError server_error(recipe::Protocol protocol, int http_status, std::string message,
-                              std::string code) {
-  recipe::ApiError e = recipe::ApiError::bad_request(protocol, "", std::move(message));
+Protocol protocol_for(std::string_view path, bool has_anthropic_version) {
+  if (path.rfind("/v1/messages", 0) == 0 || has_anthropic_version) return Protocol::kMessages;
+  if (path.rfind("/v1/responses", 0) == 0) return Protocol::kResponses;
+  return Protocol::kChatCompletions;
+}
+
+ApiError server_error(Protocol protocol, int http_status, std::string message, std::string code) {
+  ApiError e;
+  e.protocol = protocol;
   e.http_status = http_status;
+  e.message = std::move(message);
   e.code = std::move(code);
-  const bool anthropic = protocol == recipe::Protocol::kMessages;
+  const bool anthropic = protocol == Protocol::kMessages;
   switch (http_status) {
     case 401: e.type = "authentication_error"; break;
     case 403: e.type = "permission_error"; break;
@@ -25,6 +37,20 @@ recipe::ApiError server_error(recipe::Protocol protocol, int http_status, std::s
     case 504: e.type = anthropic ? "api_error" : "timeout"; break;
     default: e.type = http_status >= 500 ? (anthropic ? "api_error" : "internal_error") : "invalid_request_error";
   }
+  return e;
+}
+
+ApiError bad_request(Protocol protocol, std::string param, std::string message) {
+  ApiError e = server_error(protocol, 400, std::move(message));
+  e.param = std::move(param);
+  return e;
+}
+
+ApiError model_not_found(Protocol protocol, std::string_view model) {
+  ApiError e = server_error(protocol, 404,
+                            "The model `" + std::string(model) + "` does not exist or you do not have access to it.",
+                            "model_not_found");
+  e.param = "model";
   return e;
 }
 

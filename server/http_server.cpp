@@ -139,7 +139,7 @@ Status HttpServer::Impl::load() {
 // Everything decided from the head, before a body byte is read: the route, the key, then the
 // keyless policy. A refusal closes the connection (its body, if any, stays unread).
 bool HttpServer::Impl::admit(HttpRequest& req, HttpResponse& res) {
-  const recipe::Protocol p = protocol_for(req.path, req.has_header("anthropic-version"));
+  const Protocol p = protocol_for(req.path, req.has_header("anthropic-version"));
   current_route = nullptr;
   bool path_known = false;
   std::smatch m;
@@ -226,13 +226,13 @@ void HttpServer::Impl::configure() {
   for (const std::string& h : c.allowed_hosts) policy.allowed_hosts.push_back(host_of(h).empty() ? h : host_of(h));
   policy.cors_origins = c.cors_origins;
 
-  auto api = [this](recipe::Protocol p) {
+  auto api = [this](Protocol p) {
     return [this, p](HttpRequest& req, HttpResponse& res) { handle_completion(state, p, req, res); };
   };
   routes.push_back({"POST", std::regex("/v1/chat/completions"), "/v1/chat/completions", true, true,
-                    api(recipe::Protocol::kChatCompletions)});
-  routes.push_back({"POST", std::regex("/v1/responses"), "/v1/responses", true, true, api(recipe::Protocol::kResponses)});
-  routes.push_back({"POST", std::regex("/v1/messages"), "/v1/messages", true, true, api(recipe::Protocol::kMessages)});
+                    api(Protocol::kChatCompletions)});
+  routes.push_back({"POST", std::regex("/v1/responses"), "/v1/responses", true, true, api(Protocol::kResponses)});
+  routes.push_back({"POST", std::regex("/v1/messages"), "/v1/messages", true, true, api(Protocol::kMessages)});
   routes.push_back({"POST", std::regex("/v1/completions"), "/v1/completions", true, true,
                     [this](HttpRequest& q, HttpResponse& r) { handle_legacy_completion(state, q, r); }});
   routes.push_back({"GET", std::regex("/v1/models"), "/v1/models", true, false,
@@ -282,7 +282,7 @@ void HttpServer::Impl::configure() {
   };
   // Errors of the HTTP layer itself (framing, limits, timeouts) in the client's API format.
   hooks.error_body = [](const HttpRequest& req, HttpResponse& res, const std::string& message) {
-    const recipe::Protocol p = protocol_for(req.path, req.has_header("anthropic-version"));
+    const Protocol p = protocol_for(req.path, req.has_header("anthropic-version"));
     std::string code;
     switch (res.status) {
       case 408: code = "request_timeout"; break;

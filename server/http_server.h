@@ -1,6 +1,11 @@
 // HttpServer: `deepinfer serve` — loads the engine and recipe for one model folder and answers
 // the OpenAI / Anthropic HTTP APIs on them. Owns routing, auth, limits and the per-request log;
 // what each endpoint does lives in its handler file.
+//
+// server/ is a client of the C ABI, as a binding is: it includes deepinfer.h, base/ (stateless
+// helpers) and its own files, never recipe/, engine/ or capi/src/, and it links libdeepinfer.so
+// (one copy of the recipe and the engine in the process). Protocol and ApiError are therefore its
+// own (error_response.h). tests/abi/check_layers.sh enforces the include rule.
 #pragma once
 
 #include <memory>

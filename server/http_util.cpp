@@ -1,7 +1,6 @@
 // Response helpers.
 #include "server/http_util.h"
 
-#include "deepinfer.h"
 #include "server/server_state.h"
 
 namespace di::server {
@@ -11,19 +10,10 @@ void send_json(HttpResponse& res, int status, const std::string& body) {
   res.set_content(body, "application/json");
 }
 
-void send_error(HttpResponse& res, const recipe::ApiError& error) {
+void send_error(HttpResponse& res, const ApiError& error) {
   current_trace().error = error.message;
   if (current_trace().outcome.empty()) current_trace().outcome = "rejected";
   send_json(res, error.http_status, error.body().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-}
-
-int32_t c_protocol(recipe::Protocol protocol) {
-  switch (protocol) {
-    case recipe::Protocol::kChatCompletions: return DI_PROTOCOL_CHAT_COMPLETIONS;
-    case recipe::Protocol::kResponses: return DI_PROTOCOL_RESPONSES;
-    case recipe::Protocol::kMessages: return DI_PROTOCOL_MESSAGES;
-  }
-  return DI_PROTOCOL_CHAT_COMPLETIONS;
 }
 
 }  // namespace di::server

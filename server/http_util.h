@@ -1,17 +1,15 @@
-// Small pieces every handler uses: sending an ApiError or a JSON body, and the C ABI protocol
-// number of a recipe protocol. No routing, no policy.
+// Small pieces every handler uses: sending an ApiError or a JSON body. No routing, no policy.
 #pragma once
 
 #include "server/http/http_message.h"
 
 #include <string>
 
-#include "recipe/protocol/api_error.h"
+#include "server/error_response.h"
 
 namespace di::server {
 
 void send_json(HttpResponse& res, int status, const std::string& body);
-void send_error(HttpResponse& res, const recipe::ApiError& error);
-int32_t c_protocol(recipe::Protocol protocol);
+void send_error(HttpResponse& res, const ApiError& error);
 
 }  // namespace di::server

@@ -52,7 +52,7 @@ void handle_model(ServerState& state, const HttpRequest& req, HttpResponse& res)
   const std::string id = req.matches.size() > 1 ? req.matches[1] : "";
   for (const std::string& n : state.config.served_model_names)
     if (n == id) return send_json(res, 200, model_entry(state, n).dump());
-  const recipe::Protocol p = protocol_for(req.path, req.has_header("anthropic-version"));
+  const Protocol p = protocol_for(req.path, req.has_header("anthropic-version"));
   send_error(res, server_error(p, 404, "The model '" + id + "' does not exist", "model_not_found"));
 }
 

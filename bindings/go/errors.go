@@ -20,8 +20,8 @@ const (
 	StatusOK             Status = C.DI_OK
 	StatusTimeout        Status = C.DI_TIMEOUT
 	StatusEndOfStream    Status = C.DI_END_OF_STREAM
-	StatusAgain          Status = C.DI_AGAIN
-	StatusBufferTooSmall Status = C.DI_BUFFER_TOO_SMALL
+	StatusAgain          Status = C.DI_AGAIN            // reserved: no 1.x call returns it
+	StatusBufferTooSmall Status = C.DI_BUFFER_TOO_SMALL // reserved: no 1.x call returns it
 	StatusInvalidArg     Status = C.DI_E_INVALID_ARG
 	StatusOOM            Status = C.DI_E_OOM
 	StatusUnsupported    Status = C.DI_E_UNSUPPORTED

@@ -74,8 +74,12 @@ enum {
   DI_OK = 0,
   DI_TIMEOUT = 1,           /* a wait ended without a result */
   DI_END_OF_STREAM = 2,     /* no more data will come */
-  DI_AGAIN = 3,             /* nothing available now; call again */
-  DI_BUFFER_TOO_SMALL = 4,  /* the caller's buffer is too small; the needed size was reported */
+  /* Reserved: no 1.x function returns these two. Every output buffer is allocated by the
+   * library (so no buffer can be too small) and every wait takes a timeout (so a poll ends in
+   * DI_TIMEOUT). They keep their values so bindings that name them stay valid, and a later
+   * minor version may start returning them only from new functions. */
+  DI_AGAIN = 3,             /* reserved: nothing available now; call again */
+  DI_BUFFER_TOO_SMALL = 4,  /* reserved: the caller's buffer is too small */
 
   DI_E_INVALID_ARG = -1,    /* a NULL handle, a wrong type, a value out of range, a bad request */
   DI_E_OOM = -2,            /* memory (host or device) ran out */

@@ -89,11 +89,17 @@ struct di_request {
 namespace di::capi {
 
 di_status submit_request(di_engine* engine, std::vector<int32_t> prompt, engine::SamplingParams params,
-                         di_chunk_callback on_chunk, void* user_data,
-                         std::unique_ptr<engine::TokenConstraint> constraint, di_request** out, di_error** err) {
+                         const std::optional<engine::constrain::ConstraintSpec>& spec,
+                         di_chunk_callback on_chunk, void* user_data, di_request** out, di_error** err) {
   // A finished grammar allows only end-of-sequence; generating past it has no allowed token.
-  if (constraint && params.ignore_eos)
+  if (spec && params.ignore_eos)
     return fail(err, DI_E_INVALID_ARG, "ignore_eos: cannot be combined with an output constraint");
+  std::unique_ptr<engine::TokenConstraint> constraint;
+  if (spec) {
+    auto c = engine->grammars->make(*spec);
+    if (!c.is_ok()) return fail(err, c.status());
+    constraint = std::move(c).value();
+  }
   RequestStream::Callback callback;
   if (on_chunk) {
     callback = [on_chunk, user_data](const CompletionChunk& chunk) {
@@ -170,14 +176,8 @@ DI_API di_status di_submit(di_engine* engine, const int32_t* ids, size_t num_ids
   if (!params.is_ok()) return di::capi::fail(err, params.status());
   auto spec = di::capi::constraint_from_options(sampling);
   if (!spec.is_ok()) return di::capi::fail(err, spec.status());
-  std::unique_ptr<di::engine::TokenConstraint> constraint;
-  if (*spec) {
-    auto c = engine->grammars->make(**spec);
-    if (!c.is_ok()) return di::capi::fail(err, c.status());
-    constraint = std::move(c).value();
-  }
   return di::capi::submit_request(engine, std::vector<int32_t>(ids, ids + num_ids), std::move(params).value(),
-                                  on_chunk, user_data, std::move(constraint), out, err);
+                                  *spec, on_chunk, user_data, out, err);
   DI_API_END(err)
 }
 

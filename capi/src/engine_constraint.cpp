@@ -1,4 +1,4 @@
-// EngineGrammars and the option / prepared-request → ConstraintSpec translation.
+// EngineGrammars and the di_options → ConstraintSpec translation.
 #include "capi/src/engine_constraint.h"
 
 #include <string>
@@ -9,24 +9,13 @@
 #include "capi/src/options.h"
 #include "engine/constrain/control_tokens.h"
 #include "engine/constrain/matcher_constraint.h"
-#include "recipe/encoding/dsml.h"
 #include "recipe/tokenizer/tokenizer.h"
 
 namespace di::capi {
-namespace {
 
 using engine::constrain::ConstraintKind;
 using engine::constrain::ConstraintSpec;
 using engine::constrain::JsonWhitespace;
-using ojson = nlohmann::ordered_json;
-
-ojson parse_accessor(const char* text, size_t len, const char* what) {
-  ojson j = ojson::parse(std::string(text, len), nullptr, false);
-  if (j.is_discarded()) throw std::runtime_error(std::string("prepared: ") + what + " is not JSON");
-  return j;
-}
-
-}  // namespace
 
 EngineGrammars::EngineGrammars(std::shared_ptr<const recipe::Tokenizer> tokenizer, int64_t logits_width,
                                std::vector<int32_t> eos_ids, const engine::constrain::GrammarLimits& limits)
@@ -91,64 +80,6 @@ Result<std::optional<ConstraintSpec>> constraint_from_options(const di_options* 
     if (spec) spec->json.whitespace = w == "compact" ? JsonWhitespace::kCompact : JsonWhitespace::kFlexible;
   }
   return spec;
-}
-
-Result<std::optional<ConstraintSpec>> constraint_from_prepared(const di_prepared* prepared) {
-  size_t len = 0;
-  const char* text = di_prepared_constraint_json(prepared, &len);
-  const ojson constraint = parse_accessor(text, len, "constraint");
-  text = di_prepared_parser_options_json(prepared, &len);
-  const ojson parser = parse_accessor(text, len, "parser options");
-  text = di_prepared_info_json(prepared, &len);
-  const ojson info = parse_accessor(text, len, "info");
-
-  const std::string type = constraint.value("type", "none");
-  const bool parse_tools = parser.value("parse_tool_calls", false);
-  const ojson tools = parser.contains("tools") && parser["tools"].is_array() ? parser["tools"] : ojson::array();
-  bool strict_tool = false;
-  for (const ojson& t : tools) strict_tool = strict_tool || (t.is_object() && t.value("strict", false));
-  const bool opened_calls = parse_tools && parser.value("prompt_opened_tool_calls", false);
-  const bool parallel = parser.value("parallel_tool_calls", true);
-  // Tools need the grammar when their arguments must follow a schema (strict), when the prompt
-  // forced a call (unconstrained, a model may write anything inside the opened block and the
-  // output would parse to nothing), and when only one call is allowed.
-  const bool tools_constrained = parse_tools && (strict_tool || opened_calls || !parallel);
-  if (type == "none" && !tools_constrained) return std::optional<ConstraintSpec>();
-
-  ojson spec = ojson::object();
-  spec["reasoning"] = parser.value("prompt_opened_thinking", false) && !opened_calls;
-  if (type == "json_object") {
-    spec["content"] = {{"type", "json_object"}};
-  } else if (type == "json_schema") {
-    spec["content"] = {{"type", "json_schema"}, {"schema", constraint.contains("schema") ? constraint["schema"] : ojson::object()},
-                       {"strict", constraint.value("strict", false)}};
-  } else if (type == "none") {
-    spec["content"] = {{"type", "text"}};
-  } else {
-    return Status::unsupported("prepared: constraint type \"" + type + "\" is not known to this engine");
-  }
-  spec["tool_calls"] = !parse_tools ? "none" : opened_calls ? "required" : "auto";
-  if (parse_tools) {
-    ojson list = ojson::array();
-    for (const ojson& t : tools) {
-      if (!t.is_object()) continue;
-      list.push_back({{"name", t.value("name", "")},
-                      {"parameters", t.contains("parameters") ? t["parameters"] : ojson::object()},
-                      {"strict", t.value("type", "function") == "function" && t.value("strict", false)}});
-    }
-    spec["tools"] = std::move(list);
-    spec["parallel"] = parallel;
-    const std::string encoding = info.value("encoding", "dsv4");
-    const recipe::DsmlTags tags = encoding == "dsv32" ? recipe::dsml_tags_v32() : recipe::dsml_tags_v4(encoding == "dsv41");
-    spec["markup"] = {{"block", tags.block}, {"invoke", tags.invoke}, {"parameter", tags.parameter}};
-  }
-  ConstraintSpec s;
-  s.kind = ConstraintKind::kChatOutput;
-  s.source = spec.dump();
-  // Small whitespace runs: the model writes JSON compactly or pretty-printed, never pages of blanks.
-  s.json.whitespace = JsonWhitespace::kFlexible;
-  s.json.max_whitespace = 16;
-  return std::optional<ConstraintSpec>(std::move(s));
 }
 
 }  // namespace di::capi

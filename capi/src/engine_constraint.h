@@ -1,7 +1,7 @@
 // Structured output for the C ABI's engine: the engine's grammar compiler (built on first use from
-// the tokenizer.json the engine loaded) and the translation of constraint options (di_submit) and
-// of a prepared request's response_format / strict tools (di_submit_prepared) into ConstraintSpecs.
-// Grammars themselves live in engine/constrain; the DSML tag names come from recipe/encoding.
+// the tokenizer.json the engine loaded) and the translation of constraint options (di_submit)
+// into a ConstraintSpec. A prepared request brings its spec typed, chosen by the recipe
+// (recipe/prepare/engine_constraint.h). Grammars themselves live in engine/constrain.
 #pragma once
 
 #include <memory>
@@ -45,10 +45,5 @@ class EngineGrammars {
 
 // The constraint_* sampling keys of `options` (at most one of them), or nullopt when none is set.
 Result<std::optional<engine::constrain::ConstraintSpec>> constraint_from_options(const di_options* options);
-
-// The grammar a prepared request's output must follow: its response_format and, when a tool is
-// strict, the DSML tool-call block with schema-checked arguments; reasoning stays free when the
-// prompt opened thinking. nullopt when nothing is to be enforced.
-Result<std::optional<engine::constrain::ConstraintSpec>> constraint_from_prepared(const di_prepared* prepared);
 
 }  // namespace di::capi

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "capi/src/engine_constraint.h"
@@ -34,9 +35,10 @@ struct di_engine {
 
 namespace di::capi {
 
-// Submits validated sampling parameters and an optional constraint; fills *out on DI_OK.
+// Submits sampling parameters (the engine validates them) with the grammar `constraint` names,
+// compiled by the engine's GrammarCompiler; fills *out on DI_OK.
 di_status submit_request(di_engine* engine, std::vector<int32_t> prompt, engine::SamplingParams params,
-                         di_chunk_callback on_chunk, void* user_data,
-                         std::unique_ptr<engine::TokenConstraint> constraint, di_request** out, di_error** err);
+                         const std::optional<engine::constrain::ConstraintSpec>& constraint,
+                         di_chunk_callback on_chunk, void* user_data, di_request** out, di_error** err);
 
 }  // namespace di::capi

@@ -161,4 +161,35 @@ Result<engine::SamplingParams> sampling_from_options(const di_options* options) 
   return p;
 }
 
+std::string sampling_options_json(const engine::SamplingParams& p) {
+  const engine::SamplingParams d;
+  json j = json::object();
+  auto put = [&](const char* key, const auto& value, const auto& fallback) {
+    if (value != fallback) j[key] = value;
+  };
+  put("n", p.n, d.n);
+  put("temperature", p.temperature, d.temperature);
+  put("top_p", p.top_p, d.top_p);
+  put("top_k", p.top_k, d.top_k);
+  put("min_p", p.min_p, d.min_p);
+  put("repetition_penalty", p.repetition_penalty, d.repetition_penalty);
+  put("presence_penalty", p.presence_penalty, d.presence_penalty);
+  put("frequency_penalty", p.frequency_penalty, d.frequency_penalty);
+  if (!p.logit_bias.empty()) {
+    json lb = json::object();
+    for (const auto& [id, bias] : p.logit_bias) lb[std::to_string(id)] = bias;
+    j["logit_bias"] = std::move(lb);
+  }
+  put("min_tokens", p.min_tokens, d.min_tokens);
+  put("max_tokens", p.max_tokens, d.max_tokens);
+  if (p.ignore_eos) j["ignore_eos"] = 1;  // the boolean keys take 0 / 1
+  if (!p.stop_token_ids.empty()) j["stop_token_ids"] = p.stop_token_ids;
+  if (!p.stop.empty()) j["stop"] = p.stop;
+  if (p.seed) j["seed"] = static_cast<int64_t>(*p.seed);  // the key is int64; the bits round-trip
+  if (p.logprobs) j["logprobs"] = 1;
+  put("top_logprobs", p.top_logprobs, d.top_logprobs);
+  if (!p.skip_special_tokens) j["skip_special_tokens"] = 0;
+  return j.dump();
+}
+
 }  // namespace di::capi

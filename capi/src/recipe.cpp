@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api_guard.h"
+#include "capi/src/engine_options.h"
 #include "capi/src/options.h"
 #include "capi/src/prepared_handle.h"
 #include "capi/src/recipe_options.h"
@@ -42,7 +43,7 @@ json image_json(const recipe::ImageRef& r) {
 
 void fill_views(di_prepared& d) {
   const recipe::Prepared& p = d.p;
-  d.sampling = p.sampling.dump();
+  d.sampling = sampling_options_json(p.engine.sampling);
   d.stop = json(p.stop_sequences).dump();
   json c;
   switch (p.constraint.kind) {

@@ -17,19 +17,9 @@
 
 namespace di::engine::constrain {
 
-enum class ConstraintKind : uint8_t {
-  kJsonSchema,  // source: the schema as JSON text
-  kJsonObject,  // any JSON object (response_format json_object); source unused
-  kRegex,       // source: the pattern; the whole output must match
-  kEbnf,        // source: the grammar text (see ebnf_compiler.h)
-  kChatOutput,  // source: a chat reply spec as JSON (see chat_output_grammar.h)
-};
-
-struct ConstraintSpec {
-  ConstraintKind kind = ConstraintKind::kJsonSchema;
-  std::string source;
-  JsonSchemaOptions json;
-};
+// What to compile: the request seam's spec (request/constraint_spec.h).
+using di::request::ConstraintKind;
+using di::request::ConstraintSpec;
 
 class GrammarCompiler {
  public:

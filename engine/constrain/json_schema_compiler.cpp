@@ -18,10 +18,6 @@ namespace di::engine::constrain {
 ExprPtr json_format_expr(const std::string& format);        // json_formats.cpp
 bool json_format_unassertable(const std::string& format);  // json_formats.cpp
 
-std::string JsonSchemaOptions::cache_key() const {
-  return std::to_string(int(whitespace)) + "/" + std::to_string(max_whitespace) + "/" + (strict ? "strict" : "lax") + (assert_formats ? "/fmt" : "");
-}
-
 namespace {
 
 constexpr int kMaxDepth = 48;

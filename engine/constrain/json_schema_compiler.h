@@ -17,27 +17,13 @@
 
 #include "base/status.h"
 #include "engine/constrain/grammar.h"
+#include "request/constraint_spec.h"
 
 namespace di::engine::constrain {
 
-enum class JsonWhitespace : uint8_t {
-  kCompact,   // no whitespace between tokens (the canonical serialization)
-  kFlexible,  // any JSON whitespace between tokens, at most max_whitespace bytes per run
-};
-
-struct JsonSchemaOptions {
-  JsonWhitespace whitespace = JsonWhitespace::kFlexible;
-  // Longest whitespace run in kFlexible; 0 = unbounded. A bound keeps a model from emitting
-  // newlines forever where the schema allows any amount.
-  uint32_t max_whitespace = 24;
-  // Enforce `format` (date, uuid, ...). Draft 2020-12 makes format an annotation by default;
-  // generation wants the assertion, so it is on unless turned off.
-  bool assert_formats = true;
-  // OpenAI strict mode: objects without additionalProperties allow no extra keys.
-  bool strict = false;
-
-  std::string cache_key() const;
-};
+// The options live in the request seam (request/constraint_spec.h), which callers fill.
+using di::request::JsonSchemaOptions;
+using di::request::JsonWhitespace;
 
 // Properties are generated in the schema's `properties` order (required or not); extra keys, when
 // allowed, come after them.

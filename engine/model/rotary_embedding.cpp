@@ -157,7 +157,7 @@ RotaryEmbedding::RotaryEmbedding(const RopeConfig& c, RopeLayout layout) : dim_(
   }
 }
 
-void RotaryEmbedding::apply(float* x, int64_t count, int64_t stride, int64_t pos) const {
+void RotaryEmbedding::apply(float* x, int64_t count, int64_t stride, int64_t pos, bool inverse) const {
   const int32_t half = dim_ / 2;
   float cs_small[256], sn_small[256];
   std::vector<float> big;
@@ -173,6 +173,7 @@ void RotaryEmbedding::apply(float* x, int64_t count, int64_t stride, int64_t pos
     const float f = inv_freq_[i] * fpos;
     cs[i] = static_cast<float>(std::cos(static_cast<double>(f))) * scale_;
     sn[i] = static_cast<float>(std::sin(static_cast<double>(f))) * scale_;
+    if (inverse) sn[i] = -sn[i];
   }
   for (int64_t v = 0; v < count; ++v) {
     float* r = x + v * stride;

@@ -1,7 +1,8 @@
 // RotaryEmbedding for the families that read their rope from config.json's rope_parameters (or
 // the older rope_scaling + rope_theta): inverse frequencies for default, linear, llama3 and YaRN
 // scaling as transformers 5.17 computes them in fp32, the cos/sin scale (YaRN's attention
-// factor), and the rotation in either channel layout. Model-agnostic; deepseek_v4 has its own.
+// factor), and the rotation in either channel layout. Model-agnostic: deepseek_v4's Rope is a
+// view of it over that family's own config keys.
 #pragma once
 
 #include <cstdint>
@@ -53,8 +54,9 @@ class RotaryEmbedding {
   float attention_scaling() const { return scale_; }
   int32_t dim() const { return dim_; }
 
-  // Rotates `count` vectors of dim() channels, `stride` floats apart, by position `pos`.
-  void apply(float* x, int64_t count, int64_t stride, int64_t pos) const;
+  // Rotates `count` vectors of dim() channels, `stride` floats apart, by position `pos`
+  // (inverse: by -pos, which undoes it).
+  void apply(float* x, int64_t count, int64_t stride, int64_t pos, bool inverse = false) const;
 
  private:
   std::vector<float> inv_freq_;

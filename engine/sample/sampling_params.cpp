@@ -4,7 +4,8 @@
 #include <cmath>
 #include <sstream>
 
-namespace di::engine {
+// In the struct's own namespace (the request seam's); the checks are the engine's.
+namespace di::request {
 namespace {
 
 std::string num(double v) {
@@ -54,4 +55,4 @@ Status SamplingParams::validate(int64_t vocab_size) const {
   return Status::ok();
 }
 
-}  // namespace di::engine
+}  // namespace di::request

@@ -85,6 +85,13 @@ __device__ __forceinline__ int block_argmax(float v, int i) {
 }
 
 inline cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
+
+// Blocks for a grid-stride loop over n elements at `threads` a block: at least one, and capped
+// so that a very large n loops instead of launching a huge grid.
+inline int64_t flat_blocks(int64_t n, int threads = 256) {
+  const int64_t b = (n + threads - 1) / threads;
+  return b < 1 ? 1 : (b > 65535 * 8 ? 65535 * 8 : b);
+}
 inline Status launch_status(const char* what) { return cuda_status(cudaGetLastError(), what); }
 
 // Calls f.template operator()<T>() with T the storage type of `dtype`.

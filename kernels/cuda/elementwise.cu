@@ -8,10 +8,6 @@ namespace {
 
 constexpr int kThreads = 256;
 
-int64_t flat_blocks(int64_t n) {
-  const int64_t b = (n + kThreads - 1) / kThreads;
-  return b < 1 ? 1 : (b > 65535 * 8 ? 65535 * 8 : b);
-}
 
 template <typename T>
 __global__ void embedding_kernel(const int32_t* ids, const T* table, int64_t dim, T* out) {

@@ -7,10 +7,6 @@ namespace {
 
 constexpr int kThreads = 256;
 
-int64_t flat_blocks(int64_t n) {
-  const int64_t b = (n + kThreads - 1) / kThreads;
-  return b < 1 ? 1 : (b > 65535 * 8 ? 65535 * 8 : b);
-}
 
 __global__ void gather_kernel(const float* x, const int32_t* rows, int64_t n, int64_t dim, float* out) {
   for (int64_t t = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; t < n * dim; t += int64_t{gridDim.x} * blockDim.x)

@@ -3,6 +3,7 @@
 #include "recipe/prepare/prepare.h"
 
 #include "recipe/encoding/conversation_render.h"
+#include "recipe/prepare/engine_constraint.h"
 #include "recipe/protocol/chat_completions/request.h"
 #include "recipe/protocol/messages/request.h"
 #include "recipe/protocol/request_fields.h"
@@ -11,24 +12,27 @@
 namespace di::recipe {
 namespace {
 
-nlohmann::json sampling_json(const SamplingOptions& s) {
-  nlohmann::json j = nlohmann::json::object();
-  if (s.temperature) j["temperature"] = *s.temperature;
-  if (s.top_p) j["top_p"] = *s.top_p;
-  if (s.top_k) j["top_k"] = *s.top_k;
-  if (s.min_p) j["min_p"] = *s.min_p;
-  if (s.max_tokens) j["max_tokens"] = *s.max_tokens;
-  if (s.min_tokens) j["min_tokens"] = *s.min_tokens;
-  if (s.seed) j["seed"] = *s.seed;
-  if (s.presence_penalty) j["presence_penalty"] = *s.presence_penalty;
-  if (s.frequency_penalty) j["frequency_penalty"] = *s.frequency_penalty;
-  if (s.repetition_penalty) j["repetition_penalty"] = *s.repetition_penalty;
-  if (!s.logit_bias.is_null()) j["logit_bias"] = nlohmann::json::parse(s.logit_bias.dump());
-  if (s.logprobs) j["logprobs"] = *s.logprobs ? 1 : 0;
-  if (s.top_logprobs) j["top_logprobs"] = *s.top_logprobs;
-  if (s.n) j["n"] = *s.n;
-  if (!s.stop_token_ids.empty()) j["stop_token_ids"] = s.stop_token_ids;
-  return j;
+// The engine's sampling parameters from the request's: unset fields keep the engine's defaults.
+// Ranges were checked by the protocol readers (sampling_fields.cpp), so the narrowing is exact.
+di::request::SamplingParams sampling_params(const SamplingOptions& s) {
+  di::request::SamplingParams p;
+  if (s.temperature) p.temperature = *s.temperature;
+  if (s.top_p) p.top_p = *s.top_p;
+  if (s.top_k) p.top_k = static_cast<int32_t>(*s.top_k);
+  if (s.min_p) p.min_p = *s.min_p;
+  if (s.max_tokens) p.max_tokens = *s.max_tokens;
+  if (s.min_tokens) p.min_tokens = static_cast<int32_t>(*s.min_tokens);
+  if (s.seed) p.seed = static_cast<uint64_t>(*s.seed);
+  if (s.presence_penalty) p.presence_penalty = *s.presence_penalty;
+  if (s.frequency_penalty) p.frequency_penalty = *s.frequency_penalty;
+  if (s.repetition_penalty) p.repetition_penalty = *s.repetition_penalty;
+  if (s.logit_bias.is_object())
+    for (const auto& [k, v] : s.logit_bias.items()) p.logit_bias.emplace_back(std::stoi(k), v.get<float>());
+  if (s.logprobs) p.logprobs = *s.logprobs;
+  if (s.top_logprobs) p.top_logprobs = static_cast<int32_t>(*s.top_logprobs);
+  if (s.n) p.n = static_cast<int32_t>(*s.n);
+  for (int64_t id : s.stop_token_ids) p.stop_token_ids.push_back(static_cast<int32_t>(id));
+  return p;
 }
 
 Status budget_error(Protocol p, int64_t prompt, int64_t max_tokens, int64_t context) {
@@ -79,6 +83,14 @@ Result<Prepared> prepare(const RecipeConfig& config, const PromptTokenizer& toke
   out.encoding = std::string(encoding_name(config.encoding));
   out.requested_model = req.model;
   DI_ASSIGN_OR_RETURN(out.model, config.models.resolve(protocol, req.model));
+  // Only Chat Completions has a place for several choices; Responses and Messages answer with
+  // one output.
+  const int64_t n = req.options.sampling.n.value_or(1);
+  if (n > 1 && protocol != Protocol::kChatCompletions)
+    return ApiError::bad_request(protocol, "n",
+                                 "n: this API returns one output per request; got " + std::to_string(n) +
+                                     " (Chat Completions takes n > 1)")
+        .to_status();
   out.stream = req.options.stream;
 
   if (config.image_policy == ImagePolicy::kReject) {
@@ -123,7 +135,7 @@ Result<Prepared> prepare(const RecipeConfig& config, const PromptTokenizer& toke
     if (s.min_tokens && s.max_tokens && *s.min_tokens > *s.max_tokens) s.min_tokens = s.max_tokens;
   }
 
-  out.sampling = sampling_json(s);
+  out.engine.sampling = sampling_params(s);
   out.stop_sequences = s.stop;
   const Conversation& conv = req.conversation;
   switch (conv.response_format.type) {
@@ -161,6 +173,7 @@ Result<Prepared> prepare(const RecipeConfig& config, const PromptTokenizer& toke
   po.include_usage = req.options.include_usage;
   po.model = out.requested_model;
   po.control_tokens = config.control_tokens;
+  out.engine.constraint = engine_constraint(out, config.encoding);
   out.conversation = std::move(req.conversation);
   return out;
 }

@@ -1,6 +1,7 @@
 // Prepared: everything the engine and the output parser need for one request — the rendered
-// prompt, its token ids with special_ranges, sampling options, the output constraint and the
-// parser options. Plain data produced by prepare(); it knows nothing of the engine.
+// prompt, its token ids with special_ranges, the engine's part (request::EngineRequest: sampling
+// and the grammar), the output constraint as the API asked for it and the parser options. Plain
+// data produced by prepare(); it knows nothing of the engine.
 #pragma once
 
 #include <cstdint>
@@ -10,9 +11,10 @@
 #include <nlohmann/json.hpp>
 
 #include "recipe/image/image_preprocess.h"
-#include "recipe/protocol/api_error.h"
+#include "recipe/protocol/protocol.h"
 #include "recipe/protocol/conversation.h"
 #include "recipe/stream/parser_options.h"
+#include "request/engine_request.h"
 
 namespace di::recipe {
 
@@ -51,12 +53,10 @@ struct Prepared {
   // ids.size() + image_tokens; -1 when there is no tokenizer to count with.
   int64_t prompt_tokens = -1;
 
-  // Keys are the engine's sampling option names (temperature, top_p, top_k, min_p, max_tokens,
-  // min_tokens, seed, presence_penalty, frequency_penalty, repetition_penalty, logit_bias,
-  // logprobs, top_logprobs, n, stop_token_ids); only set fields appear. Stop *strings* are not
-  // here: they must not fire inside reasoning or tool markup, so the output parser owns them
-  // (stop_sequences below) and the caller cancels the engine request when the parser stops.
-  nlohmann::json sampling = nlohmann::json::object();
+  // What the engine runs: sampling parameters (stop strings excluded, see stop_sequences) and
+  // the grammar response_format and strict tools call for. Typed; the C ABI renders it as JSON
+  // only for its accessors.
+  di::request::EngineRequest engine;
   std::vector<std::string> stop_sequences;
   OutputConstraint constraint;
   ParserOptions parser;

@@ -41,23 +41,6 @@ ApiError make(Protocol protocol, int status, std::string code, std::string param
 
 }  // namespace
 
-std::string_view protocol_name(Protocol protocol) {
-  switch (protocol) {
-    case Protocol::kChatCompletions: return "chat";
-    case Protocol::kResponses: return "responses";
-    case Protocol::kMessages: return "messages";
-  }
-  return "chat";
-}
-
-Result<Protocol> parse_protocol(std::string_view name) {
-  if (name == "chat" || name == "chat_completions") return Protocol::kChatCompletions;
-  if (name == "responses") return Protocol::kResponses;
-  if (name == "messages" || name == "anthropic") return Protocol::kMessages;
-  return Status::invalid_argument("protocol: expected \"chat\", \"responses\" or \"messages\", got \"" +
-                                  std::string(name) + "\"");
-}
-
 json ApiError::body() const {
   if (protocol == Protocol::kMessages) {
     return json{{"type", "error"}, {"error", {{"type", type}, {"message", message}}}};

@@ -9,16 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
+#include "recipe/protocol/protocol.h"
 
 namespace di::recipe {
-
-// The three request protocols the recipe speaks.
-enum class Protocol { kChatCompletions, kResponses, kMessages };
-
-// "chat", "responses", "messages" (the names the C ABI and the CLI take).
-std::string_view protocol_name(Protocol protocol);
-// Accepts the names above plus "chat_completions" and "anthropic".
-Result<Protocol> parse_protocol(std::string_view name);
 
 struct ApiError {
   Protocol protocol = Protocol::kChatCompletions;

@@ -4,6 +4,8 @@
 
 #include <filesystem>
 
+#include "recipe/protocol/api_error.h"
+
 namespace di::recipe {
 
 ModelAliases::ModelAliases(std::string served_model, std::map<std::string, std::string> aliases)

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
-#include "recipe/protocol/api_error.h"
+#include "recipe/protocol/protocol.h"
 
 namespace di::recipe {
 

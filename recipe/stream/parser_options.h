@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
-#include "recipe/protocol/api_error.h"  // Protocol
+#include "recipe/protocol/protocol.h"  // Protocol
 
 namespace di::recipe {
 

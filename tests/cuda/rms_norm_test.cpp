@@ -1,5 +1,6 @@
-// RMSNorm on the GPU against a float64 CPU reference, on fresh random inputs of several shapes,
-// with the output poisoned first so an unwritten element fails.
+// The models' RMSNorm (kernels/cuda/elementwise.h, bf16 storage) against a float64 CPU
+// reference, on fresh random inputs of several shapes, with the output poisoned first so an
+// unwritten element fails.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,9 +11,11 @@
 #include <cuda_runtime.h>
 
 #include "kernels/cuda/device.h"
-#include "kernels/cuda/rms_norm.h"
+#include "kernels/cuda/elementwise.h"
 
 namespace {
+
+constexpr auto kBF16 = di::kernels::cuda::DType::kBF16;
 
 uint16_t to_bf16(float f) {
   uint32_t u;
@@ -50,7 +53,7 @@ TEST_P(CudaRmsNorm, MatchesFloat64Reference) {
   ASSERT_EQ(cudaMemcpy(dx, x.data(), x.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(dw, w.data(), w.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(dy, y.data(), y.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
-  auto st = di::kernels::cuda::rms_norm_bf16(dx, dw, dy, rows, dim, eps, nullptr);
+  auto st = di::kernels::cuda::rms_norm(dx, dw, dy, rows, 1, dim, dim, eps, kBF16, nullptr);
   ASSERT_TRUE(st.is_ok()) << st.message();
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(y.data(), dy, y.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
@@ -83,9 +86,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, CudaRmsNorm,
                                            std::make_pair(5, 33)));
 
 TEST(CudaRmsNormArgs, RejectsBadShape) {
-  auto st = di::kernels::cuda::rms_norm_bf16(nullptr, nullptr, nullptr, 1, 0, 1e-6f, nullptr);
+  auto st = di::kernels::cuda::rms_norm(nullptr, nullptr, nullptr, 1, 1, 0, 0, 1e-6f, kBF16, nullptr);
   EXPECT_FALSE(st.is_ok());
-  EXPECT_TRUE(di::kernels::cuda::rms_norm_bf16(nullptr, nullptr, nullptr, 0, 8, 1e-6f, nullptr).is_ok());
+  EXPECT_TRUE(di::kernels::cuda::rms_norm(nullptr, nullptr, nullptr, 0, 1, 8, 8, 1e-6f, kBF16, nullptr).is_ok());
 }
 
 }  // namespace

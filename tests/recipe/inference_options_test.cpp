@@ -3,6 +3,8 @@
 // response_format / text.format become the engine's output constraint.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "recipe/prepare/prepare.h"
 
 namespace di::recipe {
@@ -24,38 +26,63 @@ TEST(InferenceOptions, ChatCarriesEverySamplingFieldVllmAccepts) {
     "frequency_penalty":-0.5,"repetition_penalty":1.1,"logit_bias":{"15":-100},"logprobs":true,
     "top_logprobs":3,"n":2,"min_tokens":5,"stop_token_ids":[7],"stop":["END","STOP"],
     "messages":[{"role":"user","content":"a"}]})");
-  const json& s = p.sampling;
-  EXPECT_EQ(s["max_tokens"], 100);
-  EXPECT_EQ(s["temperature"], 0.7);
-  EXPECT_EQ(s["top_p"], 0.9);
-  EXPECT_EQ(s["top_k"], 40);
-  EXPECT_EQ(s["min_p"], 0.05);
-  EXPECT_EQ(s["seed"], 42);
-  EXPECT_EQ(s["presence_penalty"], 0.5);
-  EXPECT_EQ(s["frequency_penalty"], -0.5);
-  EXPECT_EQ(s["repetition_penalty"], 1.1);
-  EXPECT_EQ(s["logit_bias"], json({{"15", -100}}));
-  EXPECT_TRUE(s["logprobs"].get<int64_t>() != 0);
-  EXPECT_EQ(s["top_logprobs"], 3);
-  EXPECT_EQ(s["n"], 2);
-  EXPECT_EQ(s["min_tokens"], 5);
-  EXPECT_EQ(s["stop_token_ids"], json::array({7}));
-  EXPECT_EQ(s.size(), 15u) << s.dump();
+  const di::request::SamplingParams& s = p.engine.sampling;
+  EXPECT_EQ(s.max_tokens, 100);
+  EXPECT_EQ(s.temperature, 0.7);
+  EXPECT_EQ(s.top_p, 0.9);
+  EXPECT_EQ(s.top_k, 40);
+  EXPECT_EQ(s.min_p, 0.05);
+  EXPECT_EQ(s.seed, std::optional<uint64_t>(42));
+  EXPECT_EQ(s.presence_penalty, 0.5);
+  EXPECT_EQ(s.frequency_penalty, -0.5);
+  EXPECT_EQ(s.repetition_penalty, 1.1);
+  EXPECT_EQ(s.logit_bias, (std::vector<std::pair<int32_t, float>>{{15, -100.0f}}));
+  EXPECT_TRUE(s.logprobs);
+  EXPECT_EQ(s.top_logprobs, 3);
+  EXPECT_EQ(s.n, 2);
+  EXPECT_EQ(s.min_tokens, 5);
+  EXPECT_EQ(s.stop_token_ids, std::vector<int32_t>{7});
+  EXPECT_TRUE(s.stop.empty()) << "stop strings belong to the output parser";
   // Stop strings go to the output parser, never to the engine (they must not fire in reasoning).
   EXPECT_EQ(p.stop_sequences, (std::vector<std::string>{"END", "STOP"}));
   EXPECT_EQ(p.parser.stop_sequences, p.stop_sequences);
 }
 
+// Responses and Messages have one output per request: n > 1 is the protocol's 400, naming n.
+TEST(InferenceOptions, OnlyChatTakesSeveralChoices) {
+  RecipeConfig cfg;
+  auto r = prepare(cfg, {}, Protocol::kResponses, R"({"model":"deepseek-v4","n":2,"input":"a"})");
+  ASSERT_FALSE(r.is_ok());
+  const json d = json::parse(r.status().detail());
+  EXPECT_EQ(d["status"], 400);
+  EXPECT_EQ(d["body"]["error"]["param"], "n");
+  auto m = prepare(cfg, {}, Protocol::kMessages,
+                   R"({"model":"deepseek-v4","max_tokens":5,"n":3,"messages":[{"role":"user","content":"a"}]})");
+  ASSERT_FALSE(m.is_ok());
+  EXPECT_NE(m.status().message().find("n: this API returns one output"), std::string::npos) << m.status().message();
+  EXPECT_EQ(prepared_or_die(Protocol::kChatCompletions,
+                            R"({"model":"deepseek-v4","n":3,"messages":[{"role":"user","content":"a"}]})")
+                .engine.sampling.n,
+            3);
+}
+
 TEST(InferenceOptions, ResponsesAndMessagesCarryTheirLimitsAndTheExtraFields) {
   Prepared r = prepared_or_die(Protocol::kResponses, R"({"model":"deepseek-v4","max_output_tokens":100,
     "temperature":0.7,"top_p":0.9,"top_k":40,"top_logprobs":2,"input":"a"})");
-  EXPECT_EQ(r.sampling["max_tokens"], 100);
-  EXPECT_EQ(r.sampling["top_k"], 40);
-  EXPECT_EQ(r.sampling["top_logprobs"], 2);
-  EXPECT_TRUE(r.sampling["logprobs"].get<int64_t>() != 0);  // top_logprobs implies logprobs
+  EXPECT_EQ(r.engine.sampling.max_tokens, 100);
+  EXPECT_EQ(r.engine.sampling.top_k, 40);
+  EXPECT_EQ(r.engine.sampling.top_logprobs, 2);
+  EXPECT_TRUE(r.engine.sampling.logprobs);  // top_logprobs implies logprobs
   Prepared m = prepared_or_die(Protocol::kMessages, R"({"model":"deepseek-v4","max_tokens":100,
     "temperature":0.7,"top_p":0.9,"top_k":40,"stop_sequences":["X"],"messages":[{"role":"user","content":"a"}]})");
-  EXPECT_EQ(m.sampling, json::parse(R"({"max_tokens":100,"temperature":0.7,"top_p":0.9,"top_k":40})"));
+  di::request::SamplingParams want;
+  want.max_tokens = 100;
+  want.temperature = 0.7;
+  want.top_p = 0.9;
+  want.top_k = 40;
+  const di::request::SamplingParams& got = m.engine.sampling;
+  EXPECT_EQ(std::tie(got.max_tokens, got.temperature, got.top_p, got.top_k, got.n, got.seed, got.logprobs),
+            std::tie(want.max_tokens, want.temperature, want.top_p, want.top_k, want.n, want.seed, want.logprobs));
   EXPECT_EQ(m.stop_sequences, std::vector<std::string>{"X"});
 }
 

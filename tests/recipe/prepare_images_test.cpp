@@ -128,7 +128,7 @@ TEST_F(PrepareImages, ContextBudgetIncludesTheImageTokens) {
   config_.context_length = p->prompt_tokens + 10;
   auto fits = run(chat_body({data_url(640, 480)}));
   ASSERT_TRUE(fits.is_ok()) << fits.status().message();
-  EXPECT_EQ(fits->sampling["max_tokens"], 10);
+  EXPECT_EQ(fits->engine.sampling.max_tokens, 10);
 }
 
 TEST_F(PrepareImages, LimitsFromTheOptionsAreEnforced) {

@@ -154,8 +154,9 @@ TEST(RequestFields, UnknownFieldsAreIgnoredAtEveryLevel) {
     Prepared a = prepared_or_die(c.p, c.plain);
     Prepared b = prepared_or_die(c.p, c.extra);
     EXPECT_EQ(a.prompt, b.prompt) << protocol_name(c.p);
-    EXPECT_EQ(a.sampling, b.sampling) << protocol_name(c.p);
-    EXPECT_EQ(a.sampling["temperature"], 0.3);
+    EXPECT_EQ(a.engine.sampling.max_tokens, b.engine.sampling.max_tokens) << protocol_name(c.p);
+    EXPECT_EQ(a.engine.sampling.temperature, b.engine.sampling.temperature) << protocol_name(c.p);
+    EXPECT_EQ(a.engine.sampling.temperature, 0.3);
   }
 }
 

@@ -42,7 +42,6 @@ TEST(ServerConfig, RefusesOutOfRangeLimitsNamingTheFlag) {
 }
 
 TEST(ServerError, EachApiGetsItsOwnEnvelopeAndType) {
-  using recipe::Protocol;
   const auto openai = server_error(Protocol::kChatCompletions, 401, "bad key", "invalid_api_key").body();
   EXPECT_EQ(openai["error"]["type"], "authentication_error");
   EXPECT_EQ(openai["error"]["code"], "invalid_api_key");
@@ -56,7 +55,6 @@ TEST(ServerError, EachApiGetsItsOwnEnvelopeAndType) {
 }
 
 TEST(ProtocolFor, AnthropicByPathOrVersionHeader) {
-  using recipe::Protocol;
   EXPECT_EQ(protocol_for("/v1/messages", false), Protocol::kMessages);
   EXPECT_EQ(protocol_for("/v1/models", true), Protocol::kMessages);
   EXPECT_EQ(protocol_for("/v1/models", false), Protocol::kChatCompletions);

@@ -2,15 +2,12 @@
 // mla_model.h.
 #include "engine/model/deepseek_v2/mla_model.h"
 
-#include <cstring>
-
 #include "engine/model/batch_check.h"
+#include "engine/model/prenorm_decoder.h"
 #include "engine/model/deepseek_v2/moe.h"
 #ifdef DI_WITH_CUDA
 #include "engine/model/deepseek_v2/mla_cuda_model.h"
 #endif
-#include "kernels/cpu/linear.h"
-#include "kernels/cpu/rms_norm.h"
 #include "kernels/cpu/threads.h"
 
 namespace di::engine::deepseek_v2 {
@@ -40,26 +37,22 @@ void MlaModel::forward_sequence(const SequenceInput& seq, float* logits) const {
   const MlaConfig& c = config_;
   const MlaWeights& w = *weights_;
   const int64_t L = seq.num_tokens, H = c.hidden_size;
-  const float eps = static_cast<float>(c.rms_norm_eps);
-  std::vector<float> x(static_cast<size_t>(L * H)), h(x.size()), out(x.size());
-  for (int64_t i = 0; i < L; ++i)
-    std::memcpy(x.data() + i * H, w.embed + static_cast<int64_t>(seq.tokens[i]) * H, static_cast<size_t>(H) * sizeof(float));
-  for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
-    const MlaLayerWeights& lw = w.layers[l];
-    cpu::rms_norm(x.data(), lw.input_layernorm, L, H, H, eps, h.data());
-    mla_attention(c, lw.attn, rope_, l, kLatentGroup, seq, path_, h.data(), out.data());
-    for (size_t i = 0; i < x.size(); ++i) x[i] += out[i];
-    cpu::rms_norm(x.data(), lw.post_attention_layernorm, L, H, H, eps, h.data());
-    if (lw.is_moe) {
-      moe_forward(c, lw.moe, h.data(), L, out.data());
-    } else {
-      mlp_forward(lw.mlp, H, h.data(), L, out.data());
-    }
-    for (size_t i = 0; i < x.size(); ++i) x[i] += out[i];
-  }
-  const int64_t first = seq.all_logits ? 0 : L - 1, rows = L - first;
-  cpu::rms_norm(x.data() + first * H, w.norm, rows, H, H, eps, h.data());
-  cpu::linear(h.data(), rows, H, w.lm_head, c.vocab_size, logits);
+  const PrenormDecoder d{H, c.num_hidden_layers, c.vocab_size, static_cast<float>(c.rms_norm_eps),
+                         w.embed, w.norm, w.lm_head};
+  prenorm_decoder_forward(
+      d, seq, logits,
+      [&](int32_t l) { return std::make_pair(w.layers[l].input_layernorm, w.layers[l].post_attention_layernorm); },
+      [&](int32_t l, const float* h, float* out) {
+        mla_attention(c, w.layers[l].attn, rope_, l, kLatentGroup, seq, path_, h, out);
+      },
+      [&](int32_t l, const float* h, float* out) {
+        const MlaLayerWeights& lw = w.layers[l];
+        if (lw.is_moe) {
+          moe_forward(c, lw.moe, h, L, out);
+        } else {
+          mlp_forward(lw.mlp, H, h, L, out);
+        }
+      });
 }
 
 Status MlaModel::forward(const ForwardBatch& batch, std::vector<float>& logits) {

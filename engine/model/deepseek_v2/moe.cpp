@@ -7,6 +7,7 @@
 #include <numeric>
 #include <vector>
 
+#include "engine/model/routed_experts.h"
 #include "kernels/cpu/activation.h"
 #include "kernels/cpu/linear.h"
 #include "kernels/cpu/quant_linear.h"
@@ -100,7 +101,7 @@ void moe_forward(const MlaConfig& c, const MoeWeights& m, const float* h, int64_
   const int64_t H = c.hidden_size, E = c.n_routed_experts, K = c.num_experts_per_tok;
   std::vector<float> logits(static_cast<size_t>(rows * E));
   cpu::linear(h, rows, H, m.gate, E, logits.data());
-  std::vector<std::vector<std::pair<int64_t, float>>> routed(static_cast<size_t>(E));
+  ExpertRoutes routed(static_cast<size_t>(E));
   std::vector<int32_t> idx(static_cast<size_t>(K));
   std::vector<float> wts(static_cast<size_t>(K));
   for (int64_t r = 0; r < rows; ++r) {
@@ -112,21 +113,9 @@ void moe_forward(const MlaConfig& c, const MoeWeights& m, const float* h, int64_
   } else {
     std::fill(out, out + rows * H, 0.0f);
   }
-  std::vector<float> x, y;
-  for (int64_t e = 0; e < E; ++e) {
-    const auto& list = routed[e];
-    if (list.empty()) continue;
-    const int64_t n = static_cast<int64_t>(list.size());
-    x.resize(static_cast<size_t>(n * H));
-    y.resize(static_cast<size_t>(n * H));
-    for (int64_t i = 0; i < n; ++i) std::copy(h + list[i].first * H, h + (list[i].first + 1) * H, x.begin() + i * H);
-    mlp_forward(m.experts[e], H, x.data(), n, y.data());
-    for (int64_t i = 0; i < n; ++i) {
-      float* o = out + list[i].first * H;
-      const float wt = list[i].second;
-      for (int64_t d = 0; d < H; ++d) o[d] += y[i * H + d] * wt;
-    }
-  }
+  add_routed_experts(routed, h, H, out, [&](size_t e, const float* x, int64_t n, float* y) {
+    mlp_forward(m.experts[e], H, x, n, y);
+  });
 }
 
 }  // namespace di::engine::deepseek_v2

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "engine/model/routed_experts.h"
 #include "kernels/cpu/linear.h"
 #include "kernels/cpu/quant_linear.h"
 
@@ -46,7 +47,7 @@ void moe_forward(const DeepseekV4Config& c, const MoeWeights& w, bool hash_route
   const int64_t H = c.hidden_size, E = c.n_routed_experts, K = c.num_experts_per_tok;
   std::vector<float> scores(static_cast<size_t>(rows * E));
   kernels::cpu::linear(h, rows, H, w.gate, E, scores.data());
-  std::vector<std::vector<std::pair<int64_t, float>>> routed(static_cast<size_t>(E));
+  ExpertRoutes routed(static_cast<size_t>(E));
   std::vector<int32_t> idx(static_cast<size_t>(K));
   for (int64_t r = 0; r < rows; ++r) {
     float* sr = scores.data() + r * E;
@@ -73,21 +74,9 @@ void moe_forward(const DeepseekV4Config& c, const MoeWeights& w, bool hash_route
   }
 
   expert_mlp(c, w.shared, h, rows, out);
-  std::vector<float> x, y;
-  for (int64_t e = 0; e < E; ++e) {
-    const auto& list = routed[e];
-    if (list.empty()) continue;
-    const int64_t n = static_cast<int64_t>(list.size());
-    x.resize(static_cast<size_t>(n * H));
-    y.resize(static_cast<size_t>(n * H));
-    for (int64_t i = 0; i < n; ++i) std::copy(h + list[i].first * H, h + (list[i].first + 1) * H, x.begin() + i * H);
-    expert_mlp(c, w.experts[e], x.data(), n, y.data());
-    for (int64_t i = 0; i < n; ++i) {
-      float* o = out + list[i].first * H;
-      const float wt = list[i].second;
-      for (int64_t d = 0; d < H; ++d) o[d] += y[i * H + d] * wt;
-    }
-  }
+  add_routed_experts(routed, h, H, out, [&](size_t e, const float* x, int64_t n, float* y) {
+    expert_mlp(c, w.experts[e], x, n, y);
+  });
 }
 
 }  // namespace di::engine::deepseek_v4

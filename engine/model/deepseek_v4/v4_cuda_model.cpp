@@ -52,8 +52,8 @@ V4CudaModel::V4CudaModel(DeepseekV4Config config, DType dtype, const ModelOption
     : DeviceModel(dtype, options, kActivationReserve), config_(std::move(config)), weights_(dtype) {
   const DeepseekV4Config& c = config_;
   set_info("deepseek_v4", std::move(model_dir), c);
-  ropes_.main = Rope(c.rope_main, c.head_dim);
-  ropes_.compress = Rope(c.rope_compress, c.head_dim);
+  ropes_.main = Rope(c.rope_main);
+  ropes_.compress = Rope(c.rope_compress);
   groups_ = make_cache_groups(c, &layout_);
   enforce_eager_ = options.enforce_eager;
 }

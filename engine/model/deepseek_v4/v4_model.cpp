@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "engine/model/batch_check.h"
 #include "engine/model/deepseek_v4/hyper_connection.h"
 #include "engine/model/deepseek_v4/moe.h"
 #ifdef DI_WITH_CUDA
@@ -27,8 +28,8 @@ DeepseekV4Model::DeepseekV4Model(DeepseekV4Config config,
   info_.max_position_embeddings = c.max_position_embeddings;
   info_.bos_token_id = c.bos_token_id;
   info_.eos_token_ids = c.eos_token_ids;
-  ropes_.main = Rope(c.rope_main, c.head_dim);
-  ropes_.compress = Rope(c.rope_compress, c.head_dim);
+  ropes_.main = Rope(c.rope_main);
+  ropes_.compress = Rope(c.rope_compress);
 
   groups_ = make_cache_groups(c, &layout_, static_cast<int32_t>(weights_->mtp_layers.size()));
 }
@@ -149,29 +150,10 @@ Status DeepseekV4Model::mtp_forward(int32_t k, const Chunk& chunk, const float* 
 }
 
 Status DeepseekV4Model::forward(const ForwardBatch& batch, std::vector<float>& logits) {
-  int64_t rows = 0;
-  for (size_t b = 0; b < batch.seqs.size(); ++b) {
-    const SequenceInput& s = batch.seqs[b];
-    const std::string where = "seqs[" + std::to_string(b) + "]";
-    if (s.num_tokens < 1) return Status::invalid_argument(where + ".num_tokens: expected >= 1");
-    if (!s.tokens) return Status::invalid_argument(where + ".tokens: null");
-    if (!s.cache) return Status::invalid_argument(where + ".cache: null");
-    if (s.start_pos < 0) return Status::invalid_argument(where + ".start_pos: expected >= 0");
-    for (int32_t i = 0; i < s.num_tokens; ++i)
-      if (s.tokens[i] < 0 || s.tokens[i] >= config_.vocab_size)
-        return Status::invalid_argument(where + ".tokens[" + std::to_string(i) + "]: " +
-                                        std::to_string(s.tokens[i]) + " is outside the vocabulary [0, " +
-                                        std::to_string(config_.vocab_size) + ")");
-    rows += s.all_logits ? s.num_tokens : 1;
-  }
-  logits.assign(static_cast<size_t>(rows * config_.vocab_size), 0.0f);
-  int64_t row = 0;
-  for (const SequenceInput& s : batch.seqs) {
-    forward_sequence({s.tokens, s.num_tokens, s.start_pos, s.cache}, s.all_logits,
-                     logits.data() + row * config_.vocab_size);
-    row += s.all_logits ? s.num_tokens : 1;
-  }
-  return Status::ok();
+  // No position cap (0), as the CUDA model: V4's two paths agree on what they accept.
+  return forward_each_sequence(batch, config_.vocab_size, 0, logits, [&](const SequenceInput& s, float* out) {
+    forward_sequence({s.tokens, s.num_tokens, s.start_pos, s.cache}, s.all_logits, out);
+  });
 }
 
 Result<std::unique_ptr<Model>> create_model(const std::string& model_dir,

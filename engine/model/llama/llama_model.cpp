@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "engine/model/batch_check.h"
+#include "engine/model/prenorm_decoder.h"
 #include "kernels/cpu/activation.h"
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/linear.h"
@@ -36,7 +37,7 @@ LlamaModel::LlamaModel(LlamaConfig config, std::unique_ptr<LlamaWeights> weights
                      static_cast<int64_t>(2 * kv_width * sizeof(float)), 0, 1, 0});
 }
 
-void LlamaModel::attention(int32_t l, const SequenceInput& seq, float* h, float* out) const {
+void LlamaModel::attention(int32_t l, const SequenceInput& seq, const float* h, float* out) const {
   const LlamaConfig& c = config_;
   const LlamaLayerWeights& w = weights_->layers[l];
   const int64_t L = seq.num_tokens, H = c.hidden_size, hd = c.head_dim;
@@ -99,23 +100,13 @@ void LlamaModel::mlp(int32_t l, const float* h, int64_t rows, float* out) const 
 void LlamaModel::forward_sequence(const SequenceInput& seq, float* logits) const {
   const LlamaConfig& c = config_;
   const LlamaWeights& w = *weights_;
-  const int64_t L = seq.num_tokens, H = c.hidden_size;
-  const float eps = static_cast<float>(c.rms_norm_eps);
-  std::vector<float> x(static_cast<size_t>(L * H)), h(x.size()), out(x.size());
-  for (int64_t i = 0; i < L; ++i)
-    std::memcpy(x.data() + i * H, w.embed + static_cast<int64_t>(seq.tokens[i]) * H, static_cast<size_t>(H) * sizeof(float));
-  for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
-    const LlamaLayerWeights& lw = w.layers[l];
-    cpu::rms_norm(x.data(), lw.input_layernorm, L, H, H, eps, h.data());
-    attention(l, seq, h.data(), out.data());
-    for (size_t i = 0; i < x.size(); ++i) x[i] += out[i];
-    cpu::rms_norm(x.data(), lw.post_attention_layernorm, L, H, H, eps, h.data());
-    mlp(l, h.data(), L, out.data());
-    for (size_t i = 0; i < x.size(); ++i) x[i] += out[i];
-  }
-  const int64_t first = seq.all_logits ? 0 : L - 1, rows = L - first;
-  cpu::rms_norm(x.data() + first * H, w.norm, rows, H, H, eps, h.data());
-  cpu::linear(h.data(), rows, H, w.lm_head, c.vocab_size, logits);
+  const PrenormDecoder d{c.hidden_size, c.num_hidden_layers, c.vocab_size, static_cast<float>(c.rms_norm_eps),
+                         w.embed, w.norm, w.lm_head};
+  prenorm_decoder_forward(
+      d, seq, logits,
+      [&](int32_t l) { return std::make_pair(w.layers[l].input_layernorm, w.layers[l].post_attention_layernorm); },
+      [&](int32_t l, const float* h, float* out) { attention(l, seq, h, out); },
+      [&](int32_t l, const float* h, float* out) { mlp(l, h, seq.num_tokens, out); });
 }
 
 Status LlamaModel::forward(const ForwardBatch& batch, std::vector<float>& logits) {

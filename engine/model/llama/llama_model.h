@@ -28,7 +28,7 @@ class LlamaModel final : public Model {
 
  private:
   void forward_sequence(const SequenceInput& seq, float* logits) const;
-  void attention(int32_t layer, const SequenceInput& seq, float* h, float* out) const;
+  void attention(int32_t layer, const SequenceInput& seq, const float* h, float* out) const;
   void mlp(int32_t layer, const float* h, int64_t rows, float* out) const;
 
   LlamaConfig config_;

@@ -7,8 +7,8 @@ public enum Status {
   OK(0),
   TIMEOUT(1),
   END_OF_STREAM(2),
-  AGAIN(3),
-  BUFFER_TOO_SMALL(4),
+  AGAIN(3), // reserved: no 1.x call returns it
+  BUFFER_TOO_SMALL(4), // reserved: no 1.x call returns it
   INVALID_ARG(-1),
   OOM(-2),
   UNSUPPORTED(-3),

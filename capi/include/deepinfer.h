@@ -325,7 +325,10 @@ typedef struct di_prepared di_prepared;
  * `tokenizer_path` (`path_len` bytes, UTF-8) names a model directory or a tokenizer.json; with
  * path_len 0 no tokenizer is loaded and prepared requests carry the prompt text only (no ids,
  * no context-budget check). `options` may be NULL; the recipe reads these keys (see
- * di_options_schema): recipe_encoding ("dsv4" default, "dsv41", "dsv32"), recipe_model (the
+ * di_options_schema): recipe_encoding ("dsv4", "dsv41", "dsv32", or "chat_template": the model
+ * directory's own Jinja chat template, from chat_template.jinja or tokenizer_config.json; unset:
+ * the directory's template when it has one and its config.json names no DeepSeek family (Llama,
+ * Qwen), else "dsv4"; a templated recipe leaves tool calls in the output as text), recipe_model (the
  * served model name; default: the folder name of the model directory, or of the directory
  * holding the tokenizer.json, as `deepinfer serve` names it; "deepseek-v4" with path_len 0),
  * recipe_model_aliases (JSON: {"alias": "model"} or ["alias", ...]; default: "deepseek-v4" and
@@ -338,8 +341,11 @@ typedef struct di_prepared di_prepared;
  * every redirect), recipe_image_max_images, recipe_image_max_bytes, recipe_image_max_total_bytes,
  * recipe_image_max_concurrent_fetches, recipe_image_connect_timeout_ms, recipe_image_timeout_ms.
  * Other keys are ignored here.
- * Errors: DI_E_INVALID_ARG (out NULL, a recipe key with a bad value, named), DI_E_NOT_FOUND /
- * DI_E_IO / DI_E_PARSE (the tokenizer files), DI_E_OOM.
+ * Errors: DI_E_INVALID_ARG (out NULL, a recipe key with a bad value, named; a chat template
+ * that does not parse, named with its line; DI_E_UNSUPPORTED for a construct outside the
+ * supported Jinja subset), DI_E_NOT_FOUND /
+ * DI_E_IO / DI_E_PARSE (the tokenizer files; "chat_template" asked of a directory without one),
+ * DI_E_OOM.
  * Thread-safety: any thread; `options` must not be modified during the call. */
 DI_API di_status di_recipe_create(const char* tokenizer_path, size_t path_len,
                                   const di_options* options, di_recipe** out, di_error** err);

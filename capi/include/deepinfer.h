@@ -120,6 +120,31 @@ DI_API void di_error_destroy(di_error* error);
  * di_free". Accepts NULL. Never fails. Thread-safety: any thread. */
 DI_API void di_free(void* ptr);
 
+/* Log records: what the library reports while it works (config read, weights mapped and
+ * loaded with bytes and seconds, KV cache sized with blocks and bytes, device chosen, engine
+ * ready; warnings and errors). Like llama_log_set, one process-wide sink. By default records
+ * of level DI_LOG_WARN and more severe go to stderr, one line each. */
+#define DI_LOG_ERROR 0
+#define DI_LOG_WARN 1
+#define DI_LOG_INFO 2
+#define DI_LOG_DEBUG 3
+
+/* Receives one record: `level` is one of DI_LOG_*, `message` is UTF-8, `len` bytes, not
+ * NUL-terminated, without a trailing newline, valid only during the call. */
+typedef void (*di_log_fn)(void* user_data, int32_t level, const char* message, size_t len);
+
+/* Sends log records of `max_level` and more severe (DI_LOG_ERROR .. DI_LOG_DEBUG; DI_LOG_INFO
+ * shows the load phases) to `fn`, or to stderr when `fn` is NULL; replaces any earlier sink.
+ * The library keeps `user_data` as given and never frees it; it is no longer used once this
+ * returns from a later call that installs another sink.
+ * The callback runs on the thread that logs (the one calling di_engine_create, or an engine's
+ * own threads), one record at a time: the library serializes calls, so the callback need not be
+ * thread-safe, but it must not call di_log_set (that deadlocks) and should return quickly.
+ * Returns DI_OK, or DI_E_INVALID_ARG for a level outside DI_LOG_ERROR..DI_LOG_DEBUG (with *err
+ * set when err != NULL; the sink is then unchanged).
+ * Thread-safety: any thread, any time. */
+DI_API di_status di_log_set(di_log_fn fn, void* user_data, int32_t max_level, di_error** err);
+
 /* A bag of typed, keyed settings: engine creation, sampling parameters, recipe configuration.
  * Keys are NUL-terminated ASCII names from a fixed table (see "Option keys" below); each key has
  * one type (int64, double, string or JSON). Setting an unknown key fails with

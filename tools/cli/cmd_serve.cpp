@@ -63,7 +63,9 @@ void usage() {
       "  engine:   --threads N --max-model-len N --max-num-seqs N --max-num-batched-tokens N\n"
       "            --kv-cache-bytes N --block-size N --deterministic --no-prefix-caching\n"
       "            --constraint-max-compile-work N (structured-output compile budget; 0 = none)\n"
-      "            --device cpu|cuda|auto (default auto) --gpu-memory-utilization F (default 0.9)\n",
+      "            --device cpu|cuda|auto (default auto) --gpu-memory-utilization F (default 0.9)\n"
+      "  logging:  --log-level error|warn|info|debug (the engine's records on standard error,\n"
+      "            next to the server's JSON lines; default info)\n",
       default_tiny_model_dir().c_str());
 }
 

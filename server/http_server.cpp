@@ -5,6 +5,8 @@
 // connection (slow clients exhaust them), no header count limit and lax framing.
 #include "server/http_server.h"
 
+#include "server/engine_log.h"
+
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -77,6 +79,7 @@ struct HttpServer::Impl {
   ~Impl() {
     di_recipe_destroy(state.recipe);
     di_engine_destroy(state.engine);
+    restore_engine_log();  // state.log goes with this object
   }
 
   Status load();
@@ -97,6 +100,7 @@ Status HttpServer::Impl::load() {
   const ServerConfig& c = state.config;
   di_error* err = nullptr;
   di_options* opts = nullptr;
+  route_engine_log(&state.log, c.log_level);
   di_options_create(&opts, nullptr);
   const std::string engine_json = c.engine_options.dump();
   di_status st = di_options_update_json(opts, engine_json.data(), engine_json.size(), &err);

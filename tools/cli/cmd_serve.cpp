@@ -64,8 +64,8 @@ void usage() {
       "            --kv-cache-bytes N --block-size N --deterministic --no-prefix-caching\n"
       "            --constraint-max-compile-work N (structured-output compile budget; 0 = none)\n"
       "            --device cpu|cuda|auto (default auto) --gpu-memory-utilization F (default 0.9)\n"
-      "  logging:  --log-level error|warn|info|debug (the engine's records on standard error,\n"
-      "            next to the server's JSON lines; default info)\n",
+      "  logging:  --log-level error|warn|info|debug (the engine's records, as the server's JSON\n"
+      "            lines {\"event\": \"engine\", \"message\"} on standard error; default info)\n",
       default_tiny_model_dir().c_str());
 }
 
@@ -133,6 +133,8 @@ int cmd_serve(int argc, char** argv) {
         std::fprintf(stderr, "deepinfer serve: %s\n", error.c_str());
         return 2;
       }
+      if (a == "--log-level")
+        config.log_level = v == "error" ? DI_LOG_ERROR : v == "warn" ? DI_LOG_WARN : v == "info" ? DI_LOG_INFO : DI_LOG_DEBUG;
       if (!consumed) {
         std::fprintf(stderr, "deepinfer serve: unknown option '%s' (see --help)\n", a.c_str());
         return 2;

@@ -1,6 +1,8 @@
 // LLMEngine: creation, submission, cancellation and the step thread.
 #include "engine/engine.h"
 
+#include "base/log.h"
+
 #include <algorithm>
 #include <random>
 
@@ -77,6 +79,11 @@ Result<std::unique_ptr<LLMEngine>> LLMEngine::create(std::unique_ptr<Model> mode
   impl->info.kv_slot_bytes = kv->layout().slot_bytes;
   impl->model = std::move(model);
   impl->token_text = std::move(token_text);
+  log::info("kv cache: %lld blocks of %d tokens, %s (%s a block%s), %s", static_cast<long long>(kv->num_blocks()),
+            config.block_size, log::format_bytes(static_cast<double>(kv->num_blocks()) * kv->layout().block_bytes).c_str(),
+            log::format_bytes(static_cast<double>(kv->layout().block_bytes)).c_str(),
+            kv->layout().slot_bytes > 0 ? (", " + log::format_bytes(static_cast<double>(kv->layout().slot_bytes)) + " a sequence slot").c_str() : "",
+            kvc.memory ? "in device memory" : "in host memory");
   impl->kv = std::move(kv);
   SchedulerConfig sc;
   sc.max_num_seqs = config.max_num_seqs;
@@ -91,6 +98,9 @@ Result<std::unique_ptr<LLMEngine>> LLMEngine::create(std::unique_ptr<Model> mode
   Impl* p = impl.get();
   impl->output_thread = std::thread([p] { p->output_loop(); });
   impl->step_thread = std::thread([p] { p->step_loop(); });
+  log::info("engine ready: max_model_len %lld, max_num_seqs %d, max_num_batched_tokens %lld, prefix caching %s",
+            static_cast<long long>(config.max_model_len), static_cast<int>(config.max_num_seqs),
+            static_cast<long long>(config.max_num_batched_tokens), config.enable_prefix_caching ? "on" : "off");
   return std::unique_ptr<LLMEngine>(new LLMEngine(std::move(impl)));
 }
 

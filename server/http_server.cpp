@@ -5,6 +5,8 @@
 // connection (slow clients exhaust them), no header count limit and lax framing.
 #include "server/http_server.h"
 
+#include "server/engine_log.h"
+
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -77,6 +79,7 @@ struct HttpServer::Impl {
   ~Impl() {
     di_recipe_destroy(state.recipe);
     di_engine_destroy(state.engine);
+    restore_engine_log();  // state.log goes with this object
   }
 
   Status load();
@@ -97,6 +100,7 @@ Status HttpServer::Impl::load() {
   const ServerConfig& c = state.config;
   di_error* err = nullptr;
   di_options* opts = nullptr;
+  route_engine_log(&state.log, c.log_level);
   di_options_create(&opts, nullptr);
   const std::string engine_json = c.engine_options.dump();
   di_status st = di_options_update_json(opts, engine_json.data(), engine_json.size(), &err);
@@ -116,10 +120,10 @@ Status HttpServer::Impl::load() {
   }
   json aliases = json::array();
   for (size_t i = 1; i < c.served_model_names.size(); ++i) aliases.push_back(c.served_model_names[i]);
-  json recipe_options = {{"recipe_encoding", c.encoding},
-                         {"recipe_model", c.served_model_names.front()},
+  json recipe_options = {{"recipe_model", c.served_model_names.front()},
                          {"recipe_model_aliases", aliases},
                          {"recipe_image_policy", c.image_policy}};
+  if (!c.encoding.empty()) recipe_options["recipe_encoding"] = c.encoding;
   // The fetch options exist only for a vision recipe (the recipe refuses them otherwise).
   if (c.image_policy == "vision") {
     recipe_options["recipe_image_allow_remote"] = c.image_allow_remote ? 1 : 0;

@@ -36,7 +36,8 @@ struct ServerConfig {
   std::vector<std::string> api_keys;  // empty: no authentication
   // The first is the model name responses carry; every one is accepted in requests.
   std::vector<std::string> served_model_names;
-  std::string encoding = "dsv4";      // the recipe's prompt format
+  std::string encoding;               // the recipe's prompt format; "" = the recipe's choice for the model
+  int32_t log_level = 2;              // the engine's records written as JSON lines: DI_LOG_INFO and more severe
   // Images in requests: "unsupported" (the model sees a placeholder), "reject" (400) or
   // "vision" (fetched through the recipe's destination filter, decoded, counted).
   std::string image_policy = "unsupported";

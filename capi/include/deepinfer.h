@@ -124,6 +124,31 @@ DI_API void di_error_destroy(di_error* error);
  * di_free". Accepts NULL. Never fails. Thread-safety: any thread. */
 DI_API void di_free(void* ptr);
 
+/* Log records: what the library reports while it works (config read, weights mapped and
+ * loaded with bytes and seconds, KV cache sized with blocks and bytes, device chosen, engine
+ * ready; warnings and errors). Like llama_log_set, one process-wide sink. By default records
+ * of level DI_LOG_WARN and more severe go to stderr, one line each. */
+#define DI_LOG_ERROR 0
+#define DI_LOG_WARN 1
+#define DI_LOG_INFO 2
+#define DI_LOG_DEBUG 3
+
+/* Receives one record: `level` is one of DI_LOG_*, `message` is UTF-8, `len` bytes, not
+ * NUL-terminated, without a trailing newline, valid only during the call. */
+typedef void (*di_log_fn)(void* user_data, int32_t level, const char* message, size_t len);
+
+/* Sends log records of `max_level` and more severe (DI_LOG_ERROR .. DI_LOG_DEBUG; DI_LOG_INFO
+ * shows the load phases) to `fn`, or to stderr when `fn` is NULL; replaces any earlier sink.
+ * The library keeps `user_data` as given and never frees it; it is no longer used once this
+ * returns from a later call that installs another sink.
+ * The callback runs on the thread that logs (the one calling di_engine_create, or an engine's
+ * own threads), one record at a time: the library serializes calls, so the callback need not be
+ * thread-safe, but it must not call di_log_set (that deadlocks) and should return quickly.
+ * Returns DI_OK, or DI_E_INVALID_ARG for a level outside DI_LOG_ERROR..DI_LOG_DEBUG (with *err
+ * set when err != NULL; the sink is then unchanged).
+ * Thread-safety: any thread, any time. */
+DI_API di_status di_log_set(di_log_fn fn, void* user_data, int32_t max_level, di_error** err);
+
 /* A bag of typed, keyed settings: engine creation, sampling parameters, recipe configuration.
  * Keys are NUL-terminated ASCII names from a fixed table (see "Option keys" below); each key has
  * one type (int64, double, string or JSON). Setting an unknown key fails with
@@ -329,7 +354,10 @@ typedef struct di_prepared di_prepared;
  * `tokenizer_path` (`path_len` bytes, UTF-8) names a model directory or a tokenizer.json; with
  * path_len 0 no tokenizer is loaded and prepared requests carry the prompt text only (no ids,
  * no context-budget check). `options` may be NULL; the recipe reads these keys (see
- * di_options_schema): recipe_encoding ("dsv4" default, "dsv41", "dsv32"), recipe_model (the
+ * di_options_schema): recipe_encoding ("dsv4", "dsv41", "dsv32", or "chat_template": the model
+ * directory's own Jinja chat template, from chat_template.jinja or tokenizer_config.json; unset:
+ * the directory's template when it has one and its config.json names no DeepSeek family (Llama,
+ * Qwen), else "dsv4"; a templated recipe leaves tool calls in the output as text), recipe_model (the
  * served model name; default: the folder name of the model directory, or of the directory
  * holding the tokenizer.json, as `deepinfer serve` names it; "deepseek-v4" with path_len 0),
  * recipe_model_aliases (JSON: {"alias": "model"} or ["alias", ...]; default: "deepseek-v4" and
@@ -342,8 +370,11 @@ typedef struct di_prepared di_prepared;
  * every redirect), recipe_image_max_images, recipe_image_max_bytes, recipe_image_max_total_bytes,
  * recipe_image_max_concurrent_fetches, recipe_image_connect_timeout_ms, recipe_image_timeout_ms.
  * Other keys are ignored here.
- * Errors: DI_E_INVALID_ARG (out NULL, a recipe key with a bad value, named), DI_E_NOT_FOUND /
- * DI_E_IO / DI_E_PARSE (the tokenizer files), DI_E_OOM.
+ * Errors: DI_E_INVALID_ARG (out NULL, a recipe key with a bad value, named; a chat template
+ * that does not parse, named with its line; DI_E_UNSUPPORTED for a construct outside the
+ * supported Jinja subset), DI_E_NOT_FOUND /
+ * DI_E_IO / DI_E_PARSE (the tokenizer files; "chat_template" asked of a directory without one),
+ * DI_E_OOM.
  * Thread-safety: any thread; `options` must not be modified during the call. */
 DI_API di_status di_recipe_create(const char* tokenizer_path, size_t path_len,
                                   const di_options* options, di_recipe** out, di_error** err);

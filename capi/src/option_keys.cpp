@@ -30,7 +30,7 @@ constexpr OptionKey kKeys[] = {
     {"recipe_clamp_max_tokens", T::kInt64, "recipe", "1: lower max_tokens to what fits the context instead of rejecting (default 0)"},
     {"recipe_context_length", T::kInt64, "recipe", "prompt + output token budget (default 1048576)"},
     {"recipe_default_thinking", T::kInt64, "recipe", "thinking mode when a request does not say (default 1)"},
-    {"recipe_encoding", T::kString, "recipe", "prompt format: \"dsv4\" (default), \"dsv41\" or \"dsv32\""},
+    {"recipe_encoding", T::kString, "recipe", "prompt format: \"dsv4\", \"dsv41\", \"dsv32\" or \"chat_template\" (the model directory's own Jinja template); unset: the model's template unless config.json names a DeepSeek family, else \"dsv4\""},
     {"recipe_ignore_server_tools", T::kInt64, "recipe", "1: drop Anthropic server tools (web_search) instead of rejecting (default 0)"},
     {"recipe_image_allow_destinations", T::kJson, "recipe", "vision: addresses image fetches may reach although internal, e.g. [\"10.1.2.0/24\", \"127.0.0.1:8080\"]"},
     {"recipe_image_allow_remote", T::kInt64, "recipe", "vision: 1 (default) fetch http(s) image URLs; 0 refuse them (data URLs and base64 only)"},

@@ -11,6 +11,7 @@
 #include "capi/src/options.h"
 #include "capi/src/prepared_handle.h"
 #include "capi/src/recipe_options.h"
+#include "recipe/chat_template/model_chat_template.h"
 #include "recipe/protocol/model_aliases.h"
 #include "recipe/tokenizer/tokenizer_cache.h"
 
@@ -107,6 +108,15 @@ DI_API di_status di_recipe_create(const char* tokenizer_path, size_t path_len,
     if (!tok.is_ok()) return di::capi::fail(err, tok.status());
     std::shared_ptr<const di::recipe::Tokenizer> t = std::move(tok).value();
     r->vocab = t;
+    // Llama / Qwen directories render with their own chat template (DeepSeek ones keep ours).
+    std::optional<std::string> encoding;
+    if (options != nullptr) {
+      auto it = options->values.find("recipe_encoding");
+      if (it != options->values.end()) encoding = std::get<std::string>(it->second.v);
+    }
+    auto tmpl = di::recipe::chat_template::recipe_chat_template(std::string(tokenizer_path, path_len), encoding);
+    if (!tmpl.is_ok()) return di::capi::fail(err, tmpl.status());
+    r->config.chat_template = std::move(tmpl).value();
     auto id = [&](std::string_view s) { return t->token_to_id(s).value_or(-1); };
     r->config.control_tokens.think_start = id("<think>");
     r->config.control_tokens.think_end = id("</think>");
@@ -123,6 +133,9 @@ DI_API di_status di_recipe_create(const char* tokenizer_path, size_t path_len,
       for (const auto& r : enc.special_ranges) out.special_ranges.push_back({r.begin, r.end});
       return out;
     };
+  } else if (options != nullptr && options->values.count("recipe_encoding") &&
+             std::get<std::string>(options->values.at("recipe_encoding").v) == "chat_template") {
+    return di::capi::fail(err, DI_E_INVALID_ARG, "recipe_encoding \"chat_template\": needs a model directory");
   }
   *out = r.release();
   return DI_OK;

@@ -90,7 +90,7 @@ Status read_recipe_config(const di_options* options, recipe::RecipeConfig& c,
     return Status::ok();
   }
   const Reader r(options);
-  if (auto e = r.str("recipe_encoding")) {
+  if (auto e = r.str("recipe_encoding"); e && *e != "chat_template") {
     auto enc = recipe::parse_encoding(*e);
     if (!enc.is_ok()) return Status::invalid_argument("recipe_encoding: " + enc.status().message());
     c.encoding = *enc;
@@ -108,7 +108,8 @@ Status read_recipe_config(const di_options* options, recipe::RecipeConfig& c,
     else if (*p == "reject") c.image_policy = recipe::ImagePolicy::kReject;
     else if (*p == "vision") c.image_policy = recipe::ImagePolicy::kVision;
     else return Status::invalid_argument("recipe_image_policy: expected \"unsupported\", \"reject\" or \"vision\", got \"" + *p + "\"");
-    if (c.image_policy == recipe::ImagePolicy::kVision && c.encoding != recipe::Encoding::kDsv41)
+    if (c.image_policy == recipe::ImagePolicy::kVision &&
+        (c.encoding != recipe::Encoding::kDsv41 || r.str("recipe_encoding") == "chat_template"))
       return Status::invalid_argument("recipe_image_policy: \"vision\" needs recipe_encoding \"dsv41\"");
   }
   return read_image_options(r, c.image_options);

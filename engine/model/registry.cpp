@@ -2,7 +2,10 @@
 #include "engine/model/registry.h"
 
 #include <filesystem>
+#include <chrono>
 #include <fstream>
+
+#include "base/log.h"
 
 #include "engine/model/deepseek_v2/mla_model.h"
 #include "engine/model/deepseek_v4/v4_model.h"
@@ -23,6 +26,23 @@ const std::vector<ModelFamily>& model_families() {
   return kFamilies;
 }
 
+namespace {
+
+// The checkpoint's files and bytes, for the load log.
+std::pair<int, int64_t> checkpoint_files(const std::string& model_dir) {
+  int files = 0;
+  int64_t bytes = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(model_dir, ec)) {
+    if (e.path().extension() != ".safetensors") continue;
+    ++files;
+    bytes += static_cast<int64_t>(e.file_size(ec));
+  }
+  return {files, bytes};
+}
+
+}  // namespace
+
 Result<nlohmann::json> read_model_config(const std::string& model_dir) {
   const std::filesystem::path path = std::filesystem::path(model_dir) / "config.json";
   std::ifstream in(path);
@@ -41,6 +61,11 @@ Result<std::unique_ptr<Model>> load_model(const std::string& model_dir,
   const std::string type = config["model_type"].get<std::string>();
   if (options.device != "cpu" && options.device != "cuda" && options.device != "auto")
     return Status::invalid_argument("device: expected \"auto\", \"cpu\" or \"cuda\", got \"" + options.device + "\"");
+  auto int_field = [&](const char* k) -> long long {
+    return config.contains(k) && config[k].is_number_integer() ? config[k].get<long long>() : -1;
+  };
+  log::info("config: %s/config.json: model_type %s, %lld layers, hidden_size %lld, vocab_size %lld", model_dir.c_str(),
+            type.c_str(), int_field("num_hidden_layers"), int_field("hidden_size"), int_field("vocab_size"));
   for (const ModelFamily& f : model_families()) {
     if (type != f.model_type) continue;
     ModelOptions resolved = options;
@@ -51,9 +76,20 @@ Result<std::unique_ptr<Model>> load_model(const std::string& model_dir,
       if (cuda == nullptr) return Status::unsupported("device 'cuda': " + backend::cuda_state().reason);
       if (!cuda->supports(type))
         return Status::unsupported("device 'cuda': model_type '" + type + "' has no CUDA path yet");
-      return cuda->create(type, model_dir, config, resolved);
     }
-    return f.create(model_dir, config, resolved);
+    log::info("device: %s (asked: %s)%s", resolved.device.c_str(), options.device.c_str(),
+              resolved.device == "cpu" && options.device == "auto"
+                  ? (cuda ? ", no CUDA path for this family" : (", CUDA backend: " + backend::cuda_state().reason).c_str())
+                  : "");
+    const auto [files, bytes] = checkpoint_files(model_dir);
+    log::info("weights: %d safetensors files, %s mapped from %s", files, log::format_bytes(static_cast<double>(bytes)).c_str(),
+              model_dir.c_str());
+    const auto start = std::chrono::steady_clock::now();
+    auto model = resolved.device == "cuda" ? cuda->create(type, model_dir, config, resolved)
+                                           : f.create(model_dir, config, resolved);
+    if (model.is_ok())
+      log::info("weights: loaded in %.2f s", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    return model;
   }
   std::string known;
   for (const ModelFamily& f : model_families()) known += (known.empty() ? "" : ", ") + std::string(f.model_type);

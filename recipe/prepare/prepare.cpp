@@ -2,6 +2,7 @@
 // the protocol's error (400/404) carried in the Status detail.
 #include "recipe/prepare/prepare.h"
 
+#include "recipe/chat_template/conversation_template.h"
 #include "recipe/encoding/conversation_render.h"
 #include "recipe/prepare/engine_constraint.h"
 #include "recipe/protocol/chat_completions/request.h"
@@ -80,7 +81,7 @@ Result<Prepared> prepare(const RecipeConfig& config, const PromptTokenizer& toke
   DI_ASSIGN_OR_RETURN(ConversationRequest req, parse_request(protocol, body, config.conversion));
   Prepared out;
   out.protocol = protocol;
-  out.encoding = std::string(encoding_name(config.encoding));
+  out.encoding = config.chat_template ? std::string("chat_template") : std::string(encoding_name(config.encoding));
   out.requested_model = req.model;
   DI_ASSIGN_OR_RETURN(out.model, config.models.resolve(protocol, req.model));
   // Only Chat Completions has a place for several choices; Responses and Messages answer with
@@ -102,7 +103,9 @@ Result<Prepared> prepare(const RecipeConfig& config, const PromptTokenizer& toke
               .to_status();
   }
   const bool vision = config.image_policy == ImagePolicy::kVision;
-  auto rendered = render_conversation(req.conversation, config.encoding, vision);
+  auto rendered = config.chat_template
+                      ? chat_template::render_with_template(*config.chat_template, req.conversation)
+                      : render_conversation(req.conversation, config.encoding, vision);
   if (!rendered.is_ok()) return as_api_error(protocol, rendered.status());
   ConversationPrompt& cp = *rendered;
   out.prompt = cp.prompt.str();
@@ -154,7 +157,8 @@ Result<Prepared> prepare(const RecipeConfig& config, const PromptTokenizer& toke
   po.encoding = config.encoding == Encoding::kDsv41 ? EncodingVersion::kDsv41 : EncodingVersion::kDsv4;
   po.prompt_opened_thinking = cp.opened_thinking;
   po.thinking = conv.thinking;
-  po.parse_tool_calls = conv.tool_choice != ToolChoiceMode::kNone && !conv.tools.empty();
+  // The DSML parser reads DeepSeek's tool-call format only; a templated model's calls stay text.
+  po.parse_tool_calls = !config.chat_template && conv.tool_choice != ToolChoiceMode::kNone && !conv.tools.empty();
   po.prompt_opened_tool_calls = cp.opened_tool_calls;
   po.parallel_tool_calls = req.options.parallel_tool_calls;
   if (po.parse_tool_calls) {

@@ -6,6 +6,7 @@
 #include <functional>
 #include <string_view>
 
+#include "recipe/chat_template/model_chat_template.h"
 #include "recipe/encoding/encoder.h"
 #include "recipe/encoding/prompt.h"
 #include "recipe/prepare/prepare_images.h"
@@ -23,6 +24,9 @@ enum class ImagePolicy {
 
 struct RecipeConfig {
   Encoding encoding = Encoding::kDsv4;
+  // Set for a model that ships its own chat template (Llama, Qwen): prompts are rendered with it
+  // instead of `encoding`, and tool calls in the output are left as text.
+  std::shared_ptr<const chat_template::ModelChatTemplate> chat_template;
   ModelAliases models;
   int64_t context_length = 1048576;  // V4 / V4.1 positions
   // Over budget: false = 400 context_length_exceeded; true = lower max_tokens to what fits.

@@ -180,7 +180,7 @@ TEST_F(TinyModel, ChatTurnsEqualGenerateOnTheRenderedConversation) {
     const json parsed = json::parse(ids);
     for (const json& id : parsed["ids"]) csv += (csv.empty() ? "" : ",") + std::to_string(id.get<int>());
     std::string gen;
-    EXPECT_EQ(run_with_stderr(cli() + " generate --model " + *dir_ + " --prompt-ids " + csv + " --max-tokens 6 --json", gen), 0)
+    EXPECT_EQ(run_with_stderr(cli() + " generate --model " + *dir_ + " --prompt-ids " + csv + " --max-tokens 6 --json --log-level error", gen), 0)
         << rendered << ids << gen;
     return json::parse(gen)["text"].get<std::string>();
   };

@@ -50,7 +50,7 @@ TEST(V4Cli, GenerateCommandPrintsTransformersGreedyIds) {
   const Fixture f = load_fixture("hca_csa_hc3_clip");
   std::string output;
   ASSERT_EQ(run(cli() + " generate --model " + f.dir + " --prompt-ids " + join(f.prompt) +
-                    " --max-tokens " + std::to_string(f.greedy.size()) + " --temperature 0 --json",
+                    " --max-tokens " + std::to_string(f.greedy.size()) + " --temperature 0 --json --log-level error",
                 output), 0) << output;
   const json j = json::parse(output);
   EXPECT_EQ(j["ids"].get<std::vector<int32_t>>(), f.greedy);

@@ -21,7 +21,7 @@ namespace {
 void usage() {
   std::printf(
       "usage: deepinfer serve [--model DIR] [--host 127.0.0.1] [--port 8000] [--api-key KEY]...\n"
-      "                       [--served-model-name NAME]... [--encoding dsv4|dsv41|dsv32]\n"
+      "                       [--served-model-name NAME]... [--encoding FORMAT]\n"
       "                       [--max-body-bytes N] [--read-timeout S] [--write-timeout S]\n"
       "                       [--request-timeout S] [--header-timeout S] [--shutdown-timeout S]\n"
       "                       [--max-connections N] [--max-connections-per-client N] [--workers N]\n"
@@ -47,6 +47,9 @@ void usage() {
       "            within --read-timeout (408). A connection waiting for its head holds no worker;\n"
       "            --workers requests run at once. POST without Content-Length or chunked: 411.\n"
       "  --write-timeout also drops a streaming client that reads nothing for that long.\n"
+      "  --encoding: the prompt format, dsv4, dsv41, dsv32 or chat_template (the model's own Jinja\n"
+      "            template); default: chat_template for a directory that ships one and is not\n"
+      "            DeepSeek (Llama, Qwen), dsv4 otherwise.\n"
       "  --shutdown-timeout: on SIGINT/SIGTERM requests in flight get this long, then are cut.\n"
       "  Without --api-key: the Host must be loopback (localhost, 127.0.0.0/8, ::1) or listed\n"
       "            with --allowed-host, requests with an Origin (web pages) are refused unless\n"
@@ -60,7 +63,9 @@ void usage() {
       "  engine:   --threads N --max-model-len N --max-num-seqs N --max-num-batched-tokens N\n"
       "            --kv-cache-bytes N --block-size N --deterministic --no-prefix-caching\n"
       "            --constraint-max-compile-work N (structured-output compile budget; 0 = none)\n"
-      "            --device cpu|cuda|auto (default auto) --gpu-memory-utilization F (default 0.9)\n",
+      "            --device cpu|cuda|auto (default auto) --gpu-memory-utilization F (default 0.9)\n"
+      "  logging:  --log-level error|warn|info|debug (the engine's records, as the server's JSON\n"
+      "            lines {\"event\": \"engine\", \"message\"} on standard error; default info)\n",
       default_tiny_model_dir().c_str());
 }
 
@@ -128,6 +133,8 @@ int cmd_serve(int argc, char** argv) {
         std::fprintf(stderr, "deepinfer serve: %s\n", error.c_str());
         return 2;
       }
+      if (a == "--log-level")
+        config.log_level = v == "error" ? DI_LOG_ERROR : v == "warn" ? DI_LOG_WARN : v == "info" ? DI_LOG_INFO : DI_LOG_DEBUG;
       if (!consumed) {
         std::fprintf(stderr, "deepinfer serve: unknown option '%s' (see --help)\n", a.c_str());
         return 2;

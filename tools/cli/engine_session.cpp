@@ -159,7 +159,8 @@ const char* const kCommonFlagsHelp =
     "            --kv-cache-bytes N --block-size N --deterministic --no-prefix-caching\n"
     "            --constraint-max-compile-work N (structured-output compile budget; 0 = none)\n"
     "            --device cpu|cuda|auto (default auto: cuda when a GPU and a CUDA path exist)\n"
-    "            --gpu-memory-utilization F (fraction of GPU memory, default 0.9)\n";
+    "            --gpu-memory-utilization F (fraction of GPU memory, default 0.9)\n"
+    "  logging:  --log-level error|warn|info|debug (standard error; default info: the load phases)\n";
 
 bool parse_common_switch(const std::string& flag, nlohmann::json& sampling, nlohmann::json& engine_opts) {
   if (flag == "--ignore-eos") sampling["ignore_eos"] = 1;
@@ -194,6 +195,14 @@ bool parse_common_flag(const std::string& flag, const std::string& value, nlohma
       {"--constraint-max-compile-work", "constraint_max_compile_work", false, true},
       {"--gpu-memory-utilization", "gpu_memory_utilization", true, true},
   };
+  if (flag == "--log-level") {
+    const int32_t level = value == "error" ? DI_LOG_ERROR : value == "warn" ? DI_LOG_WARN
+                          : value == "info" ? DI_LOG_INFO : value == "debug" ? DI_LOG_DEBUG : -1;
+    if (level < 0) return *error = "--log-level: expected error, warn, info or debug, got '" + value + "'", false;
+    di_log_set(nullptr, nullptr, level, nullptr);
+    *consumed = true;
+    return true;
+  }
   if (flag == "--device") {
     if (value != "cpu" && value != "cuda" && value != "auto")
       return *error = "--device: expected cpu, cuda or auto, got '" + value + "'", false;

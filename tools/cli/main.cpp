@@ -36,6 +36,8 @@ int usage(FILE* out) {
 
 int main(int argc, char** argv) {
   using namespace di::cli;
+  // Load phases on stderr by default, as llama.cpp and vLLM show them; --log-level changes it.
+  di_log_set(nullptr, nullptr, DI_LOG_INFO, nullptr);
   if (argc < 2) return usage(stderr);
   if (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
       !std::strcmp(argv[1], "help"))

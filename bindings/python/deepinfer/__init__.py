@@ -22,6 +22,7 @@ from .errors import (CancelledError, DeepInferError, DeepInferIOError, DeviceErr
                      OutOfMemoryError, ParseError, PermissionDeniedError, StateError,
                      UnsupportedError)
 from .llm import LLM, CompletionOutput, RequestOutput
+from .log import log_to_logging, set_log_handler
 from .recipe import Parser, Prepared, Recipe
 from .sampling import SamplingParams
 
@@ -50,7 +51,7 @@ def status_name(status: int) -> str:
 __all__ = [
     "LLM", "SamplingParams", "RequestOutput", "CompletionOutput", "Engine", "Request", "Chunk",
     "Recipe", "Prepared", "Parser", "Tokenizer", "Options", "build_info", "options_schema",
-    "status_name", "DeepInferError", "InvalidArgumentError", "OutOfMemoryError",
+    "status_name", "set_log_handler", "log_to_logging", "DeepInferError", "InvalidArgumentError", "OutOfMemoryError",
     "UnsupportedError", "NotFoundError", "DeepInferIOError", "ParseError", "CancelledError",
     "InternalError", "LimitError", "StateError", "DeviceError", "PermissionDeniedError",
 ]

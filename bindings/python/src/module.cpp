@@ -9,4 +9,5 @@ PYBIND11_MODULE(_native, m) {
   di::python::bind_recipe(m);
   di::python::bind_parser(m);
   di::python::bind_engine(m);
+  di::python::bind_log(m);
 }

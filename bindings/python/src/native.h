@@ -48,5 +48,6 @@ void bind_tokenizer(py::module_& m);
 void bind_recipe(py::module_& m);
 void bind_parser(py::module_& m);
 void bind_engine(py::module_& m);
+void bind_log(py::module_& m);
 
 }  // namespace di::python

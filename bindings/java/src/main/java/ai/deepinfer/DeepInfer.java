@@ -53,6 +53,39 @@ public final class DeepInfer {
     return utf8(nOptionsSchema());
   }
 
+  private static volatile LogListener logListener;
+
+  /**
+   * Sends the library's log records of {@code maxLevel} ({@link LogListener#ERROR} ..
+   * {@link LogListener#DEBUG}) and more severe to {@code listener}, or to stderr when it is null
+   * (by default: WARN and more severe, on stderr).
+   *
+   * @throws DeepInferException DI_E_INVALID_ARG for a level outside the range (the listener is
+   *     then unchanged)
+   */
+  public static void setLogListener(LogListener listener, int maxLevel) {
+    LogListener previous = logListener;
+    logListener = listener;
+    try {
+      nSetLog(listener != null, maxLevel);
+    } catch (RuntimeException e) {
+      logListener = previous;
+      throw e;
+    }
+  }
+
+  // Called by the JNI layer for each record.
+  @SuppressWarnings("unused")
+  private static void deliverLog(int level, byte[] message) {
+    LogListener l = logListener;
+    if (l == null) return;
+    try {
+      l.onLog(level, new String(message, StandardCharsets.UTF_8));
+    } catch (Throwable ignored) {
+      // A listener's failure must not travel into the engine's thread.
+    }
+  }
+
   /** {@code di_status_name}: "DI_OK", "DI_E_INVALID_ARG", ..., "DI_UNKNOWN_STATUS". */
   public static String statusName(int code) {
     return utf8(nStatusName(code));
@@ -65,6 +98,8 @@ public final class DeepInfer {
   static byte[] bytes(String s) {
     return s.getBytes(StandardCharsets.UTF_8);
   }
+
+  private static native void nSetLog(boolean toListener, int maxLevel);
 
   private static native int nAbiVersion();
 

@@ -76,7 +76,7 @@ TEST_F(V4Kernels, InterleavedRopeMatchesCpuRope) {
   rc.factor = 16.0;
   rc.original_max_position_embeddings = 256;
   rc.attention_factor = 1.2;
-  const v4::Rope rope(rc, 64);
+  const v4::Rope rope(rc);
   std::mt19937 rng(1);
   const int64_t rows = 7, count = 3, width = 64, pos0 = 1000, step = 4;
   for (bool inverse : {false, true}) {

@@ -18,7 +18,7 @@ du -sh .gpu-deps
 # their RUNPATH, never through the machine's global library path.
 sys=$(mktemp -d)
 mkdir -p "$sys/include" "$sys/lib" "$sys/share/cmake"
-cp -r /usr/include/x86_64-linux-gnu/curl /usr/include/webp /usr/include/nlohmann "$sys/include/"
+cp -r /usr/include/x86_64-linux-gnu/curl /usr/include/webp /usr/include/nlohmann /usr/include/stb "$sys/include/"
 cp /usr/include/turbojpeg.h /usr/include/utf8proc.h "$sys/include/"
 cp -r /usr/share/cmake/nlohmann_json "$sys/share/cmake/"
 libdir=/usr/lib/x86_64-linux-gnu

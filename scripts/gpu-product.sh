@@ -35,11 +35,13 @@ for fam in "${families[@]}"; do
   if [ ! -f "$ckpt/config.json" ]; then
     python3 bench/make_serving_checkpoint.py "$fam" "$ckpt" "$tok/$fam" 2>&1 | grep -v -i warn | tail -3
   fi
+  # SERVING_ARGS replaces the levels and sizes below (e.g. to fit a short lease).
   case $fam in
     llama) args=(--input-len 1000 --output-len 128 --concurrency 1,8,64 --num-prompts 64) ;;
     v4) args=(--input-len 1000 --output-len 128 --concurrency 1,8,32 --num-prompts 32) ;;
     *) echo "gpu-product: unknown family $fam"; rc=1; continue ;;
   esac
+  [ -n "${SERVING_ARGS:-}" ] && read -r -a args <<<"$SERVING_ARGS"
   echo "== serving $fam: ${args[*]}"
   DI_BUILD_DIR=$build bash bench/serving_bench.sh "$ckpt" --append "$out/serving_rows.md" "${args[@]}" \
     2>&1 | tee "$out/serving_$fam.log" | tail -40 || rc=1

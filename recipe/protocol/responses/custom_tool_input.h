@@ -3,6 +3,7 @@
 // Arguments of another shape pass through unchanged. Knows nothing of events or items.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 

@@ -1,6 +1,8 @@
 // Value's conversions: truthiness, output text, equality, JSON in and out.
 #include "recipe/chat_template/value.h"
 
+#include "recipe/encoding/py_json.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -72,29 +74,7 @@ std::string float_text(double d) {
   return s;
 }
 
-void json_string(const std::string& s, std::string& out) {
-  out += '"';
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  out += '"';
-}
+void json_string(const std::string& s, std::string& out) { recipe::py_json_string(s, out); }
 
 void json_value(const Value& v, const JsonFormat& f, int depth, std::string& out) {
   const std::string item_sep = !f.item_separator.empty() ? f.item_separator : (f.indent >= 0 ? "," : ", ");

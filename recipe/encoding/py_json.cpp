@@ -10,7 +10,47 @@
 namespace di::recipe {
 namespace {
 
-void dump_string(const std::string& s, std::string& out) {
+
+void dump(const nlohmann::ordered_json& v, std::string& out) {
+  using T = nlohmann::ordered_json::value_t;
+  switch (v.type()) {
+    case T::null: out += "null"; break;
+    case T::boolean: out += v.get<bool>() ? "true" : "false"; break;
+    case T::number_integer: out += std::to_string(v.get<int64_t>()); break;
+    case T::number_unsigned: out += std::to_string(v.get<uint64_t>()); break;
+    case T::number_float: out += py_float_repr(v.get<double>()); break;
+    case T::string: py_json_string(v.get_ref<const std::string&>(), out); break;
+    case T::array: {
+      out.push_back('[');
+      bool first = true;
+      for (const auto& e : v) {
+        if (!first) out += ", ";
+        first = false;
+        dump(e, out);
+      }
+      out.push_back(']');
+      break;
+    }
+    case T::object: {
+      out.push_back('{');
+      bool first = true;
+      for (const auto& [k, e] : v.items()) {
+        if (!first) out += ", ";
+        first = false;
+        py_json_string(k, out);
+        out += ": ";
+        dump(e, out);
+      }
+      out.push_back('}');
+      break;
+    }
+    default: out += "null"; break;  // binary / discarded never come from parsed JSON
+  }
+}
+
+}  // namespace
+
+void py_json_string(const std::string& s, std::string& out) {
   out.push_back('"');
   for (unsigned char c : s) {
     switch (c) {
@@ -33,45 +73,6 @@ void dump_string(const std::string& s, std::string& out) {
   }
   out.push_back('"');
 }
-
-void dump(const nlohmann::ordered_json& v, std::string& out) {
-  using T = nlohmann::ordered_json::value_t;
-  switch (v.type()) {
-    case T::null: out += "null"; break;
-    case T::boolean: out += v.get<bool>() ? "true" : "false"; break;
-    case T::number_integer: out += std::to_string(v.get<int64_t>()); break;
-    case T::number_unsigned: out += std::to_string(v.get<uint64_t>()); break;
-    case T::number_float: out += py_float_repr(v.get<double>()); break;
-    case T::string: dump_string(v.get_ref<const std::string&>(), out); break;
-    case T::array: {
-      out.push_back('[');
-      bool first = true;
-      for (const auto& e : v) {
-        if (!first) out += ", ";
-        first = false;
-        dump(e, out);
-      }
-      out.push_back(']');
-      break;
-    }
-    case T::object: {
-      out.push_back('{');
-      bool first = true;
-      for (const auto& [k, e] : v.items()) {
-        if (!first) out += ", ";
-        first = false;
-        dump_string(k, out);
-        out += ": ";
-        dump(e, out);
-      }
-      out.push_back('}');
-      break;
-    }
-    default: out += "null"; break;  // binary / discarded never come from parsed JSON
-  }
-}
-
-}  // namespace
 
 std::string py_float_repr(double value) {
   if (std::isnan(value)) return "NaN";

@@ -13,6 +13,9 @@ namespace di::recipe {
 // escaped, floats as Python's repr (0.1, 3.0, -0.0, 1e+100, 1e-05).
 std::string py_json_dumps(const nlohmann::ordered_json& value);
 
+// A string as json.dumps(ensure_ascii=False) quotes it, appended to `out`.
+void py_json_string(const std::string& s, std::string& out);
+
 // Python repr of a double: shortest round-trip digits; scientific when the decimal exponent
 // is < -4 or >= 16.
 std::string py_float_repr(double value);

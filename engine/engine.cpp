@@ -7,7 +7,7 @@
 #include <random>
 
 #include "engine/engine_impl.h"
-#include "engine/sample/rng.h"
+#include "kernels/keyed_rng.h"
 
 namespace di::engine {
 namespace {
@@ -149,7 +149,7 @@ Result<std::shared_ptr<RequestStream>> LLMEngine::submit(std::vector<int32_t> pr
     return Status::invalid_argument("stop: stop strings need the model's tokenizer, and none was loaded");
   if (!params.seed) {
     std::lock_guard<std::mutex> l(impl_->seed_mu);
-    impl_->seed_state = rng_mix(impl_->seed_state);
+    impl_->seed_state = kernels::rng_mix(impl_->seed_state);
     params.seed = impl_->seed_state;
   }
 

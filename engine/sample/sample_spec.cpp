@@ -5,9 +5,12 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "engine/sample/sampling_math.h"
+#include "kernels/sampling_math.h"
 
 namespace di::engine {
+
+using kernels::kGreedyBelow;
+using kernels::kMaxTopLogprobs;
 
 bool SampleSpec::greedy() const { return temperature < kGreedyBelow; }
 

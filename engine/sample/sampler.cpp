@@ -6,10 +6,17 @@
 #include <limits>
 #include <numeric>
 
-#include "engine/sample/rng.h"
-#include "engine/sample/sampling_math.h"
+#include "kernels/keyed_rng.h"
+#include "kernels/sampling_math.h"
 
 namespace di::engine {
+
+using kernels::draw_target;
+using kernels::draw_weight;
+using kernels::keyed_uniform;
+using kernels::min_p_keeps;
+using kernels::order_key;
+using kernels::top_p_keeps;
 namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();

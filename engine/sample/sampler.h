@@ -1,6 +1,6 @@
 // Sampler: turns one sequence's logits row into its next token — constraint mask, then the
 // SampleSpec's edits (logit bias, min_tokens, penalties), logprobs, then greedy or temperature /
-// top-k / top-p / min-p sampling with the keyed RNG (engine/sample/sampling_math.h says how). The
+// top-k / top-p / min-p sampling with the keyed RNG (kernels/sampling_math.h says how). The
 // device sampler does the same from the same SampleSpec. Stateless; reads the Sequence, never
 // changes it.
 #pragma once

@@ -9,20 +9,20 @@
 #include <cub/block/block_scan.cuh>
 #include <string>
 
-#include "engine/sample/rng.h"
-#include "engine/sample/sampling_math.h"
+#include "kernels/keyed_rng.h"
+#include "kernels/sampling_math.h"
 #include "kernels/cuda/device.h"
 #include "kernels/cuda/sampling.h"
 
 namespace di::kernels::cuda {
 namespace {
 
-using engine::draw_target;
-using engine::draw_weight;
-using engine::keyed_uniform;
-using engine::min_p_keeps;
-using engine::order_key;
-using engine::top_p_keeps;
+using kernels::draw_target;
+using kernels::draw_weight;
+using kernels::keyed_uniform;
+using kernels::min_p_keeps;
+using kernels::order_key;
+using kernels::top_p_keeps;
 
 constexpr int kThreads = 1024;
 constexpr int kWarps = kThreads / 32;

@@ -1,5 +1,5 @@
 // Sampling on the device: for each row of a batch, the logit edits (bias, min_tokens, penalties),
-// then greedy or the fixed-point draw of engine/sample/sampling_math.h (top-k, top-p, min-p,
+// then greedy or the fixed-point draw of kernels/sampling_math.h (top-k, top-p, min-p,
 // temperature), the chosen token's logprob and the top logprobs — the same arithmetic as the CPU
 // sampler, so both pick the same token. Only the results cross to the host. Host-only header.
 #pragma once

@@ -14,7 +14,7 @@ if ! command -v "$cxx" >/dev/null; then
 fi
 
 # The parser's sources only: it needs nothing else of the recipe.
-sources=(base/utf8.cpp recipe/protocol/api_error.cpp recipe/protocol/event_generator.cpp
+sources=(base/utf8.cpp recipe/protocol/api_error.cpp recipe/protocol/protocol.cpp recipe/protocol/event_generator.cpp
          recipe/protocol/output_parser.cpp recipe/protocol/chat_completions/events.cpp
          recipe/protocol/responses/events.cpp recipe/protocol/responses/custom_tool_input.cpp
          recipe/protocol/messages/events.cpp

@@ -1,5 +1,5 @@
 // The sampler's candidate sets and draw frequencies against a plain double-precision reference
-// written from the definitions (engine/sample/sampling_math.h), on fixed logits with ties, for
+// written from the definitions (kernels/sampling_math.h), on fixed logits with ties, for
 // every combination of temperature, top-k, top-p and min-p: each drawn token is in the reference
 // set and the frequencies follow the reference's renormalised probabilities.
 #include <gtest/gtest.h>

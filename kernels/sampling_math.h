@@ -20,7 +20,7 @@
 
 #include "base/host_device.h"
 
-namespace di::engine {
+namespace di::kernels {
 
 constexpr double kGreedyBelow = 1e-5;     // temperatures this small are greedy (avoids overflow)
 constexpr double kWeightOne = 0x1.0p40;   // fixed-point weight of the most likely token
@@ -61,4 +61,4 @@ DI_HOST_DEVICE inline uint64_t draw_target(double u, uint64_t total) {
   return t < total ? t : total - 1;
 }
 
-}  // namespace di::engine
+}  // namespace di::kernels

@@ -8,7 +8,7 @@
 
 #include "base/host_device.h"
 
-namespace di::engine {
+namespace di::kernels {
 
 DI_HOST_DEVICE inline uint64_t rng_mix(uint64_t x) {  // splitmix64 finaliser
   x += 0x9e3779b97f4a7c15ULL;
@@ -23,4 +23,4 @@ DI_HOST_DEVICE inline double keyed_uniform(uint64_t seed, uint64_t index, uint64
   return static_cast<double>(h >> 11) * 0x1.0p-53;
 }
 
-}  // namespace di::engine
+}  // namespace di::kernels

@@ -1,7 +1,9 @@
 // bench_gpu_v4: a DeepSeek-V4-Flash-width model (transformers' DeepseekV4Config defaults: hidden
 // 4096, 64 heads x 512, q_lora 1024, 8 output groups of rank 1024, window 128, indexer 64 x 128
 // top-512, hc_mult 4, 256 routed experts of width 2048, top-6 + 1 shared, vocab 129,280) cut to
-// three layers (sliding + hash-routed MoE, CSA, HCA), random bf16 weights drawn on the GPU.
+// three layers (sliding + hash-routed MoE, CSA, HCA), random weights drawn on the GPU: bf16, then
+// fp8 as DeepSeek ships them (128 x 128 scales; routed experts with the 1 x 128 scales their fp4
+// re-encoding gives), each against its own byte floor.
 // Decode at batch 1, 8, 32 and 128 after a 4k-token context against the bytes a step must read
 // (the weights it touches once, the KV entries each sequence attends to), at the read bandwidth
 // measured in the same run; an 8k-token prefill against the FLOP floor at the measured bf16 GEMM
@@ -92,34 +94,26 @@ void copy_cache(const std::vector<CacheGroupSpec>& specs, SequenceCache& from, S
   }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const di::bench::BenchArgs args = di::bench::parse_bench_args(argc, argv);
-  auto bw_r = di::bench::measure_read_bandwidth(int64_t{4} << 30);
-  CHECK(bw_r.status());
-  auto fl_r = di::bench::measure_gemm_rate(8192);
-  CHECK(fl_r.status());
-  const double bw = *bw_r, flops = *fl_r;
-  std::printf("ceilings: read %.2f TB/s, bf16 GEMM 8192^3 %.0f TFLOP/s (%s)\n", bw / 1e12, flops / 1e12,
-              args.gpu_name.c_str());
-
+// One model (bf16 or fp8 weights): decode at each batch, then the 8k prefill, as rows.
+void run(const di::bench::BenchArgs& args, double bw, double flops, bool fp8, std::vector<ResultRow>& rows) {
   const deepseek_v4::DeepseekV4Config cfg = flash_width_slice();
   ModelOptions opts;
   opts.device = "cuda";
   const double t_load = now_ms();
-  auto made = deepseek_v4::V4CudaModel::random(cfg, kc::DType::kBF16, 1234, opts);
+  // fp8: the projections 1 byte per parameter (plus a scale per 128 or 128 x 128); bf16: 2.
+  const double wb = fp8 ? 1.0 : 2.0;
+  const char* kind = fp8 ? "fp8 (routed experts as re-encoded fp4)" : "bf16";
+  auto made = deepseek_v4::V4CudaModel::random(cfg, kc::DType::kBF16, 1234, opts, fp8);
   CHECK(made.status());
   deepseek_v4::V4CudaModel& model = **made;
   const Params params = count_params(cfg);
-  std::printf("model: %.2f GB of bf16 weights (made in %.1f s); a step reads %.2f GB dense + head, %.1f MB per routed expert\n",
-              model.weight_bytes() / 1e9, (now_ms() - t_load) / 1e3, (params.dense + params.head) * 2 / 1e9,
-              params.expert * 2 / 1e6);
+  std::printf("model: %.2f GB of %s weights (made in %.1f s); a step reads %.2f GB dense + head, %.1f MB per routed expert\n",
+              model.weight_bytes() / 1e9, kind, (now_ms() - t_load) / 1e3,
+              (params.dense * wb + params.head * 2) / 1e9, params.expert * wb / 1e6);
 
   const int64_t V = cfg.vocab_size, L = cfg.num_hidden_layers, E = cfg.n_routed_experts, K = cfg.num_experts_per_tok;
   std::mt19937 rng(42);
   std::uniform_int_distribution<int32_t> tok(0, static_cast<int32_t>(V - 1));
-  std::vector<ResultRow> rows;
 
   // KV bytes one decode token reads at context `ctx`: window rows in every layer, the indexer's
   // keys and top-k entries in CSA layers, all compressed entries in HCA layers (fp32 caches).
@@ -185,11 +179,13 @@ int main(int argc, char** argv) {
                   now_ms() - t0);
       cudaFree(dev);
     }
-    if (args.profile_batch > 0) return 0;
+    if (args.profile_batch > 0) return;
     const double ms = median(t);
     // Routed experts a step touches: each layer's distinct experts among B * K uniform picks.
     const double touched = L * E * (1 - std::pow(1 - double(K) / E, B));
-    const double bytes = (params.dense + params.head + touched * params.expert) * 2 + B * kv_bytes(ctx + steps / 2.0);
+    // The embedding and head stay bf16; fp8 scales add 4 bytes per 128 (experts) or 128 x 128.
+    const double bytes = (params.dense + touched * params.expert) * wb * (fp8 ? 1 + 4.0 / 128 : 1) +
+                         params.head * 2 + B * kv_bytes(ctx + steps / 2.0);
     const double floor_ms = bytes / bw * 1e3;
     char m[160], c[200], r[32], n[240];
     std::snprintf(m, sizeof m, "%.3f ms/step = %.1f tok/s", ms, B * 1e3 / ms);
@@ -200,8 +196,8 @@ int main(int argc, char** argv) {
                   "median of %d steps, host wall time per forward incl. metadata upload and greedy sampling on the device; "
                   "decode replayed as CUDA graphs; experts grouped on the device",
                   steps);
-    rows.push_back({"deepseek-v4-flash width (3 layers: SWA+hash, CSA, HCA; 256 experts) bf16 decode batch " +
-                        std::to_string(B) + ", ctx 4096",
+    rows.push_back({std::string("deepseek-v4-flash width (3 layers: SWA+hash, CSA, HCA; 256 experts) ") + kind +
+                        " decode batch " + std::to_string(B) + ", ctx 4096",
                     m, c, r, n});
     std::printf("decode B=%d ctx=%d: %s | %s | %s\n", B, ctx, m, c, r);
   }
@@ -226,11 +222,32 @@ int main(int argc, char** argv) {
     std::snprintf(m, sizeof m, "%.1f ms (%.0f tok/s, %.0f TFLOP/s effective)", ms, S * 1e3 / ms, fl / (ms * 1e-3) / 1e12);
     std::snprintf(cc, sizeof cc, "floor %.1f ms (%.1f TFLOP at %.0f TFLOP/s)", floor_ms, fl / 1e12, flops / 1e12);
     std::snprintf(r, sizeof r, "%.0f%%", 100 * floor_ms / ms);
-    rows.push_back({"deepseek-v4-flash width (3 layers, 256 experts) bf16 prefill, one 8192-token prompt", m, cc, r,
-                    "median of 3; cuBLAS dense GEMMs, one cuBLAS GEMM per routed expert (host-grouped), CUDA-core attention"});
+    rows.push_back({std::string("deepseek-v4-flash width (3 layers, 256 experts) ") + kind +
+                        " prefill, one 8192-token prompt",
+                    m, cc, r,
+                    fp8 ? "median of 3; cuBLASLt block-scaled fp8 dense GEMMs (activations quantized per 1x128), "
+                          "routed experts dequantized to bf16 per expert, CUDA-core attention; floor at the bf16 rate"
+                        : "median of 3; cuBLAS dense GEMMs, one cuBLAS GEMM per routed expert (host-grouped), "
+                          "CUDA-core attention"});
     std::printf("prefill S=%d: %s | %s | %s\n", S, m, cc, r);
   }
 
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const di::bench::BenchArgs args = di::bench::parse_bench_args(argc, argv);
+  auto bw_r = di::bench::measure_read_bandwidth(int64_t{4} << 30);
+  CHECK(bw_r.status());
+  auto fl_r = di::bench::measure_gemm_rate(8192);
+  CHECK(fl_r.status());
+  const double bw = *bw_r, flops = *fl_r;
+  std::printf("ceilings: read %.2f TB/s, bf16 GEMM 8192^3 %.0f TFLOP/s (%s)\n", bw / 1e12, flops / 1e12,
+              args.gpu_name.c_str());
+
+  std::vector<ResultRow> rows;
+  for (bool fp8 : {false, true}) run(args, bw, flops, fp8, rows);
   di::bench::append_rows(args, rows);
   return 0;
 }

@@ -2,7 +2,10 @@
 // Each pass runs a block per (expert, column tile): it loads up to kRows of its expert's input
 // rows into shared memory, and each warp streams its columns' weight rows once for them with
 // 16-byte loads, so the bytes read are each active expert's weights, once.
+#include <cuda_fp8.h>
+
 #include <algorithm>
+#include <type_traits>
 
 #include "kernels/cuda/common.cuh"
 #include "kernels/cuda/moe_grouped.h"
@@ -82,7 +85,18 @@ __device__ __forceinline__ float rounded(float v) {
 // Loads VEC weights of row `w` at column k into f.
 template <typename W, int VEC>
 __device__ __forceinline__ void load_vec(const W* w, int64_t k, float* f) {
-  if constexpr (VEC == 1) {
+  if constexpr (std::is_same_v<W, uint8_t>) {
+    static_assert(VEC == 16);
+    const uint4 raw = *reinterpret_cast<const uint4*>(w + k);
+    const auto* pairs = reinterpret_cast<const __nv_fp8x2_storage_t*>(&raw);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(pairs[i], __NV_E4M3);
+      const float2 t = __half22float2(*reinterpret_cast<const __half2*>(&h));
+      f[2 * i] = t.x;
+      f[2 * i + 1] = t.y;
+    }
+  } else if constexpr (VEC == 1) {
     f[0] = to_f32(w[k]);
   } else if constexpr (sizeof(W) == 2) {
     static_assert(VEC == 8);
@@ -104,8 +118,14 @@ __device__ __forceinline__ void load_vec(const W* w, int64_t k, float* f) {
   }
 }
 
+// The fp32 scale of fp8 weight row n at input k of a matrix with `rows` rows and K inputs.
+__device__ __forceinline__ float fp8_scale(const float* s, int32_t block_rows, int64_t rows, int64_t K, int64_t n,
+                                           int64_t k) {
+  return block_rows == 1 ? s[(k >> 7) * rows + n] : s[(n / block_rows) * ((K + 127) >> 7) + (k >> 7)];
+}
+
 // kGateUp: columns n of the gate rows and of the up rows (inter + n), SwiGLU'd into act[pair, n];
-// else: column n of w2 into y[pair, n].
+// else: column n of w2 into y[pair, n]. W uint8_t: fp8 e4m3 weights with their scales.
 template <typename W, int VEC, bool kGateUp>
 __global__ void grouped_pass_kernel(MoeGroupedArgs a) {
   extern __shared__ float xs[];  // [kRows][K]
@@ -116,6 +136,9 @@ __global__ void grouped_pass_kernel(MoeGroupedArgs a) {
   const int64_t K = kGateUp ? a.hidden : a.inter, N = kGateUp ? a.inter : a.hidden;
   const float* in = kGateUp ? a.x : a.act;
   const W* w = static_cast<const W*>(kGateUp ? a.w13[e] : a.w2[e]);
+  constexpr bool kFp8 = std::is_same_v<W, uint8_t>;
+  const float* wscale = kFp8 ? (kGateUp ? a.w13_scale[e] : a.w2_scale[e]) : nullptr;
+  const int64_t wrows = kGateUp ? 2 * a.inter : a.hidden;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const float limit = a.swiglu_limit;
   for (int32_t r0 = begin; r0 < end; r0 += kRows) {
@@ -125,7 +148,12 @@ __global__ void grouped_pass_kernel(MoeGroupedArgs a) {
       const int r = static_cast<int>(idx / K);
       const int64_t k = idx - r * K, pair = a.slot_pair[r0 + r];
       const int64_t src = kGateUp ? pair / a.top_k : pair;
-      xs[idx] = rounded<W>(in[src * K + k]);
+      const float v = in[src * K + k];
+      if constexpr (kFp8) {
+        xs[idx] = a.dtype == DType::kBF16 ? rounded<__nv_bfloat16>(v) : v;
+      } else {
+        xs[idx] = rounded<W>(v);
+      }
     }
     __syncthreads();
     for (int c = 0; c < kColsPerWarp; ++c) {
@@ -139,6 +167,15 @@ __global__ void grouped_pass_kernel(MoeGroupedArgs a) {
         float fg[VEC], fu[VEC];
         load_vec<W, VEC>(wg, k0, fg);
         if constexpr (kGateUp) load_vec<W, VEC>(wu, k0, fu);
+        if constexpr (kFp8) {  // a 16-wide chunk lies in one 128-wide scale block
+          const float sg = fp8_scale(wscale, a.fp8_block_rows, wrows, K, n, k0);
+          const float su = kGateUp ? fp8_scale(wscale, a.fp8_block_rows, wrows, K, a.inter + n, k0) : 0.f;
+#pragma unroll
+          for (int v = 0; v < VEC; ++v) {
+            fg[v] *= sg;
+            if constexpr (kGateUp) fu[v] *= su;
+          }
+        }
 #pragma unroll
         for (int r = 0; r < kRows; ++r) {
           if (r < nr) {
@@ -175,9 +212,15 @@ template <typename W, bool kGateUp>
 Status launch_pass(const MoeGroupedArgs& a, void* stream) {
   const int64_t K = kGateUp ? a.hidden : a.inter, N = kGateUp ? a.inter : a.hidden;
   const size_t smem = static_cast<size_t>(kRows * K) * sizeof(float);
-  constexpr int kVec = sizeof(W) == 2 ? 8 : 4;
+  constexpr int kVec = sizeof(W) == 1 ? 16 : sizeof(W) == 2 ? 8 : 4;
   const bool vec = K % kVec == 0;
-  auto kernel = vec ? grouped_pass_kernel<W, kVec, kGateUp> : grouped_pass_kernel<W, 1, kGateUp>;
+  if constexpr (sizeof(W) == 1) {
+    if (!vec) return Status::unsupported("moe_grouped_mlp: fp8 experts need hidden and inter multiples of 16");
+  }
+  auto kernel = grouped_pass_kernel<W, kVec, kGateUp>;
+  if constexpr (sizeof(W) != 1) {
+    if (!vec) kernel = grouped_pass_kernel<W, 1, kGateUp>;
+  }
   if (smem > 48 * 1024) {
     const cudaError_t err =
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
@@ -363,6 +406,12 @@ Status moe_grouped_mlp(const MoeGroupedArgs& a, void* stream) {
   if (a.pairs <= 0) return Status::ok();
   if (a.top_k < 1 || a.hidden <= 0 || a.inter <= 0 || a.experts < 1)
     return Status::invalid_argument("moe_grouped_mlp: top_k, hidden, inter and experts must be > 0");
+  if (a.fp8) {
+    if (!a.w13_scale || !a.w2_scale || (a.fp8_block_rows != 1 && a.fp8_block_rows != 128))
+      return Status::invalid_argument("moe_grouped_mlp: fp8 experts need their scale tables and 1 or 128 block rows");
+    DI_RETURN_IF_ERROR((launch_pass<uint8_t, true>(a, stream)));
+    return launch_pass<uint8_t, false>(a, stream);
+  }
   // bf16 weights whose rows split into 32-wide chunks (and 16-column tiles): the tensor cores.
   if (a.dtype == DType::kBF16 && a.hidden % 32 == 0 && a.inter % 32 == 0 && a.hidden % kMmaCols == 0 &&
       a.inter % kMmaCols == 0 && !a.force_cuda_cores)

@@ -45,6 +45,14 @@ struct MoeGroupedArgs {
   // bf16 weights with hidden and inter multiples of 32 run on the tensor cores (mma.sync, fp32
   // accumulation); true keeps them on the CUDA-core kernel (tests compare the two).
   bool force_cuda_cores = false;
+  // fp8 experts: w13[e] / w2[e] point at e4m3 codes and w13_scale[e] / w2_scale[e] at their fp32
+  // scales, laid out as Fp8Matrix says for fp8_block_rows 128 (row-major [rows / 128, in / 128])
+  // or 1 (the VEC128 layout [in / 128][rows]). `dtype` is then the activations' rounding (bf16
+  // models round x to bf16, fp32 ones keep it). hidden and inter multiples of 16.
+  bool fp8 = false;
+  const float* const* w13_scale = nullptr;
+  const float* const* w2_scale = nullptr;
+  int32_t fp8_block_rows = 1;
 };
 Status moe_grouped_mlp(const MoeGroupedArgs& args, void* stream);
 

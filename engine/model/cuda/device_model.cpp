@@ -16,7 +16,9 @@ namespace kc = di::kernels::cuda;
 using kc::DType;
 
 DeviceModel::DeviceModel(DType dtype, const ModelOptions& options, int64_t activation_reserve)
-    : dtype_(dtype), memory_(options.gpu_memory_utilization, activation_reserve) {}
+    : dtype_(dtype),
+      memory_(options.gpu_memory_utilization, activation_reserve),
+      fp8_activations_(options.fp8_activations) {}
 
 DeviceModel::~DeviceModel() {
   if (stream_) cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
@@ -28,6 +30,7 @@ Status DeviceModel::open_stream() {
   DI_RETURN_IF_ERROR(kc::cuda_status(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate"));
   stream_ = s;
   DI_ASSIGN_OR_RETURN(gemm_, kc::Gemm::create(stream_));
+  DI_ASSIGN_OR_RETURN(fp8_gemm_, kc::Fp8Gemm::create(stream_));
   return Status::ok();
 }
 
@@ -43,6 +46,71 @@ Status DeviceModel::linear(const float* x, int64_t M, int64_t K, int64_t ldx, co
   // bf16 weights: the activations are rounded to bf16 for the tensor cores, the sum stays fp32.
   DI_RETURN_IF_ERROR(kc::convert_rows_from_f32(x, M, K, ldx, linear_stage_, dtype_, stream_));
   return gemm_.linear(linear_stage_, M, K, K, w, N, dtype_, y, ldy, DType::kF32);
+}
+
+int64_t DeviceModel::fp8_stage_bytes(int64_t rows, int64_t cols) {
+  const int64_t codes = (rows * cols + 255) / 256 * 256;
+  return codes + rows * ((cols + kc::kFp8BlockCols - 1) / kc::kFp8BlockCols) * 4 + 256;
+}
+
+Status DeviceModel::reserve_dequant_stage(int64_t elements) {
+  if (elements * 2 <= dequant_stage_.bytes()) return Status::ok();
+  return dequant_stage_.allocate(elements * 2);
+}
+
+Status DeviceModel::project(const DeviceLinear& w, const float* x, int64_t ldx, const void* x16, int64_t M, float* y,
+                            int64_t ldy) {
+  if (w.is_fp8()) return project_fp8(w, x, ldx, x16, M, 1, y, ldy);
+  if (dtype_ == DType::kF32 || !x16) return linear(x, M, w.in, ldx, w.dense, w.out, y, ldy);
+  return gemm_.linear(x16, M, w.in, w.in, w.dense, w.out, dtype_, y, ldy, DType::kF32);
+}
+
+Status DeviceModel::project_grouped(const DeviceLinear& w, const float* x, const void* x16, int64_t M, int64_t groups,
+                                    float* y, int64_t ldy) {
+  const int64_t K = w.in, N = w.out / groups, width = groups * K;
+  if (w.is_fp8()) return project_fp8(w, x, width, x16, M, groups, y, ldy);
+  const void* in = x;
+  if (dtype_ != DType::kF32) {
+    if (!x16) {
+      DI_RETURN_IF_ERROR(kc::convert_rows_from_f32(x, M, width, width, linear_stage_, dtype_, stream_));
+      x16 = linear_stage_;
+    }
+    in = x16;
+  }
+  return gemm_.linear_batched(in, M, K, width, K, w.dense, N, N * K, dtype_, y, ldy, N, DType::kF32, groups);
+}
+
+Status DeviceModel::project_fp8(const DeviceLinear& w, const float* x, int64_t ldx, const void* x16, int64_t M,
+                                int64_t groups, float* y, int64_t ldy) {
+  const int64_t K = w.in, N = w.out / groups, width = groups * K;
+  if (dtype_ == DType::kF32)
+    return kc::fp8_linear_w8a16(x, DType::kF32, M, ldx, K, w.fp8, groups, y, ldy, N, stream_);
+  if (!x16) {
+    DI_RETURN_IF_ERROR(kc::convert_rows_from_f32(x, M, width, ldx, linear_stage_, DType::kBF16, stream_));
+    x16 = linear_stage_;
+  }
+  if (M <= kc::kW8A16MaxRows)
+    return kc::fp8_linear_w8a16(x16, DType::kBF16, M, width, K, w.fp8, groups, y, ldy, N, stream_);
+  if (fp8_activations_ && kc::Fp8Gemm::supports(w.fp8) && fp8_stage_) {
+    auto* codes = static_cast<uint8_t*>(fp8_stage_);
+    auto* scales = reinterpret_cast<float*>(codes + (M * width + 255) / 256 * 256);
+    DI_RETURN_IF_ERROR(kc::quantize_rows_fp8(x16, M, width, width, fp8_pow2_scales_, codes, scales, stream_));
+    kc::Fp8Matrix part = w.fp8;
+    part.rows = N;
+    for (int64_t g = 0; g < groups; ++g) {
+      part.data = w.fp8.data + g * N * K;
+      part.scale = w.fp8.scale + (g * N / part.block_rows) * part.scale_row_stride;
+      DI_RETURN_IF_ERROR(fp8_gemm_.linear(codes + g * K, width, scales + g * (K / kc::kFp8BlockCols) * M, M, part,
+                                          y + g * N, ldy));
+    }
+    return Status::ok();
+  }
+  if (dequant_stage_.bytes() < w.out * K * 2)
+    return Status::internal("fp8 projection of " + std::to_string(w.out) + " x " + std::to_string(K) +
+                            ": the dequantization stage was not reserved at load");
+  DI_RETURN_IF_ERROR(kc::dequantize_fp8_to_bf16(w.fp8, dequant_stage_.get(), stream_));
+  return gemm_.linear_batched(x16, M, K, width, K, dequant_stage_.get(), N, N * K, DType::kBF16, y, ldy, N,
+                              DType::kF32, groups);
 }
 
 Status DeviceModel::forward(const ForwardBatch& batch, std::vector<float>& logits) {

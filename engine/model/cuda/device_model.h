@@ -13,11 +13,13 @@
 #include <vector>
 
 #include "engine/model/cuda/device_cache.h"
+#include "engine/model/cuda/device_linear.h"
 #include "engine/model/cuda/device_sampler.h"
 #include "engine/model/model.h"
 #include "kernels/cuda/cache_view.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/dtype.h"
+#include "kernels/cuda/fp8_gemm.h"
 #include "kernels/cuda/gemm.h"
 #include "kernels/cuda/token_mask.h"
 
@@ -82,6 +84,25 @@ class DeviceModel : public Model {
   // model points at a workspace of its own before the first call.
   Status linear(const float* x, int64_t M, int64_t K, int64_t ldx, const void* w, int64_t N, float* y, int64_t ldy);
 
+  // y[M, w.out] (fp32, rows ldy apart) = x[M, w.in] @ W^T for a DeviceLinear. x is fp32 (rows ldx
+  // apart); x16, when the caller has it, is its bf16 copy (rows w.in apart) and saves a rounding
+  // pass. fp8 weights in an fp32 model run against the fp32 activations (exact to the dequantized
+  // weights); in a bf16 model up to kW8A16MaxRows rows stream the weights against bf16
+  // activations, and more rows take cuBLASLt's block-scaled fp8 GEMM over activations quantized
+  // per 1 x 128 (when fp8_activations_ and the GEMM takes the weight) or a bf16 GEMM over the
+  // weight dequantized into dequant_stage_.
+  Status project(const DeviceLinear& w, const float* x, int64_t ldx, const void* x16, int64_t M, float* y,
+                 int64_t ldy);
+  // The grouped output projection as `groups` products: group g multiplies columns
+  // [g * w.in, (g + 1) * w.in) of x (rows groups * w.in apart; fp32 x, or its bf16 copy x16) by
+  // rows [g * w.out / groups, ...) of W into y + g * w.out / groups (rows ldy apart).
+  Status project_grouped(const DeviceLinear& w, const float* x, const void* x16, int64_t M, int64_t groups, float* y,
+                         int64_t ldy);
+  // Staging bytes an fp8 projection of `rows` rows and up to `cols` inputs needs at fp8_stage_.
+  static int64_t fp8_stage_bytes(int64_t rows, int64_t cols);
+  // Room in dequant_stage_ for the largest fp8 weight (elements), before any forward is captured.
+  Status reserve_dequant_stage(int64_t elements);
+
   // The forward of a model that runs its sequences one after another: checks the batch
   // (positions against `max_positions` unless 0) and that every cache group of every sequence is
   // paged in device memory with room for its entries, uploads all token ids and block tables at
@@ -98,8 +119,15 @@ class DeviceModel : public Model {
   void* stream_ = nullptr;  // cudaStream_t
   kernels::cuda::Gemm gemm_;
   void* linear_stage_ = nullptr;
+  void* fp8_stage_ = nullptr;  // quantized activations and their scales, next to linear_stage_
+  kernels::cuda::Fp8Gemm fp8_gemm_;
+  kernels::cuda::DeviceBuffer dequant_stage_;
+  bool fp8_activations_ = true;  // ModelOptions::fp8_activations
+  bool fp8_pow2_scales_ = false;  // activation scales rounded to powers of two (DeepSeek-V4's ue8m0)
 
  private:
+  Status project_fp8(const DeviceLinear& w, const float* x, int64_t ldx, const void* x16, int64_t M, int64_t groups,
+                     float* y, int64_t ldy);
   Result<const int32_t*> upload_metadata();
   Status apply_masks(LogitsMaskSource& masks, const ForwardBatch& batch, float* logits);
   static kernels::cuda::CacheView cache_view(const PagedGroupView& v, const int32_t* block_ids);

@@ -31,6 +31,14 @@ Result<const void*> DeviceWeights::put_bytes(const void* src, int64_t bytes) {
   return static_cast<const void*>(buffers_.back().get());
 }
 
+Result<void*> DeviceWeights::allocate(int64_t bytes) {
+  kc::DeviceBuffer b;
+  DI_RETURN_IF_ERROR(b.allocate(bytes));
+  buffers_.push_back(std::move(b));
+  bytes_ += bytes;
+  return buffers_.back().get();
+}
+
 Result<const void*> DeviceWeights::put(const float* src, int64_t n) {
   if (dtype_ == kc::DType::kF32) return put_bytes(src, n * 4);
   std::vector<uint16_t> h(static_cast<size_t>(n));

@@ -28,11 +28,14 @@ class DeviceWeights {
   // `n` values drawn on the device, offset + uniform in [-scale, scale) from `seed` (benchmark
   // weights without a checkpoint): in the model's dtype, or fp32 when `f32`.
   Result<void*> put_random(int64_t n, float offset, float scale, uint64_t seed, bool f32, void* stream);
+  // `bytes` of `src` as they are (fp8 codes).
+  Result<const void*> put_bytes(const void* src, int64_t bytes);
+  // `bytes` of uninitialized device memory held with the weights (written by a device kernel).
+  Result<void*> allocate(int64_t bytes);
   // Device bytes held.
   int64_t bytes() const { return bytes_; }
 
  private:
-  Result<const void*> put_bytes(const void* src, int64_t bytes);
 
   kernels::cuda::DType dtype_;
   std::vector<kernels::cuda::DeviceBuffer> buffers_;  // a buffer's address survives the vector's moves

@@ -19,6 +19,7 @@
 #include "kernels/cuda/cache_rows.h"
 #include "kernels/cuda/device.h"
 #include "kernels/cuda/elementwise.h"
+#include "kernels/cuda/fp8_linear.h"
 #include "kernels/cuda/hyper_connection.h"
 #include "kernels/cuda/indexer_topk.h"
 #include "kernels/cuda/kv_compress_varlen.h"
@@ -77,7 +78,7 @@ Status V4CudaModel::init_device() {
 Status V4CudaModel::upload(const DeepseekV4Weights& w) {
   const DeepseekV4Config& c = config_;
   const int64_t H = c.hidden_size, V = c.vocab_size, hc = c.hc_mult, mix = (2 + hc) * hc;
-  const int64_t nh = c.num_attention_heads, hd = c.head_dim, qlr = c.q_lora_rank, I = c.moe_intermediate_size;
+  const int64_t nh = c.num_attention_heads, hd = c.head_dim, qlr = c.q_lora_rank;
   const int64_t E = c.n_routed_experts, K = c.num_experts_per_tok;
   DI_ASSIGN_OR_RETURN(embed_, weights_.put(w.embed, V * H));
   if (w.head == w.embed) {
@@ -106,13 +107,16 @@ Status V4CudaModel::upload(const DeepseekV4Weights& w) {
     DI_ASSIGN_OR_RETURN(d.norm, weights_.put_f32(h.norm, h.dim));
     return Status::ok();
   };
-  auto put_expert = [&](const ExpertWeights& h, V4CudaExpert& d) -> Status {
-    std::vector<float> w13(static_cast<size_t>(2 * I * H));
-    std::memcpy(w13.data(), h.w1.f32(), static_cast<size_t>(I * H) * 4);
-    std::memcpy(w13.data() + I * H, h.w3.f32(), static_cast<size_t>(I * H) * 4);
-    DI_ASSIGN_OR_RETURN(d.w13, weights_.put(w13.data(), 2 * I * H));
-    DI_ASSIGN_OR_RETURN(d.w2, weights_.put(h.w2.f32(), H * I));
+  int64_t largest_fp8 = 0;
+  auto put_linear = [&](std::initializer_list<const kernels::LinearWeight*> parts, const std::string& name,
+                        cuda::DeviceLinear& d) -> Status {
+    DI_ASSIGN_OR_RETURN(d, cuda::upload_linear(weights_, std::span(parts.begin(), parts.size()), name, stream_));
+    if (d.is_fp8()) largest_fp8 = std::max(largest_fp8, d.out * d.in);
     return Status::ok();
+  };
+  auto put_expert = [&](const ExpertWeights& h, V4CudaExpert& d, const std::string& name) -> Status {
+    DI_RETURN_IF_ERROR(put_linear({&h.w1, &h.w3}, name + ".w1|w3", d.w13));
+    return put_linear({&h.w2}, name + ".w2", d.w2);
   };
   layers_.resize(c.num_hidden_layers);
   for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
@@ -123,18 +127,19 @@ Status V4CudaModel::upload(const DeepseekV4Weights& w) {
     DI_RETURN_IF_ERROR(put_hc(h.hc_attn, d.hc_attn));
     DI_RETURN_IF_ERROR(put_hc(h.hc_ffn, d.hc_ffn));
     const AttentionWeights& a = h.attn;
-    DI_ASSIGN_OR_RETURN(d.wq_a, weights_.put(a.wq_a.f32(), qlr * H));
+    const std::string at = "layers." + std::to_string(l) + ".attn.";
+    DI_RETURN_IF_ERROR(put_linear({&a.wq_a}, at + "wq_a", d.wq_a));
     DI_ASSIGN_OR_RETURN(d.q_norm, weights_.put_f32(a.q_norm, qlr));
-    DI_ASSIGN_OR_RETURN(d.wq_b, weights_.put(a.wq_b.f32(), nh * hd * qlr));
-    DI_ASSIGN_OR_RETURN(d.wkv, weights_.put(a.wkv.f32(), hd * H));
+    DI_RETURN_IF_ERROR(put_linear({&a.wq_b}, at + "wq_b", d.wq_b));
+    DI_RETURN_IF_ERROR(put_linear({&a.wkv}, at + "wkv", d.wkv));
     DI_ASSIGN_OR_RETURN(d.kv_norm, weights_.put_f32(a.kv_norm, hd));
-    DI_ASSIGN_OR_RETURN(d.wo_a, weights_.put(a.wo_a.f32(), int64_t{c.o_groups} * c.o_lora_rank * (nh * hd / c.o_groups)));
-    DI_ASSIGN_OR_RETURN(d.wo_b, weights_.put(a.wo_b.f32(), H * c.o_groups * c.o_lora_rank));
+    DI_RETURN_IF_ERROR(put_linear({&a.wo_a}, at + "wo_a", d.wo_a));
+    DI_RETURN_IF_ERROR(put_linear({&a.wo_b}, at + "wo_b", d.wo_b));
     DI_ASSIGN_OR_RETURN(d.sinks, weights_.put_f32(a.sinks, nh));
     if (c.layer_types[l] != AttnType::kSliding) DI_RETURN_IF_ERROR(put_compressor(a.compressor, d.compressor));
     if (c.layer_types[l] == AttnType::kCSA) {
       DI_RETURN_IF_ERROR(put_compressor(a.indexer, d.indexer));
-      DI_ASSIGN_OR_RETURN(d.index_wq_b, weights_.put(a.index_wq_b.f32(), int64_t{c.index_n_heads} * c.index_head_dim * qlr));
+      DI_RETURN_IF_ERROR(put_linear({&a.index_wq_b}, at + "indexer.wq_b", d.index_wq_b));
       DI_ASSIGN_OR_RETURN(d.index_weights_proj, weights_.put(a.index_weights_proj, int64_t{c.index_n_heads} * H));
     }
     const MoeWeights& m = h.ffn;
@@ -145,10 +150,12 @@ Status V4CudaModel::upload(const DeepseekV4Weights& w) {
       DI_ASSIGN_OR_RETURN(d.gate_bias, weights_.put_f32(m.bias, E));
     }
     d.experts.resize(E);
-    for (int64_t e = 0; e < E; ++e) DI_RETURN_IF_ERROR(put_expert(m.experts[e], d.experts[e]));
-    DI_RETURN_IF_ERROR(put_expert(m.shared, d.shared));
+    const std::string ffn = "layers." + std::to_string(l) + ".ffn.";
+    for (int64_t e = 0; e < E; ++e)
+      DI_RETURN_IF_ERROR(put_expert(m.experts[e], d.experts[e], ffn + "experts." + std::to_string(e)));
+    DI_RETURN_IF_ERROR(put_expert(m.shared, d.shared, ffn + "shared_experts"));
   }
-  return Status::ok();
+  return reserve_dequant_stage(largest_fp8);
 }
 
 Result<std::unique_ptr<Model>> V4CudaModel::load(const std::string& model_dir, DeepseekV4Config config,
@@ -165,42 +172,76 @@ Result<std::unique_ptr<Model>> V4CudaModel::load(const std::string& model_dir, D
     if (const TensorView* t = host->store.checkpoint->find(name))
       dtype = t->dtype == engine::DType::kF32 ? DType::kF32 : DType::kBF16;
   std::unique_ptr<V4CudaModel> m(new V4CudaModel(std::move(config), dtype, options, model_dir));
+  m->fp8_pow2_scales_ = true;  // DeepSeek-V4 quantizes its activations with ue8m0 (power-of-two) scales
   DI_RETURN_IF_ERROR(m->init_device());
   DI_RETURN_IF_ERROR(m->upload(*host));
   DI_RETURN_IF_ERROR(m->build_expert_tables());
   return std::unique_ptr<Model>(std::move(m));
 }
 
+// Per layer four device arrays of E pointers: w13 codes or values, w2's, then (fp8) their scales.
 Status V4CudaModel::build_expert_tables() {
   const int64_t L = config_.num_hidden_layers, E = config_.n_routed_experts;
-  std::vector<const void*> table(static_cast<size_t>(2 * L * E));
+  std::vector<const void*> table(static_cast<size_t>(4 * L * E));
+  auto data = [](const cuda::DeviceLinear& d) -> const void* { return d.is_fp8() ? d.fp8.data : d.dense; };
   for (int64_t l = 0; l < L; ++l)
     for (int64_t e = 0; e < E; ++e) {
-      table[(2 * l) * E + e] = layers_[l].experts[e].w13;
-      table[(2 * l + 1) * E + e] = layers_[l].experts[e].w2;
+      const V4CudaExpert& x = layers_[l].experts[e];
+      table[(4 * l) * E + e] = data(x.w13);
+      table[(4 * l + 1) * E + e] = data(x.w2);
+      table[(4 * l + 2) * E + e] = x.w13.fp8.scale;
+      table[(4 * l + 3) * E + e] = x.w2.fp8.scale;
     }
   const int64_t bytes = static_cast<int64_t>(table.size() * sizeof(void*));
   DI_RETURN_IF_ERROR(expert_tables_.allocate(bytes));
   DI_RETURN_IF_ERROR(kc::copy_to_device(expert_tables_.get(), table.data(), bytes));
   const auto* base = expert_tables_.as<const void*>();
   for (int64_t l = 0; l < L; ++l) {
-    layers_[l].w13_table = base + (2 * l) * E;
-    layers_[l].w2_table = base + (2 * l + 1) * E;
+    layers_[l].w13_table = base + (4 * l) * E;
+    layers_[l].w2_table = base + (4 * l + 1) * E;
+    layers_[l].w13_scale_table = reinterpret_cast<const float* const*>(base + (4 * l + 2) * E);
+    layers_[l].w2_scale_table = reinterpret_cast<const float* const*>(base + (4 * l + 3) * E);
   }
   return Status::ok();
 }
 
-Status V4CudaModel::randomize(uint64_t seed) {
+Status V4CudaModel::randomize(uint64_t seed, bool fp8_weights) {
   const DeepseekV4Config& c = config_;
   const int64_t H = c.hidden_size, V = c.vocab_size, hc = c.hc_mult, mix = (2 + hc) * hc;
   const int64_t nh = c.num_attention_heads, hd = c.head_dim, qlr = c.q_lora_rank, I = c.moe_intermediate_size;
   const int64_t E = c.n_routed_experts, K = c.num_experts_per_tok;
   uint64_t next = seed;
+  int64_t largest_fp8 = 0;
   // A matrix [n, k] scaled so that its products keep the activations' size.
   auto mat = [&](int64_t n, int64_t k) -> Result<const void*> {
     DI_ASSIGN_OR_RETURN(void* p, weights_.put_random(n * k, 0.f, 1.f / std::sqrt(static_cast<float>(k)), ++next,
                                                      false, stream_));
     return static_cast<const void*>(p);
+  };
+  // Codes of rms ~1.5 (fill_random_fp8) under scales of 1 / (1.5 sqrt(k)): the bf16 weights' size.
+  auto lin = [&](int64_t n, int64_t k, int32_t block_rows = 128) -> Result<cuda::DeviceLinear> {
+    cuda::DeviceLinear d;
+    d.out = n;
+    d.in = k;
+    if (!fp8_weights) {
+      DI_ASSIGN_OR_RETURN(d.dense, mat(n, k));
+      return d;
+    }
+    const int64_t kb = (k + kc::kFp8BlockCols - 1) / kc::kFp8BlockCols;
+    const int64_t scales = block_rows == 1 ? kb * n : (n + 127) / 128 * kb;
+    DI_ASSIGN_OR_RETURN(void* codes, weights_.allocate(n * k));
+    DI_RETURN_IF_ERROR(kc::fill_random_fp8(static_cast<uint8_t*>(codes), n * k, ++next, stream_));
+    DI_ASSIGN_OR_RETURN(void* s, weights_.put_random(scales, 1.f / (1.5f * std::sqrt(static_cast<float>(k))), 0.f,
+                                                      ++next, true, stream_));
+    d.fp8.data = static_cast<const uint8_t*>(codes);
+    d.fp8.scale = static_cast<const float*>(s);
+    d.fp8.rows = n;
+    d.fp8.cols = k;
+    d.fp8.block_rows = block_rows;
+    d.fp8.scale_row_stride = block_rows == 1 ? 1 : kb;
+    d.fp8.scale_col_stride = block_rows == 1 ? n : 1;
+    largest_fp8 = std::max(largest_fp8, n * k);
+    return d;
   };
   auto vec = [&](int64_t n, float offset, float scale) -> Result<const float*> {
     DI_ASSIGN_OR_RETURN(void* p, weights_.put_random(n, offset, scale, ++next, true, stream_));
@@ -239,19 +280,19 @@ Status V4CudaModel::randomize(uint64_t seed) {
     DI_ASSIGN_OR_RETURN(d.ffn_norm, vec(H, 1.f, 0.f));
     DI_RETURN_IF_ERROR(hc_w(d.hc_attn));
     DI_RETURN_IF_ERROR(hc_w(d.hc_ffn));
-    DI_ASSIGN_OR_RETURN(d.wq_a, mat(qlr, H));
+    DI_ASSIGN_OR_RETURN(d.wq_a, lin(qlr, H));
     DI_ASSIGN_OR_RETURN(d.q_norm, vec(qlr, 1.f, 0.f));
-    DI_ASSIGN_OR_RETURN(d.wq_b, mat(nh * hd, qlr));
-    DI_ASSIGN_OR_RETURN(d.wkv, mat(hd, H));
+    DI_ASSIGN_OR_RETURN(d.wq_b, lin(nh * hd, qlr));
+    DI_ASSIGN_OR_RETURN(d.wkv, lin(hd, H));
     DI_ASSIGN_OR_RETURN(d.kv_norm, vec(hd, 1.f, 0.f));
     const int64_t per_group = nh * hd / c.o_groups;
-    DI_ASSIGN_OR_RETURN(d.wo_a, mat(int64_t{c.o_groups} * c.o_lora_rank, per_group));
-    DI_ASSIGN_OR_RETURN(d.wo_b, mat(H, int64_t{c.o_groups} * c.o_lora_rank));
+    DI_ASSIGN_OR_RETURN(d.wo_a, lin(int64_t{c.o_groups} * c.o_lora_rank, per_group));
+    DI_ASSIGN_OR_RETURN(d.wo_b, lin(H, int64_t{c.o_groups} * c.o_lora_rank));
     DI_ASSIGN_OR_RETURN(d.sinks, vec(nh, 0.f, 1.f));
     if (t == AttnType::kCSA) {
       DI_RETURN_IF_ERROR(compressor(d.compressor, c.head_dim, c.compress_rate_csa, true));
       DI_RETURN_IF_ERROR(compressor(d.indexer, c.index_head_dim, c.compress_rate_csa, true));
-      DI_ASSIGN_OR_RETURN(d.index_wq_b, mat(int64_t{c.index_n_heads} * c.index_head_dim, qlr));
+      DI_ASSIGN_OR_RETURN(d.index_wq_b, lin(int64_t{c.index_n_heads} * c.index_head_dim, qlr));
       DI_ASSIGN_OR_RETURN(d.index_weights_proj, mat(c.index_n_heads, H));
     } else if (t == AttnType::kHCA) {
       DI_RETURN_IF_ERROR(compressor(d.compressor, c.head_dim, c.compress_rate_hca, false));
@@ -267,18 +308,21 @@ Status V4CudaModel::randomize(uint64_t seed) {
     d.experts.resize(E);
     for (int64_t e = 0; e <= E; ++e) {
       V4CudaExpert& x = e < E ? d.experts[e] : d.shared;
-      DI_ASSIGN_OR_RETURN(x.w13, mat(2 * I, H));
-      DI_ASSIGN_OR_RETURN(x.w2, mat(H, I));
+      const int32_t block_rows = e < E ? 1 : 128;  // routed experts ship as fp4
+      DI_ASSIGN_OR_RETURN(x.w13, lin(2 * I, H, block_rows));
+      DI_ASSIGN_OR_RETURN(x.w2, lin(H, I, block_rows));
     }
   }
+  DI_RETURN_IF_ERROR(reserve_dequant_stage(largest_fp8));
   return kc::stream_synchronize(stream_);
 }
 
 Result<std::unique_ptr<V4CudaModel>> V4CudaModel::random(DeepseekV4Config config, DType dtype, uint64_t seed,
-                                                         const ModelOptions& options) {
+                                                         const ModelOptions& options, bool fp8_weights) {
   std::unique_ptr<V4CudaModel> m(new V4CudaModel(std::move(config), dtype, options, "<random>"));
+  m->fp8_pow2_scales_ = true;
   DI_RETURN_IF_ERROR(m->init_device());
-  DI_RETURN_IF_ERROR(m->randomize(seed));
+  DI_RETURN_IF_ERROR(m->randomize(seed, fp8_weights));
   DI_RETURN_IF_ERROR(m->build_expert_tables());
   return m;
 }
@@ -316,8 +360,10 @@ Status V4CudaModel::reserve(int64_t T, int64_t max_end, int64_t R, bool* moved) 
                                  (T * H + 1) / 2, (T * qlr + 1) / 2};
   std::vector<int64_t> ints = {T * std::max<int64_t>(1, topk), T, T * K, T * K, 2 * E + 2, gp};
   const void* before = act_.get();
-  DI_ASSIGN_OR_RETURN(cuda::Workspace w, cuda::Workspace::carve(act_, std::move(floats), std::move(ints),
-                                                                std::max(T, R) * max_k * 2));
+  const int64_t stage_rows = std::max(T, R), bf16_stage = (stage_rows * max_k * 2 + 255) / 256 * 256;
+  DI_ASSIGN_OR_RETURN(cuda::Workspace w,
+                      cuda::Workspace::carve(act_, std::move(floats), std::move(ints),
+                                             bf16_stage + fp8_stage_bytes(stage_rows, max_k)));
   Act& a = a_;
   a.streams = w.f32(), a.mixes = w.f32(), a.post = w.f32(), a.comb = w.f32(), a.x = w.f32(),
   a.out = w.f32(), a.qr = w.f32();
@@ -331,6 +377,7 @@ Status V4CudaModel::reserve(int64_t T, int64_t max_end, int64_t R, bool* moved) 
   a.selected = w.i32(), a.count = w.i32(), a.eids = w.i32(), a.erows = w.i32(), a.offsets = w.i32(),
   a.slot_pair = w.i32();
   linear_stage_ = w.rest();
+  fp8_stage_ = static_cast<uint8_t*>(linear_stage_) + bf16_stage;
   const int64_t logit_bytes = R * c.vocab_size * 4;
   const void* logits_before = logits_dev_.get();
   if (logit_bytes > logits_dev_.bytes())
@@ -435,11 +482,11 @@ Status V4CudaModel::attention(int32_t layer) {
   const int64_t T = rows_, H = c.hidden_size, nh = c.num_attention_heads, hd = c.head_dim, W = c.sliding_window,
                 qlr = c.q_lora_rank;
   const float eps = static_cast<float>(c.rms_norm_eps);
-  DI_RETURN_IF_ERROR(proj(a_.x, a_.x16, T, H, w.wq_a, qlr, a_.qr));
+  DI_RETURN_IF_ERROR(proj(a_.x, a_.x16, T, w.wq_a, a_.qr));
   DI_RETURN_IF_ERROR(norm_staged(a_.qr, w.q_norm, a_.qr16, T, qlr));
-  DI_RETURN_IF_ERROR(proj(a_.qr, a_.qr16, T, qlr, w.wq_b, nh * hd, a_.q));
+  DI_RETURN_IF_ERROR(proj(a_.qr, a_.qr16, T, w.wq_b, a_.q));
   DI_RETURN_IF_ERROR(kc::rms_norm(a_.q, nullptr, a_.q, T, nh, hd, nh * hd, eps, DType::kF32, stream_));  // per head
-  DI_RETURN_IF_ERROR(proj(a_.x, a_.x16, T, H, w.wkv, hd, a_.kv));
+  DI_RETURN_IF_ERROR(proj(a_.x, a_.x16, T, w.wkv, a_.kv));
   DI_RETURN_IF_ERROR(kc::rms_norm(a_.kv, w.kv_norm, a_.kv, T, 1, hd, hd, eps, DType::kF32, stream_));
   DI_RETURN_IF_ERROR(
       kc::rope_interleaved_at(a_.q, T, nh * hd, nh, hd, hd, tb.pos, inv, rope.dim(), rope.scale(), false, stream_));
@@ -487,14 +534,9 @@ Status V4CudaModel::attention(int32_t layer) {
   // Grouped output projection: each group of heads down to o_lora_rank (one batched GEMM), then
   // one mix to hidden.
   const int64_t groups = c.o_groups, rank = c.o_lora_rank, per_group = nh * hd / groups;
-  const void* x = a_.attn;
-  if (dtype_ != DType::kF32) {
-    DI_RETURN_IF_ERROR(kc::convert_rows_from_f32(a_.attn, T, nh * hd, nh * hd, linear_stage_, dtype_, stream_));
-    x = linear_stage_;
-  }
-  DI_RETURN_IF_ERROR(gemm_.linear_batched(x, T, per_group, nh * hd, per_group, w.wo_a, rank, rank * per_group, dtype_,
-                                          a_.grouped, groups * rank, rank, DType::kF32, groups));
-  DI_RETURN_IF_ERROR(linear(a_.grouped, T, groups * rank, groups * rank, w.wo_b, H, a_.out, H));
+  (void)per_group;
+  DI_RETURN_IF_ERROR(project_grouped(w.wo_a, a_.attn, nullptr, T, groups, a_.grouped, groups * rank));
+  DI_RETURN_IF_ERROR(project(w.wo_b, a_.grouped, groups * rank, nullptr, T, a_.out, H));
   return kc::write_ring_rows_varlen(tb, a_.kv, hd, hd, layout_.swa_kv, layer, W, 0, stream_);
 }
 
@@ -534,9 +576,9 @@ Status V4CudaModel::compress(const V4CudaCompressor& cw, int32_t entry_group, in
 
 Status V4CudaModel::indexer(const V4CudaLayer& w, int32_t tl) {
   const DeepseekV4Config& c = config_;
-  const int64_t T = rows_, nih = c.index_n_heads, ihd = c.index_head_dim, qlr = c.q_lora_rank;
+  const int64_t T = rows_, nih = c.index_n_heads, ihd = c.index_head_dim;
   const kc::TokenBatch& tb = step_.device();
-  DI_RETURN_IF_ERROR(proj(a_.qr, a_.qr16, T, qlr, w.index_wq_b, nih * ihd, a_.iq));
+  DI_RETURN_IF_ERROR(proj(a_.qr, a_.qr16, T, w.index_wq_b, a_.iq));
   DI_RETURN_IF_ERROR(proj(a_.x, a_.x16, T, c.hidden_size, w.index_weights_proj, nih, a_.iw));
   const Rope& rope = ropes_.compress;
   DI_RETURN_IF_ERROR(kc::rope_interleaved_at(a_.iq, T, nih * ihd, nih, ihd, ihd, tb.pos,
@@ -585,9 +627,9 @@ Status V4CudaModel::moe(int32_t layer, bool grouped) {
   r.expert_weights = a_.ew;
   DI_RETURN_IF_ERROR(kc::moe_route(r, stream_));
   // The shared expert writes the output; routed experts add to it, in expert order as on the CPU.
-  DI_RETURN_IF_ERROR(proj(a_.x, a_.x16, T, H, w.shared.w13, 2 * I, a_.gu));
+  DI_RETURN_IF_ERROR(proj(a_.x, a_.x16, T, w.shared.w13, a_.gu));
   DI_RETURN_IF_ERROR(kc::clamped_swiglu(a_.gu, T, I, limit, a_.act, stream_));
-  DI_RETURN_IF_ERROR(linear(a_.act, T, I, I, w.shared.w2, H, a_.out, H));
+  DI_RETURN_IF_ERROR(project(w.shared.w2, a_.act, I, nullptr, T, a_.out, H));
   return grouped ? moe_routed_grouped(w) : moe_routed_by_expert(w);
 }
 
@@ -608,6 +650,11 @@ Status V4CudaModel::moe_routed_grouped(const V4CudaLayer& w) {
   g.w13 = w.w13_table;
   g.w2 = w.w2_table;
   g.dtype = dtype_;
+  const cuda::DeviceLinear& first = w.experts.front().w13;
+  g.fp8 = first.is_fp8();
+  g.w13_scale = w.w13_scale_table;
+  g.w2_scale = w.w2_scale_table;
+  g.fp8_block_rows = first.fp8.block_rows;
   g.swiglu_limit = static_cast<float>(c.swiglu_limit);
   g.act = a_.pair_act;
   g.y = a_.pair_y;
@@ -629,9 +676,9 @@ Status V4CudaModel::moe_routed_by_expert(const V4CudaLayer& w) {
     for (int64_t off = count[e]; off < count[e + 1]; off += L) {
       const int64_t n = std::min(L, count[e + 1] - off);
       DI_RETURN_IF_ERROR(kc::gather_rows(a_.x, a_.erows + off, n, H, a_.gx, stream_));
-      DI_RETURN_IF_ERROR(linear(a_.gx, n, H, H, ex.w13, 2 * I, a_.gu, 2 * I));
+      DI_RETURN_IF_ERROR(project(ex.w13, a_.gx, H, nullptr, n, a_.gu, 2 * I));
       DI_RETURN_IF_ERROR(kc::clamped_swiglu(a_.gu, n, I, limit, a_.act, stream_));
-      DI_RETURN_IF_ERROR(linear(a_.act, n, I, I, ex.w2, H, a_.y, H));
+      DI_RETURN_IF_ERROR(project(ex.w2, a_.act, I, nullptr, n, a_.y, H));
       DI_RETURN_IF_ERROR(kc::scatter_add_rows(a_.y, a_.erows + off, a_.erow_weights + off, n, H, a_.out, stream_));
     }
   }

@@ -1,6 +1,7 @@
 // V4CudaModel: the deepseek_v4 family on one CUDA GPU, op for op the CPU DeepseekV4Model (the
 // reference it must match): the large matrices in the checkpoint's dtype (fp32 or bf16, fp32
-// accumulation), activations, mHC streams, norms and caches in fp32. Every op runs once for all
+// accumulation; DeepSeek's fp8 projections as shipped and its fp4 experts re-encoded to fp8, see
+// DeviceLinear), activations, mHC streams, norms and caches in fp32. Every op runs once for all
 // rows of a step (prefill chunks and decode tokens of many sequences, through a TokenBatch);
 // decode steps of few tokens route their experts on the device and replay as CUDA graphs
 // (padded batch buckets); larger steps group their experts on the host (one sync per MoE layer)
@@ -26,7 +27,8 @@
 
 namespace di::engine::deepseek_v4 {
 
-// Device copies of one layer's tensors. `void*` ones are in the model dtype; `float*` ones fp32.
+// Device copies of one layer's tensors. `void*` ones are in the model dtype, `float*` ones fp32;
+// DeviceLinears are the projections a checkpoint may ship in fp8 / fp4.
 struct V4CudaCompressor {
   const void* wkv = nullptr;
   const void* wgate = nullptr;
@@ -38,8 +40,8 @@ struct V4CudaCompressor {
 };
 
 struct V4CudaExpert {
-  const void* w13 = nullptr;  // [2 inter, hidden]: w1 (gate) then w3 (up)
-  const void* w2 = nullptr;   // [hidden, inter]
+  cuda::DeviceLinear w13;  // [2 inter, hidden]: w1 (gate) then w3 (up)
+  cuda::DeviceLinear w2;   // [hidden, inter]
 };
 
 struct V4CudaHc {
@@ -52,16 +54,16 @@ struct V4CudaLayer {
   const float* attn_norm = nullptr;
   const float* ffn_norm = nullptr;
   V4CudaHc hc_attn, hc_ffn;
-  const void* wq_a = nullptr;
+  cuda::DeviceLinear wq_a;
   const float* q_norm = nullptr;
-  const void* wq_b = nullptr;
-  const void* wkv = nullptr;
+  cuda::DeviceLinear wq_b;
+  cuda::DeviceLinear wkv;
   const float* kv_norm = nullptr;
-  const void* wo_a = nullptr;
-  const void* wo_b = nullptr;
+  cuda::DeviceLinear wo_a;
+  cuda::DeviceLinear wo_b;
   const float* sinks = nullptr;
   V4CudaCompressor compressor, indexer;
-  const void* index_wq_b = nullptr;
+  cuda::DeviceLinear index_wq_b;
   const void* index_weights_proj = nullptr;
   const void* gate = nullptr;
   const float* gate_bias = nullptr;   // score-top-k layers
@@ -70,6 +72,8 @@ struct V4CudaLayer {
   V4CudaExpert shared;
   const void* const* w13_table = nullptr;  // device [experts] of the experts' w13 / w2 pointers
   const void* const* w2_table = nullptr;
+  const float* const* w13_scale_table = nullptr;  // fp8 experts: their scales
+  const float* const* w2_scale_table = nullptr;
 };
 
 class V4CudaModel final : public cuda::DeviceModel {
@@ -78,9 +82,12 @@ class V4CudaModel final : public cuda::DeviceModel {
   static Result<std::unique_ptr<Model>> load(const std::string& model_dir, DeepseekV4Config config,
                                              std::unique_ptr<DeepseekV4Weights> host, const ModelOptions& options);
   // A model of `config`'s shape with random weights drawn on the device from `seed` (benchmarks:
-  // no checkpoint, no host copies). Hash layers get a random tid2eid table.
+  // no checkpoint, no host copies). Hash layers get a random tid2eid table. With `fp8_weights`
+  // the projections are e4m3 as DeepSeek ships them (128 x 128 scales; routed experts with the
+  // 1 x 128 scales their fp4 re-encoding gives).
   static Result<std::unique_ptr<V4CudaModel>> random(DeepseekV4Config config, kernels::cuda::DType dtype,
-                                                     uint64_t seed, const ModelOptions& options);
+                                                     uint64_t seed, const ModelOptions& options,
+                                                     bool fp8_weights = false);
   ~V4CudaModel() override;
 
   Result<float*> enqueue_forward(const ForwardBatch& batch, int64_t* rows) override;
@@ -92,7 +99,7 @@ class V4CudaModel final : public cuda::DeviceModel {
   V4CudaModel(DeepseekV4Config config, kernels::cuda::DType dtype, const ModelOptions& options, std::string model_dir);
   Status init_device();
   Status upload(const DeepseekV4Weights& host);
-  Status randomize(uint64_t seed);
+  Status randomize(uint64_t seed, bool fp8_weights);
   Status build_expert_tables();
   // Workspaces for `rows` rows, contexts up to `max_end` tokens and `logit_rows` logits rows;
   // sets *moved when they had to be reallocated.
@@ -105,6 +112,9 @@ class V4CudaModel final : public cuda::DeviceModel {
   Status norm_staged(float* x, const float* weight, void* x16, int64_t rows, int64_t dim);
   // y [rows, N] = x W^T with x as staged by norm_staged (x16 for bf16 weights, x for fp32).
   Status proj(const float* x, const void* x16, int64_t rows, int64_t K, const void* w, int64_t N, float* y);
+  Status proj(const float* x, const void* x16, int64_t rows, const cuda::DeviceLinear& w, float* y) {
+    return project(w, x, w.in, x16, rows, y, w.out);
+  }
   Status attention(int32_t layer);
   Status compress(const V4CudaCompressor& cw, int32_t entry_group, int32_t type_layer, int32_t state_group,
                   int64_t state_offset_floats);

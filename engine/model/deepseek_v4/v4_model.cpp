@@ -162,10 +162,6 @@ Result<std::unique_ptr<Model>> create_model(const std::string& model_dir,
   DI_ASSIGN_OR_RETURN(DeepseekV4Config config, parse_config(json));
   DI_ASSIGN_OR_RETURN(auto weights, load_weights(model_dir, config));
 #ifdef DI_WITH_CUDA
-  // The device upload takes fp32 weights for now; fp8/fp4 checkpoints run on the CPU.
-  if (options.device == "cuda" && !weights->store.first_quantized.empty())
-    return Status::unsupported("device 'cuda': tensor '" + weights->store.first_quantized +
-                               "' is fp8/fp4, which the CUDA path does not run yet (use device 'cpu')");
   if (options.device == "cuda") return V4CudaModel::load(model_dir, std::move(config), std::move(weights), options);
 #endif
   if (options.num_threads > 0) kernels::cpu::set_num_threads(options.num_threads);

@@ -99,12 +99,12 @@ int main(int argc, char** argv) {
       CHECK(gemm->linear(o.x16.get(), s.M, s.K, s.K, o.w16.get(), s.N, kc::DType::kBF16, o.y.get(), s.N,
                          kc::DType::kF32));
     });
-    CHECK(kc::quantize_rows_fp8(o.x16.get(), s.M, s.K, s.K, true, o.xq.as<uint8_t>(), o.xs.as<float>(), nullptr));
+    CHECK(kc::quantize_rows_fp8(o.x16.get(), s.M, s.K, s.K, true, o.xq.as<uint8_t>(), o.xs.as<float>(), s.M, nullptr));
     const double fp8_ms = time_ms([&] {
       CHECK(fp8->linear(o.xq.as<uint8_t>(), s.K, o.xs.as<float>(), s.M, w, o.y.as<float>(), s.N));
     });
     const double quant_ms = time_ms([&] {
-      CHECK(kc::quantize_rows_fp8(o.x16.get(), s.M, s.K, s.K, true, o.xq.as<uint8_t>(), o.xs.as<float>(), nullptr));
+      CHECK(kc::quantize_rows_fp8(o.x16.get(), s.M, s.K, s.K, true, o.xq.as<uint8_t>(), o.xs.as<float>(), s.M, nullptr));
     });
     const double fl = 2.0 * s.M * s.N * s.K;
     char what[160], m[200], c[160], r[64];

@@ -103,7 +103,7 @@ Status Fp8Gemm::linear(const uint8_t* xq, int64_t ldx, const float* x_scales, in
                        int64_t ldy) const {
   if (!handle_) return Status::state("Fp8Gemm: no cuBLASLt handle");
   if (M == 0) return Status::ok();
-  if (!supports(w) || M < 0 || ldx < w.cols || ldx % 16 != 0 || ldy < w.rows || ldy % 4 != 0 || !aligned16(xq) ||
+  if (!supports(w) || M < 0 || M % 4 != 0 || ldx < w.cols || ldx % 16 != 0 || ldy < w.rows || ldy % 4 != 0 || !aligned16(xq) ||
       !aligned16(y) || !aligned16(x_scales))
     return Status::invalid_argument("Fp8Gemm::linear: unsupported layout M=" + std::to_string(M) +
                                     " N=" + std::to_string(w.rows) + " K=" + std::to_string(w.cols));

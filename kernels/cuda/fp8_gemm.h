@@ -32,7 +32,9 @@ class Fp8Gemm {
 
   // y (fp32, rows ldy apart) = xq @ W^T: xq e4m3 [M, K = w.cols] (rows ldx apart) with
   // x_scales[(k / 128) * M + m], as quantize_rows_fp8 writes them (a column slice of a wider
-  // quantized row starts at scale block slice_start / 128). Device pointers, 16-byte aligned.
+  // quantized row starts at scale block slice_start / 128). M a multiple of 4 (cuBLASLt has no
+  // algorithm otherwise: each block's scales must start 16-byte aligned). Device pointers,
+  // 16-byte aligned.
   Status linear(const uint8_t* xq, int64_t ldx, const float* x_scales, int64_t M, const Fp8Matrix& w, float* y,
                 int64_t ldy) const;
 

@@ -184,7 +184,7 @@ __device__ __forceinline__ float pow2_at_or_above(float t) {
 
 // One warp per (row, 128-column block); each lane 4 consecutive columns.
 __global__ void quantize_rows_kernel(const __nv_bfloat16* x, int64_t M, int64_t K, int64_t ldx, bool pow2, uint8_t* q,
-                                     float* scales) {
+                                     float* scales, int64_t scale_ld) {
   const int lane = threadIdx.x & 31;
   const int64_t task = int64_t{blockIdx.x} * (blockDim.x >> 5) + (threadIdx.x >> 5);
   const int64_t blocks = (K + kFp8BlockCols - 1) / kFp8BlockCols;
@@ -209,7 +209,7 @@ __global__ void quantize_rows_kernel(const __nv_bfloat16* x, int64_t M, int64_t 
     for (int i = 0; i < 4; ++i) packed |= uint32_t{to_e4m3(__fdiv_rn(v[i], s))} << (8 * i);
     *reinterpret_cast<uint32_t*>(q + m * K + k) = packed;
   }
-  if (lane == 0) scales[kb * M + m] = s;
+  if (lane == 0) scales[kb * scale_ld + m] = s;
 }
 
 __device__ __forceinline__ float e2m1_value(uint32_t nibble) {
@@ -287,6 +287,15 @@ __global__ void random_fp8_kernel(uint8_t* codes, int64_t n, uint64_t seed) {
   codes[i] = static_cast<uint8_t>(sign | (exp << 3) | mant);
 }
 
+// Any width or alignment: a thread per element.
+__global__ void dequantize_scalar_kernel(Fp8Matrix w, __nv_bfloat16* out) {
+  const int64_t t = int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (t >= w.rows * w.cols) return;
+  const int64_t r = t / w.cols, k = t - r * w.cols;
+  const float s = w.scale[(r / w.block_rows) * w.scale_row_stride + (k / kFp8BlockCols) * w.scale_col_stride];
+  out[t] = __float2bfloat16(e4m3_value(w.data[t]) * s);
+}
+
 __global__ void ue8m0_kernel(const uint8_t* in, int64_t n, float* out) {
   const int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i < n) out[i] = in[i] == 0xff ? __int_as_float(0x7fc00000) : ldexpf(1.0f, static_cast<int>(in[i]) - 127);
@@ -297,10 +306,9 @@ __global__ void ue8m0_kernel(const uint8_t* in, int64_t n, float* out) {
 Status fp8_linear_w8a16(const void* x, DType x_type, int64_t M, int64_t ldx, int64_t x_stride, const Fp8Matrix& w,
                         int64_t batch, float* y, int64_t ldy, int64_t y_stride, void* stream) {
   if (M == 0) return Status::ok();
-  if (M < 0 || batch < 1 || w.rows % batch != 0 || w.block_rows < 1 ||
-      ((w.rows / batch) % w.block_rows != 0 && batch > 1))
-    return Status::invalid_argument("fp8_linear_w8a16: rows " + std::to_string(w.rows) + " in " +
-                                    std::to_string(batch) + " groups must split into whole scale blocks");
+  if (M < 0 || batch < 1 || w.rows % batch != 0 || w.block_rows < 1)
+    return Status::invalid_argument("fp8_linear_w8a16: rows " + std::to_string(w.rows) + " do not split into " +
+                                    std::to_string(batch) + " groups");
   if (x_type == DType::kF32)
     return run_w8a16(W8A16Args<float>{static_cast<const float*>(x), M, ldx, x_stride, w, w.rows / batch, y, ldy,
                                       y_stride},
@@ -311,15 +319,15 @@ Status fp8_linear_w8a16(const void* x, DType x_type, int64_t M, int64_t ldx, int
 }
 
 Status quantize_rows_fp8(const void* x, int64_t M, int64_t K, int64_t ldx, bool pow2_scales, uint8_t* q, float* scales,
-                         void* stream) {
+                         int64_t scale_ld, void* stream) {
   if (M == 0) return Status::ok();
-  if (M < 0 || K % 16 != 0 || ldx % 4 != 0)
+  if (M < 0 || K % 16 != 0 || ldx % 4 != 0 || scale_ld < M)
     return Status::invalid_argument("quantize_rows_fp8: K " + std::to_string(K) + " must be a multiple of 16");
   const int64_t tasks = M * ((K + kFp8BlockCols - 1) / kFp8BlockCols);
   constexpr int kThreads = 256;
   const unsigned grid = static_cast<unsigned>((tasks + kThreads / 32 - 1) / (kThreads / 32));
   quantize_rows_kernel<<<grid, kThreads, 0, as_stream(stream)>>>(static_cast<const __nv_bfloat16*>(x), M, K, ldx,
-                                                                 pow2_scales, q, scales);
+                                                                 pow2_scales, q, scales, scale_ld);
   return launch_status("quantize_rows_fp8");
 }
 
@@ -339,9 +347,12 @@ Status reencode_fp4_to_fp8(const uint8_t* packed, const uint8_t* ue8m0, int64_t 
 
 Status dequantize_fp8_to_bf16(const Fp8Matrix& w, void* out, void* stream) {
   if (w.rows == 0) return Status::ok();
-  if (w.cols % kChunk != 0 || !aligned16(w.data) || !aligned16(out))
-    return Status::invalid_argument("dequantize_fp8_to_bf16: cols " + std::to_string(w.cols) +
-                                    " must be a multiple of 16, rows 16-byte aligned");
+  if (w.cols % kChunk != 0 || !aligned16(w.data) || !aligned16(out)) {
+    const int64_t n = w.rows * w.cols;
+    dequantize_scalar_kernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, as_stream(stream)>>>(
+        w, static_cast<__nv_bfloat16*>(out));
+    return launch_status("dequantize_fp8_to_bf16 (scalar)");
+  }
   const int64_t threads = w.rows * (w.cols / kChunk);
   dequantize_kernel<<<static_cast<unsigned>((threads + 255) / 256), 256, 0, as_stream(stream)>>>(
       w, static_cast<__nv_bfloat16*>(out));

@@ -40,16 +40,17 @@ constexpr int64_t kW8A16MaxRows = 16;
 // y[b][M, N] (fp32, rows ldy apart) = x[b][M, K] (bf16 or fp32, rows ldx apart) @ W[b]^T for
 // `batch` products: x_b = x + b * x_stride, W_b = rows b * w.rows / batch.. of `w` (a grouped
 // projection: each group of heads through its own slice of one matrix), y_b = y + b * y_stride.
-// Strides in elements. K = w.cols; w.rows / batch a multiple of w.block_rows.
+// Strides in elements. K = w.cols; scale rows follow W's own row index (groups may split a block).
 Status fp8_linear_w8a16(const void* x, DType x_type, int64_t M, int64_t ldx, int64_t x_stride, const Fp8Matrix& w,
                         int64_t batch, float* y, int64_t ldy, int64_t y_stride, void* stream);
 
 // Quantizes x[M, K] (bf16, rows ldx apart) per row and 128 columns: q[M, K] e4m3 (rows K apart)
-// and scales[(k / 128) * M + m] (cuBLASLt's VEC128 layout, M-contiguous), scale = amax / 448 or,
+// and scales[(k / 128) * scale_ld + m] (cuBLASLt's VEC128 layout, M-contiguous; scale_ld >= M),
+// scale = amax / 448 or,
 // with `pow2_scales`, the power of two at or above it (DeepSeek-V4's ue8m0 activations). An
 // all-zero block gets scale 1. K a multiple of 16.
 Status quantize_rows_fp8(const void* x, int64_t M, int64_t K, int64_t ldx, bool pow2_scales, uint8_t* q, float* scales,
-                         void* stream);
+                         int64_t scale_ld, void* stream);
 
 // DeepSeek-V4's FP4 experts as fp8 on the device: `packed` [rows, cols / 2] e2m1 (element 0 in
 // the low nibble) with ue8m0 scales [rows, cols / 32] become e4m3 [rows, cols] and fp32 scales in

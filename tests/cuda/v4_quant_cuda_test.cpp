@@ -1,9 +1,14 @@
 // DeepSeek-V4's shipped formats on the GPU: the quantized fixture (fp8 projections with ue8m0
-// 128 x 128 blocks, fp4 experts re-encoded to fp8 at load; tools/fixtures/gen_quantized.py) run
-// on CUDA equals the CPU model on the same files, which equals the dequantized checkpoint exactly
-// (tests/model_quant): logits in one prefill and in chunks, and the greedy continuation.
+// 128 x 128 blocks, fp4 experts re-encoded to fp8 at load; tools/fixtures/gen_quantized.py; its
+// other tensors bf16, so the GPU runs bf16 activations) against the CPU model on the same files,
+// which equals the dequantized checkpoint exactly (tests/model_quant). With bf16 activations the
+// gap is bf16 rounding; with the fp8 activation scheme (DeepSeek's, for steps of 4+ rows) it is
+// reported and bounded looser. Greedy tokens are compared where the CPU's top two logits are
+// apart by more than the gap could move them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -21,6 +26,43 @@ std::vector<int32_t> prompt(int64_t vocab) {
   return ids;
 }
 
+std::unique_ptr<engine::Model> load_cuda(bool fp8_activations) {
+  engine::ModelOptions opts;
+  opts.device = "cuda";
+  opts.fp8_activations = fp8_activations;
+  auto m = engine::load_model(quantized_v4(), opts);
+  EXPECT_TRUE(m.is_ok()) << m.status().message();
+  return m.is_ok() ? std::move(m).value() : nullptr;
+}
+
+struct Gap {
+  double rel_l2 = 0;
+  int agree = 0, decided = 0;  // argmax agreement over rows whose CPU top-2 margin exceeds 10x the row's error
+};
+
+Gap gap(const std::vector<float>& got, const std::vector<float>& ref, int64_t vocab) {
+  Gap g;
+  double num = 0, den = 0;
+  for (size_t r = 0; r * vocab < ref.size(); ++r) {
+    const float* a = got.data() + r * vocab;
+    const float* b = ref.data() + r * vocab;
+    double row_err = 0;
+    for (int64_t v = 0; v < vocab; ++v) {
+      num += (a[v] - b[v]) * double(a[v] - b[v]);
+      den += b[v] * double(b[v]);
+      row_err = std::max(row_err, std::fabs(double(a[v]) - b[v]));
+    }
+    std::vector<float> sorted(b, b + vocab);
+    std::partial_sort(sorted.begin(), sorted.begin() + 2, sorted.end(), std::greater<float>());
+    if (sorted[0] - sorted[1] > 10 * row_err) {
+      ++g.decided;
+      g.agree += argmax(a, vocab) == argmax(b, vocab);
+    }
+  }
+  g.rel_l2 = std::sqrt(num / den);
+  return g;
+}
+
 class V4QuantCuda : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -28,41 +70,31 @@ class V4QuantCuda : public ::testing::Test {
   }
 };
 
-TEST_F(V4QuantCuda, Fp8AndFp4WeightsMatchTheCpuModel) {
-  auto gpu = load_on(quantized_v4(), "cuda");
+TEST_F(V4QuantCuda, Fp8AndFp4WeightsMatchTheCpuModelAtBf16Level) {
   auto cpu = load_on(quantized_v4(), "cpu");
-  ASSERT_TRUE(gpu && cpu);
-  ASSERT_EQ(gpu->info().device, "cuda");
-  const int64_t vocab = gpu->info().vocab_size;
+  ASSERT_TRUE(cpu);
+  const int64_t vocab = cpu->info().vocab_size;
   const std::vector<int32_t> ids = prompt(vocab);
   const std::vector<float> ref = run_chunks(*cpu, ids, {static_cast<int32_t>(ids.size())});
-  const std::vector<float> got = run_device_chunks(*gpu, ids, {static_cast<int32_t>(ids.size())});
-  ASSERT_EQ(got.size(), ref.size());
-  const double err = worst_rel_err(got, ref, vocab);
-  std::printf("v4 fp8+fp4 on cuda vs cpu: worst max|dlogit|/max|logit| %.3g over %zu rows\n", err, ids.size());
-  EXPECT_LT(err, 1e-5);
-  // Decode steps (one token each) take the same weights through the grouped experts.
-  EXPECT_LT(worst_rel_err(run_device_chunks(*gpu, ids, {7, 1, 1, 3}), ref, vocab), 1e-5);
-  for (size_t r = 0; r < ids.size(); ++r)
-    EXPECT_EQ(argmax(got.data() + r * vocab, vocab), argmax(ref.data() + r * vocab, vocab)) << "row " << r;
-}
-
-TEST_F(V4QuantCuda, GreedyContinuationMatchesTheCpu) {
-  const std::string dir = quantized_v4();
-  auto cpu = load_on(dir, "cpu");
-  ASSERT_TRUE(cpu);
-  Fixture f;
-  f.dir = dir;
-  f.vocab = cpu->info().vocab_size;
-  f.prompt = prompt(f.vocab);
-  f.greedy.assign(16, 0);  // only its length is read: how many tokens to continue
-  f.all_ids = f.prompt;
-  f.all_ids.insert(f.all_ids.end(), f.greedy.begin(), f.greedy.end());
-  const std::vector<int32_t> want = greedy_continuation(*cpu, f);
-  ASSERT_EQ(want.size(), f.greedy.size());
-  auto gpu = load_on(dir, "cuda");
-  ASSERT_TRUE(gpu);
-  EXPECT_EQ(greedy_on_device(*gpu, f), want);
+  for (bool fp8_activations : {false, true}) {
+    auto gpu = load_cuda(fp8_activations);
+    ASSERT_TRUE(gpu);
+    ASSERT_EQ(gpu->info().device, "cuda");
+    // One prefill (the large-batch paths), then steps of 7, 1, 1, 3 tokens (the decode paths and
+    // the grouped fp8 experts).
+    for (const std::vector<int32_t>& chunks :
+         {std::vector<int32_t>{static_cast<int32_t>(ids.size())}, std::vector<int32_t>{7, 1, 1, 3}}) {
+      const std::vector<float> got = run_device_chunks(*gpu, ids, chunks);
+      ASSERT_EQ(got.size(), ref.size());
+      const Gap g = gap(got, ref, vocab);
+      std::printf("v4 fp8+fp4 on cuda (%s activations, %zu chunk sizes) vs cpu: rel l2 %.3g, argmax %d/%d decided rows\n",
+                  fp8_activations ? "fp8 for 4+ rows" : "bf16", chunks.size(), g.rel_l2, g.agree, g.decided);
+      EXPECT_GT(g.rel_l2, 0.0);  // bf16 activations cannot be exact: zero means the CPU path ran
+      EXPECT_LT(g.rel_l2, fp8_activations ? 0.15 : 0.05);
+      EXPECT_EQ(g.agree, g.decided);
+      EXPECT_GE(g.decided, static_cast<int>(ids.size() / 2));
+    }
+  }
 }
 
 }  // namespace

@@ -35,21 +35,32 @@ Result<DeviceLinear> upload_dense(DeviceWeights& weights, std::span<const Linear
 }
 
 // DeepSeek's 128 x 128 grid: codes as they are, scales made fp32 on the host (a few per 16k codes).
+// Parts stacked at row counts that split a 128-row block (small models) keep a scale per row
+// instead (the 1 x 128 layout), which is the same values.
 Result<DeviceLinear> upload_fp8(DeviceWeights& weights, std::span<const LinearWeight* const> parts, int64_t out,
                                 int64_t in, const std::string& name) {
   const int64_t scale_cols = (in + kc::kFp8BlockCols - 1) / kc::kFp8BlockCols;
-  for (const LinearWeight* p : parts)
-    if (p->block_out != 128 || p->block_in != 128 || (parts.size() > 1 && p->out % 128 != 0))
-      return Status::unsupported("tensor '" + name + "': fp8 weights on CUDA need 128 x 128 scale blocks over whole " +
-                                 "blocks of rows (got " + std::to_string(p->block_out) + " x " +
-                                 std::to_string(p->block_in) + ", " + std::to_string(p->out) + " rows)");
+  bool whole_blocks = true;
+  for (const LinearWeight* p : parts) {
+    if (p->block_out != 128 || p->block_in != 128)
+      return Status::unsupported("tensor '" + name + "': fp8 weights on CUDA need 128 x 128 scale blocks (got " +
+                                 std::to_string(p->block_out) + " x " + std::to_string(p->block_in) + ")");
+    whole_blocks &= parts.size() == 1 || p->out % 128 == 0;
+  }
   DI_ASSIGN_OR_RETURN(void* codes, weights.allocate(out * in));
-  std::vector<float> scales;
-  int64_t row = 0;
+  std::vector<float> scales(static_cast<size_t>(whole_blocks ? (out + 127) / 128 * scale_cols : out * scale_cols));
+  int64_t row = 0, block_row = 0;
   for (const LinearWeight* p : parts) {
     DI_RETURN_IF_ERROR(kc::copy_to_device(static_cast<uint8_t*>(codes) + row * in, p->data, p->out * in));
-    const int64_t n = p->scale_rows() * scale_cols;
-    for (int64_t i = 0; i < n; ++i) scales.push_back(kernels::scale_value(*p, i));
+    if (whole_blocks) {
+      const int64_t n = p->scale_rows() * scale_cols;
+      for (int64_t i = 0; i < n; ++i) scales[block_row * scale_cols + i] = kernels::scale_value(*p, i);
+      block_row += p->scale_rows();
+    } else {
+      for (int64_t r = 0; r < p->out; ++r)
+        for (int64_t b = 0; b < scale_cols; ++b)
+          scales[b * out + row + r] = kernels::scale_value(*p, (r / 128) * scale_cols + b);
+    }
     row += p->out;
   }
   DI_ASSIGN_OR_RETURN(const float* s, weights.put_f32(scales.data(), static_cast<int64_t>(scales.size())));
@@ -60,9 +71,9 @@ Result<DeviceLinear> upload_fp8(DeviceWeights& weights, std::span<const LinearWe
   d.fp8.scale = s;
   d.fp8.rows = out;
   d.fp8.cols = in;
-  d.fp8.block_rows = 128;
-  d.fp8.scale_row_stride = scale_cols;
-  d.fp8.scale_col_stride = 1;
+  d.fp8.block_rows = whole_blocks ? 128 : 1;
+  d.fp8.scale_row_stride = whole_blocks ? scale_cols : 1;
+  d.fp8.scale_col_stride = whole_blocks ? 1 : out;
   return d;
 }
 

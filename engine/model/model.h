@@ -158,12 +158,15 @@ class Model {
   }
 };
 
+class WeightProgress;  // weight_progress.h
+
 struct ModelOptions {
   std::string device = "cpu";  // "cpu", "cuda", or "auto" (cuda when a GPU is present and the
                                // family has a CUDA path, else cpu)
   int32_t num_threads = 0;     // 0: all cores
   double gpu_memory_utilization = 0.9;  // share of the GPU's memory weights + caches may take
   bool enforce_eager = false;           // CUDA: never capture decode steps in CUDA graphs
+  WeightProgress* weight_progress = nullptr;  // the load's progress (weight_progress.h); not owned
 };
 
 // Loads the model directory (config.json, *.safetensors) with the family its config names.

@@ -201,6 +201,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   o.request_id = "fz";
   o.created = 1700000000;
   o.encoding = (b1 & 0x80) ? EncodingVersion::kDsv4 : EncodingVersion::kDsv41;
+  // The dense families' formats too (the header's spare bits), seeded with their markup.
+  static const ToolCallFormat kFormats[4] = {ToolCallFormat::kDsml, ToolCallFormat::kHermes,
+                                             ToolCallFormat::kLlama3Json, ToolCallFormat::kNone};
+  o.tool_format = kFormats[(b3 >> 4) & 3];
+  if (o.tool_format != ToolCallFormat::kDsml) o.prompt_opened_tool_calls = false;
   if (o.parse_tool_calls) {
     ToolSpec f;
     f.name = "get_weather";

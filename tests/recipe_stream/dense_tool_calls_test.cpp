@@ -94,6 +94,15 @@ TEST(HermesToolCalls, MalformedArgumentsAreNoCall) {
   expect_every_chunking(
       dense_case("hermes", "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": }}\n</tool_call>"),
       {"", "", {}, "stop", 1});
+  // A call after a malformed one is dropped with the rest of the output (the stream already
+  // showed the malformed one; a later call must not reuse its index).
+  expect_every_chunking(
+      dense_case("hermes", "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": }}\n</tool_call>\n<tool_call>\n" +
+                               kWeather + "\n</tool_call> bye"),
+      {"", "", {}, "stop", 1});
+  expect_every_chunking(
+      dense_case("llama3_json", R"({"name": "get_time", "parameters": {"x": tru}}; {"name": "get_time", "parameters": {}})"),
+      {"", "", {}, "stop", 1});
   // The model's end of turn inside the arguments: malformed, not cut, and still no call.
   expect_every_chunking(dense_case("hermes", "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"P"),
                         {"", "", {}, "stop", 1});

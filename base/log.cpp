@@ -9,6 +9,8 @@
 #include <ctime>
 #include <mutex>
 
+#include <unistd.h>
+
 namespace di::log {
 namespace {
 
@@ -16,6 +18,7 @@ struct Sink {
   std::mutex mu;
   SinkFn fn = nullptr;
   void* user_data = nullptr;
+  bool bar_open = false;  // a progress bar is on stderr's current line
 };
 
 Sink& sink() {
@@ -73,8 +76,35 @@ void write(Level level, std::string_view message) {
   if (s.fn) {
     s.fn(s.user_data, static_cast<int32_t>(level), message.data(), message.size());
   } else {
+    if (s.bar_open) std::fputc('\n', stderr);
+    s.bar_open = false;
     to_stderr(level, message);
   }
+}
+
+bool progress_bar_available() {
+  if (!enabled(Level::kInfo) || isatty(STDERR_FILENO) != 1) return false;
+  Sink& s = sink();
+  std::lock_guard<std::mutex> l(s.mu);
+  return s.fn == nullptr;
+}
+
+void write_progress_bar(std::string_view bar) {
+  Sink& s = sink();
+  std::lock_guard<std::mutex> l(s.mu);
+  if (s.fn) return;  // a handler was installed meanwhile: it gets records only
+  // "\r" then the bar, then erase whatever a longer previous bar left to the right.
+  std::fprintf(stderr, "\r%.*s\033[K", static_cast<int>(bar.size()), bar.data());
+  std::fflush(stderr);
+  s.bar_open = true;
+}
+
+void end_progress_bar() {
+  Sink& s = sink();
+  std::lock_guard<std::mutex> l(s.mu);
+  if (!s.bar_open) return;
+  std::fputc('\n', stderr);
+  s.bar_open = false;
 }
 
 std::optional<Level> parse_level(std::string_view name) {

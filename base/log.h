@@ -32,6 +32,14 @@ void warn(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 void info(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 void debug(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
+// A progress bar on the terminal (base/progress_meter.h draws it). Available when stderr is a
+// terminal, no handler is installed and info records are enabled; otherwise progress goes out as
+// info records. write_progress_bar replaces the terminal's current line with `bar` (no
+// newline); a record written while a bar is open first ends the bar's line, so neither is lost.
+bool progress_bar_available();
+void write_progress_bar(std::string_view bar);
+void end_progress_bar();  // ends an open bar's line; nothing when none is open
+
 // "1.23 GiB", "512 KiB", "17 B".
 std::string format_bytes(double bytes);
 

@@ -11,7 +11,7 @@ DEBIAN_PACKAGES=(
   nlohmann-json3-dev libutf8proc-dev libcurl4-openssl-dev libwebp-dev libstb-dev libturbojpeg0-dev
   libcpp-httplib-dev
   python3 python3-dev python3-pybind11 pybind11-dev python3-pytest python3-numpy python3-setuptools python3-pip
-  python3-jsonschema
+  python3-jsonschema python3-jinja2
   python3-venv python3-wheel
   openjdk-17-jdk-headless junit5 maven libmaven-install-plugin-java curl
   golang-go

@@ -534,6 +534,8 @@ DI_API di_status di_parser_create(const di_prepared* prepared, const char* overr
  *   {"protocol": "chat"|"responses"|"messages", "encoding": "dsv4"|"dsv41",
  *    "prompt_opened_thinking": bool, "thinking": bool, "parse_tool_calls": bool,
  *    "prompt_opened_tool_calls": bool,
+ *    "tool_format": "dsml" (DeepSeek, the default) | "hermes" (Qwen2.5/Qwen3 <tool_call>) |
+ *                   "llama3_json" (Llama-3.1/3.2 JSON calls) | "none" (calls stay text),
  *    "tools": [{"name", "parameters", "strict", "type": "function"|"custom"}],
  *    "json_object": bool, "stop": string|[string], "stream": bool, "include_usage": bool,
  *    "model": string, "request_id": string, "created": unix seconds, "system_fingerprint",

@@ -15,7 +15,7 @@
 namespace di::engine::backend {
 
 // Bumped whenever DeviceBackend, Model, ModelOptions or anything they reach changes layout.
-constexpr uint32_t kBackendAbi = 1;
+constexpr uint32_t kBackendAbi = 2;
 
 struct DeviceBackend {
   uint32_t abi;         // kBackendAbi of the backend's build

@@ -14,6 +14,7 @@
 #include "engine/model/deepseek_v4/weights.h"
 #include "engine/model/llama/llama_config.h"
 #include "engine/model/llama/llama_cuda_model.h"
+#include "engine/model/weight_progress.h"
 
 namespace di::engine::backend {
 namespace {
@@ -57,6 +58,8 @@ Result<std::unique_ptr<Model>> create_unguarded(const std::string& type, const s
 Result<std::unique_ptr<Model>> create(const std::string& type, const std::string& dir,
                                       const nlohmann::json& json, const ModelOptions& options) {
   try {
+    // This library's WeightLoader reports to the core's LoadProgress.
+    ScopedWeightProgress current(options.weight_progress);
     return create_unguarded(type, dir, json, options);
   } catch (const std::bad_alloc&) {
     return Status::internal("device 'cuda': out of host memory while loading " + dir);

@@ -158,16 +158,19 @@ class Model {
   }
 };
 
+class WeightProgress;  // weight_progress.h
+
 struct ModelOptions {
   std::string device = "cpu";  // "cpu", "cuda", or "auto" (cuda when a GPU is present and the
                                // family has a CUDA path, else cpu)
   int32_t num_threads = 0;     // 0: all cores
   double gpu_memory_utilization = 0.9;  // share of the GPU's memory weights + caches may take
   bool enforce_eager = false;           // CUDA: never capture decode steps in CUDA graphs
-  // CUDA, fp8 checkpoints: batches of more than 16 rows quantize their activations per 1 x 128
+  // CUDA, fp8 checkpoints: batches of 4 or more rows quantize their activations per 1 x 128
   // to e4m3 and run on the fp8 tensor cores (DeepSeek's own scheme); false keeps every product
   // on bf16 activations against the dequantized weights.
   bool fp8_activations = true;
+  WeightProgress* weight_progress = nullptr;  // the load's progress (weight_progress.h); not owned
 };
 
 // Loads the model directory (config.json, *.safetensors) with the family its config names.

@@ -11,6 +11,7 @@
 #include "engine/model/deepseek_v4/v4_model.h"
 #include "engine/model/llama/llama_model.h"
 #include "engine/backend/loader.h"
+#include "engine/model/weight_progress.h"
 
 namespace di::engine {
 
@@ -85,8 +86,13 @@ Result<std::unique_ptr<Model>> load_model(const std::string& model_dir,
     log::info("weights: %d safetensors files, %s mapped from %s", files, log::format_bytes(static_cast<double>(bytes)).c_str(),
               model_dir.c_str());
     const auto start = std::chrono::steady_clock::now();
+    // Loads over 2 s show their progress (the bar or records); the backend reports through it.
+    LoadProgress progress(bytes);
+    resolved.weight_progress = &progress;
+    ScopedWeightProgress current(&progress);
     auto model = resolved.device == "cuda" ? cuda->create(type, model_dir, config, resolved)
                                            : f.create(model_dir, config, resolved);
+    progress.finish();
     if (model.is_ok())
       log::info("weights: loaded in %.2f s", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     return model;

@@ -1,6 +1,8 @@
 // WeightLoader: see weight_loader.h.
 #include "engine/model/weight_loader.h"
 
+#include "engine/model/weight_progress.h"
+
 #include <cstring>
 
 namespace di::engine {
@@ -42,6 +44,7 @@ Result<const TensorView*> WeightLoader::take(const std::vector<std::string>& nam
                                     t->shape_text() + ", expected " + shape_text(shape) +
                                     " from config.json");
   taken_.insert(name);
+  if (WeightProgress* p = current_weight_progress()) p->advance(t->nbytes);
   return t;
 }
 
@@ -75,6 +78,7 @@ Result<const TensorView*> WeightLoader::take_scale(const std::string& weight, co
     return Status::invalid_argument("tensor '" + name + "' in " + s->file + ": scale grid " + s->shape_text() +
                                     ", expected " + shape_text(grid) + " for '" + weight + "'");
   taken_.insert(name);
+  if (WeightProgress* p = current_weight_progress()) p->advance(s->nbytes);
   return s;
 }
 
@@ -145,6 +149,7 @@ std::vector<const TensorView*> WeightLoader::take_prefix(const std::vector<std::
       if (name.rfind(p, 0) == 0) {
         taken_.insert(name);
         out.push_back(store_.checkpoint->find(name));
+        if (WeightProgress* w = current_weight_progress()) w->advance(out.back()->nbytes);
         break;
       }
   return out;

@@ -91,7 +91,16 @@ Result<std::shared_ptr<const ModelChatTemplate>> load_model_chat_template(const 
   auto m = std::make_shared<ModelChatTemplate>(ModelChatTemplate{std::move(parsed).value(), origin, {}, {}});
   m->bos_token = special_token(cfg, "bos_token");
   m->eos_token = special_token(cfg, "eos_token");
+  m->tool_format = template_tool_format(source);
   return std::shared_ptr<const ModelChatTemplate>(std::move(m));
+}
+
+ToolCallFormat template_tool_format(std::string_view source) {
+  if (source.find("<tool_call>") != std::string_view::npos) return ToolCallFormat::kHermes;
+  if (source.find("<|python_tag|>") != std::string_view::npos) return ToolCallFormat::kLlama3Json;
+  if (source.find("<|start_header_id|>") != std::string_view::npos && source.find("\"parameters\"") != std::string_view::npos)
+    return ToolCallFormat::kLlama3Json;
+  return ToolCallFormat::kNone;
 }
 
 Result<std::shared_ptr<const ModelChatTemplate>> recipe_chat_template(const std::string& path,

@@ -10,6 +10,7 @@
 
 #include "base/status.h"
 #include "recipe/chat_template/chat_template.h"
+#include "recipe/stream/parser_options.h"  // ToolCallFormat
 
 namespace di::recipe::chat_template {
 
@@ -18,7 +19,13 @@ struct ModelChatTemplate {
   std::string origin;                    // the file it came from, for messages
   std::optional<std::string> bos_token;  // tokenizer_config.json's, when it has one
   std::optional<std::string> eos_token;
+  // How the model writes tool calls, read off the template (what it renders a call as).
+  ToolCallFormat tool_format = ToolCallFormat::kNone;
 };
+
+// The tool-call format a template's source renders: `<tool_call>` → Hermes (Qwen2.5 / Qwen3);
+// `<|python_tag|>`, or Llama-3 headers with `"parameters"` → Llama-3.1/3.2 JSON; else none.
+ToolCallFormat template_tool_format(std::string_view source);
 
 // `path`: a model directory, or a file inside one (tokenizer.json). nullptr when the directory
 // has no chat template; an error when it has one that does not parse.

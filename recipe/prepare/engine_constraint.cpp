@@ -18,11 +18,13 @@ std::optional<ConstraintSpec> engine_constraint(const Prepared& out, Encoding en
   const OutputConstraint& oc = out.constraint;
   bool strict_tool = false;
   for (const ToolSpec& t : po.tools) strict_tool = strict_tool || t.strict;
-  const bool opened_calls = po.parse_tool_calls && po.prompt_opened_tool_calls;
+  // The grammar knows DSML only: a templated model's calls (Hermes, Llama JSON) go unconstrained.
+  const bool dsml_tools = po.parse_tool_calls && po.tool_format == ToolCallFormat::kDsml;
+  const bool opened_calls = dsml_tools && po.prompt_opened_tool_calls;
   // Tools need the grammar when their arguments must follow a schema (strict), when the prompt
   // forced a call (unconstrained, a model may write anything inside the opened block and the
   // output would parse to nothing), and when only one call is allowed.
-  const bool tools_constrained = po.parse_tool_calls && (strict_tool || opened_calls || !po.parallel_tool_calls);
+  const bool tools_constrained = dsml_tools && (strict_tool || opened_calls || !po.parallel_tool_calls);
   if (oc.kind == OutputConstraint::Kind::kNone && !tools_constrained) return std::nullopt;
 
   ojson spec = ojson::object();
@@ -34,8 +36,8 @@ std::optional<ConstraintSpec> engine_constraint(const Prepared& out, Encoding en
       break;
     case OutputConstraint::Kind::kNone: spec["content"] = {{"type", "text"}}; break;
   }
-  spec["tool_calls"] = !po.parse_tool_calls ? "none" : opened_calls ? "required" : "auto";
-  if (po.parse_tool_calls) {
+  spec["tool_calls"] = !dsml_tools ? "none" : opened_calls ? "required" : "auto";
+  if (dsml_tools) {
     ojson list = ojson::array();
     for (const ToolSpec& t : po.tools)
       list.push_back({{"name", t.name},

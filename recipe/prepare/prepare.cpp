@@ -157,8 +157,10 @@ Result<Prepared> prepare(const RecipeConfig& config, const PromptTokenizer& toke
   po.encoding = config.encoding == Encoding::kDsv41 ? EncodingVersion::kDsv41 : EncodingVersion::kDsv4;
   po.prompt_opened_thinking = cp.opened_thinking;
   po.thinking = conv.thinking;
-  // The DSML parser reads DeepSeek's tool-call format only; a templated model's calls stay text.
-  po.parse_tool_calls = !config.chat_template && conv.tool_choice != ToolChoiceMode::kNone && !conv.tools.empty();
+  // DeepSeek's DSML, or the format a templated model's own template writes calls in.
+  po.tool_format = config.chat_template ? config.chat_template->tool_format : ToolCallFormat::kDsml;
+  po.parse_tool_calls = po.tool_format != ToolCallFormat::kNone && conv.tool_choice != ToolChoiceMode::kNone &&
+                        !conv.tools.empty();
   po.prompt_opened_tool_calls = cp.opened_tool_calls;
   po.parallel_tool_calls = req.options.parallel_tool_calls;
   if (po.parse_tool_calls) {

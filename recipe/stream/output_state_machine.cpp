@@ -37,6 +37,11 @@ OutputStateMachine::OutputStateMachine(StateMachineConfig config) : config_(std:
   type_false_ = pat("false\">");
   type_auto_ = pat(">");
   newline_ = pat("\n");
+  call_open_ = pat("<tool_call>");
+  call_close_ = pat("</tool_call>");
+  python_tag_ = pat("<|python_tag|>");
+  for (const std::string& s : config_.end_of_turn)
+    if (!s.empty()) end_of_turn_.push_back(pat(s));
   for (const std::string& s : config_.stop_sequences)
     if (!s.empty()) stops_.push_back(pat(s));
 
@@ -56,13 +61,20 @@ void OutputStateMachine::add(MarkerMatcher::Kind kind,
   branches_.push_back(Branch{MarkerMatcher(kind, p), marker, next, stop_index});
 }
 
+void OutputStateMachine::add_end_of_turn() {
+  for (const auto& p : end_of_turn_) add(MarkerMatcher::Kind::kLiteral, p, Marker::kEndOfTurn, Stage::kFinished);
+}
+
 void OutputStateMachine::enter(Stage stage, bool leading) {
   using K = MarkerMatcher::Kind;
   stage_ = stage;
   branches_.clear();
-  const bool tools = config_.parse_tool_calls;
+  const bool tools = config_.parse_tool_calls && config_.tool_format == ToolCallFormat::kDsml;
+  const bool hermes = config_.parse_tool_calls && config_.tool_format == ToolCallFormat::kHermes;
+  const bool llama = config_.parse_tool_calls && config_.tool_format == ToolCallFormat::kLlama3Json;
   switch (stage) {
     case Stage::kCommon:
+      add_end_of_turn();
       if (config_.json_object) {
         add(K::kLiteral, fence_json_, Marker::kJsonFence, Stage::kJson);
         add(K::kLiteral, fence_, Marker::kJsonFence, Stage::kJson);
@@ -73,6 +85,11 @@ void OutputStateMachine::enter(Stage stage, bool leading) {
           add(K::kLiteral, stops_[i], Marker::kStop, Stage::kFinished, i);
       }
       if (tools) add(K::kNewlinesThen, dsml_open_, Marker::kDsmlOpen, Stage::kBlockOpen);
+      if (hermes) add(K::kNewlinesThen, call_open_, Marker::kCallOpen, Stage::kCallBody);
+      if (llama && at_start_) {
+        add(K::kLiteral, python_tag_, Marker::kPythonTag, Stage::kJsonCalls);
+        if (!config_.json_object) add(K::kLiteral, brace_, Marker::kCallsJson, Stage::kJsonCalls);
+      }
       if (at_start_) add(K::kLiteral, think_start_, Marker::kThinkStart, Stage::kReasoning);
       if (leading) add(K::kLeadingNewline, newline_, Marker::kLeadingNewline, Stage::kCommon);
       // Before any reasoning closed, a `</think>` is the prompt's own (non-thinking prompts end
@@ -81,6 +98,7 @@ void OutputStateMachine::enter(Stage stage, bool leading) {
       if (!reasoning_closed_) add(K::kLiteral, think_end_, Marker::kStrayThinkEnd, Stage::kCommon);
       break;
     case Stage::kReasoning:
+      add_end_of_turn();
       if (tools) add(K::kNewlinesThen, dsml_open_, Marker::kDsmlOpen, Stage::kBlockOpen);
       if (at_start_) add(K::kLiteral, think_start_, Marker::kThinkStart, Stage::kReasoning);
       if (leading) add(K::kLeadingNewline, newline_, Marker::kLeadingNewline, Stage::kReasoning);
@@ -120,6 +138,13 @@ void OutputStateMachine::enter(Stage stage, bool leading) {
       break;
     case Stage::kParamValue:
       add(K::kLiteral, dsml_close_, Marker::kValueEnd, Stage::kToolArgs);
+      break;
+    case Stage::kCallBody:
+      add_end_of_turn();
+      add(K::kLiteral, call_close_, Marker::kCallClose, Stage::kCommon);
+      break;
+    case Stage::kJsonCalls:
+      add_end_of_turn();
       break;
     case Stage::kFinished:
       break;
@@ -162,7 +187,10 @@ void OutputStateMachine::feed_byte(uint8_t c, Sink& sink) {
     if (!b.matcher.feed(c)) continue;
     const size_t len = b.matcher.match_length();
     // `<think>` only counts as the very first thing in the output.
-    if (b.marker == Marker::kThinkStart && (!at_start_ || pending_.size() != len)) continue;
+    // So do Llama's `<|python_tag|>` and `{` opening a message of calls.
+    const bool at_start_only =
+        b.marker == Marker::kThinkStart || b.marker == Marker::kPythonTag || b.marker == Marker::kCallsJson;
+    if (at_start_only && (!at_start_ || pending_.size() != len)) continue;
     const Branch hit = b;
     const Stage from = stage_;
     if (pending_.size() > len) {
@@ -176,7 +204,7 @@ void OutputStateMachine::feed_byte(uint8_t c, Sink& sink) {
     if (hit.marker == Marker::kThinkEnd) reasoning_closed_ = true;
     // Leading-newline rules: reasoning and answer text drop newlines right after their start.
     const bool leading = hit.marker == Marker::kLeadingNewline || hit.marker == Marker::kThinkEnd ||
-                         hit.marker == Marker::kThinkStart;
+                         hit.marker == Marker::kThinkStart || hit.marker == Marker::kCallClose;
     enter(hit.next, leading);
     return;
   }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "recipe/stream/marker_matcher.h"
+#include "recipe/stream/parser_options.h"  // ToolCallFormat
 
 namespace di::recipe {
 
@@ -26,6 +27,8 @@ enum class Stage {
   kParamName,    // parameter name="…
   kParamType,    // the rest of the parameter's opening tag
   kParamValue,   // the parameter's value
+  kCallBody,     // Hermes: inside `<tool_call>` … `</tool_call>`
+  kJsonCalls,    // Llama: the message is tool calls (after `<|python_tag|>` or a leading `{`)
   kFinished,     // after the block or a stop sequence: everything is dropped
 };
 
@@ -51,6 +54,11 @@ enum class Marker {
   kTypeAuto,         // `>` closing a parameter tag without string="true|false"
   kValueEnd,         // `</｜DSML｜` ending a value
   kArgsEnd,          // `</｜DSML｜` ending an invoke
+  kCallOpen,         // newlines + `<tool_call>` (Hermes)
+  kCallClose,        // `</tool_call>`
+  kPythonTag,        // `<|python_tag|>` at the start of the output (Llama)
+  kCallsJson,        // `{` at the start of the output (Llama; the byte is the call's)
+  kEndOfTurn,        // a templated model's end-of-turn text (`<|eot_id|>`, `<|im_end|>`, ...)
 };
 
 // The marker texts. Token-id input replaces control tokens by single bytes that never occur in
@@ -67,6 +75,8 @@ enum ControlByte : unsigned char { kCtlThinkStart = 0xF8, kCtlThinkEnd = 0xF9, k
 struct StateMachineConfig {
   MarkerSet markers;
   bool parse_tool_calls = false;
+  ToolCallFormat tool_format = ToolCallFormat::kDsml;
+  std::vector<std::string> end_of_turn;  // texts that end the output (dropped with what follows)
   bool start_in_tool_calls = false;
   bool start_in_reasoning = false;
   bool json_object = false;
@@ -112,8 +122,9 @@ class OutputStateMachine {
   std::shared_ptr<const MarkerPattern> think_start_, think_end_, dsml_open_, dsml_close_,
       block_v4_, block_v41_, block_end_v4_, block_end_v41_, fence_json_, fence_, brace_,
       bracket_, fence_end_, invoke_, quote_, param_, type_true_, type_false_, type_auto_,
-      newline_;
-  std::vector<std::shared_ptr<const MarkerPattern>> stops_;
+      newline_, call_open_, call_close_, python_tag_;
+  std::vector<std::shared_ptr<const MarkerPattern>> stops_, end_of_turn_;
+  void add_end_of_turn();
 
   Stage stage_ = Stage::kCommon;
   Stage block_return_ = Stage::kCommon;  // where a failed `<｜DSML｜` goes back to

@@ -73,12 +73,22 @@ Result<ToolSpec> tool_from_json(const json& t, size_t i) {
 
 }  // namespace
 
+const char* tool_call_format_name(ToolCallFormat f) {
+  switch (f) {
+    case ToolCallFormat::kDsml: return "dsml";
+    case ToolCallFormat::kHermes: return "hermes";
+    case ToolCallFormat::kLlama3Json: return "llama3_json";
+    case ToolCallFormat::kNone: return "none";
+  }
+  return "dsml";
+}
+
 Result<ParserOptions> parser_options_from_json(const json& j) {
   if (!j.is_object())
     return Status::invalid_argument("parser options: expected a JSON object, got " + type_name(j));
   static const std::set<std::string> kKeys = {
       "protocol", "encoding", "prompt_opened_thinking", "thinking", "parse_tool_calls",
-      "prompt_opened_tool_calls", "parallel_tool_calls", "tools", "json_object", "stop", "stream", "include_usage",
+      "prompt_opened_tool_calls", "parallel_tool_calls", "tool_format", "tools", "json_object", "stop", "stream", "include_usage",
       "model", "request_id", "created", "system_fingerprint", "control_tokens"};
   for (const auto& [key, _] : j.items())
     if (!kKeys.count(key)) return Status::invalid_argument(key + ": unknown parser option");
@@ -96,6 +106,15 @@ Result<ParserOptions> parser_options_from_json(const json& j) {
   DI_RETURN_IF_ERROR(read_bool(j, "prompt_opened_thinking", &o.prompt_opened_thinking));
   o.thinking = o.prompt_opened_thinking;
   DI_RETURN_IF_ERROR(read_bool(j, "thinking", &o.thinking));
+  if (auto it = j.find("tool_format"); it != j.end() && !it->is_null()) {
+    bool known = false;
+    for (ToolCallFormat f : {ToolCallFormat::kDsml, ToolCallFormat::kHermes, ToolCallFormat::kLlama3Json,
+                             ToolCallFormat::kNone})
+      if (*it == tool_call_format_name(f)) o.tool_format = f, known = true;
+    if (!known)
+      return Status::invalid_argument("tool_format: expected \"dsml\", \"hermes\", \"llama3_json\" or \"none\", got " +
+                                      it->dump());
+  }
   if (auto it = j.find("tools"); it != j.end() && !it->is_null()) {
     DI_RETURN_IF_ERROR(expect(*it, it->is_array(), "tools", "an array"));
     for (size_t i = 0; i < it->size(); ++i) {
@@ -159,6 +178,7 @@ json parser_options_to_json(const ParserOptions& o) {
       {"parse_tool_calls", o.parse_tool_calls},
       {"prompt_opened_tool_calls", o.prompt_opened_tool_calls},
       {"parallel_tool_calls", o.parallel_tool_calls},
+      {"tool_format", tool_call_format_name(o.tool_format)},
       {"tools", tools},
       {"json_object", o.json_object},
       {"stop", o.stop_sequences},

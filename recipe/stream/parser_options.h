@@ -19,6 +19,17 @@ namespace di::recipe {
 // spellings either way, so this only matters for diagnostics and future formats.
 enum class EncodingVersion { kDsv4, kDsv41 };
 
+// How the model writes tool calls: DeepSeek's DSML, or one of the dense families' formats as
+// their chat templates define them (the recipe picks it from the model's template).
+enum class ToolCallFormat {
+  kDsml,        // DeepSeek: `<｜DSML｜tool_calls>` blocks
+  kHermes,      // Qwen2.5 / Qwen3: `<tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>`
+  kLlama3Json,  // Llama-3.1 / 3.2: the message is `{"name": ..., "parameters": {...}}` (calls
+                // separated by `;`), optionally after `<|python_tag|>`
+  kNone,        // a templated model whose template shows no tool-call format: calls stay text
+};
+const char* tool_call_format_name(ToolCallFormat f);  // "dsml", "hermes", "llama3_json", "none"
+
 // A tool the request declared. Only the name is needed to parse; the schema and `strict` travel
 // along for validation and for the Responses `tools` echo.
 struct ToolSpec {
@@ -49,8 +60,11 @@ struct ParserOptions {
   // empty thinking block). Normally equal to prompt_opened_thinking.
   bool thinking = false;
 
-  // Parse DSML tool calls (tools present and tool_choice != none).
+  // Parse tool calls (tools present and tool_choice != none), written as tool_format says.
   bool parse_tool_calls = false;
+  // Also decides the end-of-turn texts dropped from a templated model's output (`<|eot_id|>`,
+  // `<|eom_id|>`, `<|im_end|>`, ...) when they arrive as text.
+  ToolCallFormat tool_format = ToolCallFormat::kDsml;
   // tool_choice required: the prompt was prefilled with the block opener, so output starts
   // inside the tool-call block.
   bool prompt_opened_tool_calls = false;
@@ -84,6 +98,7 @@ struct ParserOptions {
 // {"protocol":"chat"|"responses"|"messages", "encoding":"dsv4"|"dsv41",
 //  "prompt_opened_thinking":bool, "thinking":bool, "parse_tool_calls":bool,
 //  "prompt_opened_tool_calls":bool, "parallel_tool_calls":bool,
+//  "tool_format":"dsml"|"hermes"|"llama3_json"|"none",
 //  "tools":[{"name":..., "parameters":{...}, "strict":bool, "type":"function"|"custom"}],
 //  "json_object":bool, "stop":[...], "stream":bool, "include_usage":bool, "model":...,
 //  "request_id":..., "created":int, "system_fingerprint":...,

@@ -80,7 +80,24 @@ void StreamParser::ensure_machine(bool token_mode) {
   }
   token_markers_ = c.markers;
   c.parse_tool_calls = options_.parse_tool_calls;
-  c.start_in_tool_calls = options_.parse_tool_calls && options_.prompt_opened_tool_calls;
+  c.tool_format = options_.tool_format;
+  // A templated model's end of turn, when it arrives as text (an engine stop id it reports, or
+  // text handed in): the output is over. DeepSeek's EOS is a control token (control_tokens.eos).
+  switch (options_.tool_format) {
+    case ToolCallFormat::kLlama3Json:
+      c.end_of_turn = {"<|eot_id|>", "<|eom_id|>", "<|end_of_text|>"};
+      break;
+    case ToolCallFormat::kHermes:
+      c.end_of_turn = {"<|im_end|>", "<|endoftext|>"};
+      break;
+    case ToolCallFormat::kNone:
+      c.end_of_turn = {"<|eot_id|>", "<|eom_id|>", "<|end_of_text|>", "<|im_end|>", "<|endoftext|>"};
+      break;
+    case ToolCallFormat::kDsml:
+      break;
+  }
+  c.start_in_tool_calls = options_.parse_tool_calls && options_.tool_format == ToolCallFormat::kDsml &&
+                          options_.prompt_opened_tool_calls;
   c.start_in_reasoning = options_.prompt_opened_thinking;
   c.json_object = options_.json_object;
   for (const std::string& s : options_.stop_sequences)
@@ -91,7 +108,8 @@ void StreamParser::ensure_machine(bool token_mode) {
 bool StreamParser::in_reasoning() const {
   if (machine_) return machine_->stage() == Stage::kReasoning;
   return options_.prompt_opened_thinking &&
-         !(options_.parse_tool_calls && options_.prompt_opened_tool_calls);
+         !(options_.parse_tool_calls && options_.tool_format == ToolCallFormat::kDsml &&
+           options_.prompt_opened_tool_calls);
 }
 
 void StreamParser::run(std::string_view bytes, std::vector<ParsedEvent>* out) {
@@ -198,6 +216,7 @@ void StreamParser::emit_args(std::string piece, std::vector<ParsedEvent>* out) {
 }
 
 void StreamParser::on_text(Stage stage, std::string_view bytes, std::vector<ParsedEvent>* out) {
+  if (calls_over_) return;
   const std::string text = control_bytes_to_text(bytes, MarkerSet{});
   const bool json_outside = options_.json_object &&
                             (stage == Stage::kCommon || stage == Stage::kMatchedJson);
@@ -230,6 +249,14 @@ void StreamParser::on_text(Stage stage, std::string_view bytes, std::vector<Pars
     case Stage::kParamValue:
       if (value_kind_ == ValueKind::kString) emit_args(json_escape(text), out);
       else value_ += text;
+      break;
+    case Stage::kCallBody:
+    case Stage::kJsonCalls:
+      if (scanner_) {
+        std::vector<ParsedEvent> scanned;
+        scanner_->feed(text, &scanned);
+        forward_scanned(scanned, out);
+      }
       break;
     case Stage::kBlockOpen:
     case Stage::kToolCalls:
@@ -279,10 +306,73 @@ void StreamParser::cut_call(std::vector<ParsedEvent>* out) {
   call_name_.clear();
 }
 
+void StreamParser::forward_scanned(std::vector<ParsedEvent>& scanned, std::vector<ParsedEvent>* out) {
+  for (ParsedEvent& e : scanned) {
+    if (calls_over_) return;
+    e.index = num_tool_calls_;
+    switch (e.kind) {
+      case ParsedEvent::Kind::kContent:
+        // A `<tool_call>` body that is no call: the tags are the model's text too.
+        if (!opener_emitted_ && !call_opener_.empty()) emit_text(ParsedEvent::Kind::kContent, call_opener_, out);
+        opener_emitted_ = true;
+        emit_text(ParsedEvent::Kind::kContent, std::move(e.text), out);
+        continue;
+      case ParsedEvent::Kind::kToolCallEnd:
+        out->push_back(std::move(e));
+        ++num_tool_calls_;
+        continue;
+      case ParsedEvent::Kind::kToolCallCut:
+        // The stream already showed this call: it stays the last one (later calls would reuse
+        // its index), and the rest of the output is dropped, as after a DSML block.
+        calls_over_ = true;
+        break;
+      default:
+        break;
+    }
+    out->push_back(std::move(e));
+  }
+}
+
+void StreamParser::end_scanner(bool cut, std::vector<ParsedEvent>* out) {
+  if (!scanner_ || calls_over_) return;
+  std::vector<ParsedEvent> scanned;
+  scanner_->end(cut, &scanned);
+  forward_scanned(scanned, out);
+  scanner_.reset();
+}
+
 void StreamParser::on_marker(Marker marker, Stage from, std::string_view bytes, size_t /*stop_index*/,
                              std::vector<ParsedEvent>* out) {
   to_space_run_ = false;
+  if (calls_over_) return;
   switch (marker) {
+    case Marker::kCallOpen:
+      scanner_.emplace(/*several=*/false);
+      call_opener_ = std::string(bytes);
+      opener_emitted_ = false;
+      break;
+    case Marker::kCallClose: {
+      const bool text = scanner_ && scanner_->not_a_call();
+      end_scanner(false, out);
+      if (text) emit_text(ParsedEvent::Kind::kContent, std::string(bytes), out);
+      call_opener_.clear();
+      break;
+    }
+    case Marker::kPythonTag:
+    case Marker::kCallsJson: {
+      scanner_.emplace(/*several=*/true);
+      call_opener_.clear();
+      if (marker == Marker::kCallsJson) {
+        std::vector<ParsedEvent> scanned;
+        scanner_->feed(bytes, &scanned);
+        forward_scanned(scanned, out);
+      }
+      break;
+    }
+    case Marker::kEndOfTurn:
+      // The model's own end of turn: a call it left open is malformed, not cut.
+      end_scanner(false, out);
+      break;
     case Marker::kThinkStart:
     case Marker::kThinkEnd:
     case Marker::kStrayThinkEnd:
@@ -362,6 +452,8 @@ FinishInfo StreamParser::finish(EngineFinish engine, std::vector<ParsedEvent>* o
     flush_carry(out);
     Sink sink(this, out);
     if (!stopped_) machine_->flush(sink);
+    // A scanned call the token limit cut is no call; other ends read what was written.
+    end_scanner(engine == EngineFinish::kLength, out);
     // A call cut by the token limit is not a call: the client learns it was started (the
     // stream already said so) and then that it was cut, never a call the model did not finish.
     if (call_open_ && engine == EngineFinish::kLength) {

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "recipe/stream/json_call_scanner.h"
 #include "recipe/stream/output_state_machine.h"
 #include "recipe/stream/parsed_event.h"
 #include "recipe/stream/parser_options.h"
@@ -79,6 +80,9 @@ class StreamParser {
   void close_call(std::vector<ParsedEvent>* out);
   // Ends an open call that the token limit cut: kToolCallCut instead of kToolCallEnd.
   void cut_call(std::vector<ParsedEvent>* out);
+  // The dense families' calls: the scanner's events numbered and passed on.
+  void forward_scanned(std::vector<ParsedEvent>& scanned, std::vector<ParsedEvent>* out);
+  void end_scanner(bool cut, std::vector<ParsedEvent>* out);
 
   ParserOptions options_;
   TokenDecoder decoder_;
@@ -104,6 +108,12 @@ class StreamParser {
   std::string value_;            // kJson / kAuto values are checked once complete
   int32_t num_tool_calls_ = 0;
   int64_t reasoning_tokens_ = 0;
+
+  // Hermes / Llama calls (ParserOptions::tool_format); null outside a call body.
+  std::optional<JsonCallScanner> scanner_;
+  std::string call_opener_;        // Hermes: the `<tool_call>` text, content if the body is no call
+  bool opener_emitted_ = false;
+  bool calls_over_ = false;        // a call was cut: the rest of the output is dropped
 };
 
 // Control-token bytes back to the text they stand for ("<think>", ...), for output text.

@@ -155,10 +155,26 @@ TEST(ChatTemplatePrepare, ChatCompletionsRequestRendersWithTheModelsTemplate) {
   ASSERT_TRUE(p.is_ok()) << p.status().message();
   EXPECT_EQ(p->prompt, (*expected)["text"].get<std::string>());
   EXPECT_EQ(p->encoding, "chat_template");
-  EXPECT_FALSE(p->parser.parse_tool_calls);
+  // The template writes calls as Hermes <tool_call> blocks: the parser reads them back.
+  EXPECT_TRUE(p->parser.parse_tool_calls);
+  EXPECT_EQ(p->parser.tool_format, ToolCallFormat::kHermes);
+  EXPECT_FALSE(p->engine.constraint.has_value());  // the DSML grammar is DeepSeek's only
   // A DeepSeek directory keeps the recipe's encoders; asking for a template where none is fails.
   auto none = chat_template::recipe_chat_template(std::string(DI_SOURCE_DIR) + "/tests", "chat_template");
   EXPECT_EQ(none.status().code(), StatusCode::kNotFound);
+}
+
+// Each template's tool-call format is read off its source, as the model directory ships it.
+TEST(ChatTemplatePrepare, ToolCallFormatComesFromTheTemplate) {
+  const std::pair<const char*, ToolCallFormat> kWant[] = {{"llama3", ToolCallFormat::kNone},
+                                                          {"llama3.1", ToolCallFormat::kLlama3Json},
+                                                          {"qwen2.5", ToolCallFormat::kHermes},
+                                                          {"qwen3", ToolCallFormat::kHermes}};
+  for (const auto& [name, format] : kWant) {
+    const nlohmann::ordered_json ref = chat_template::reference(name);
+    ASSERT_TRUE(ref.is_object()) << name;
+    EXPECT_EQ(chat_template::template_tool_format(ref["source"].get<std::string>()), format) << name;
+  }
 }
 
 }  // namespace

@@ -159,8 +159,10 @@ void check_run(const ParserOptions& o, const Run& r, ClientView* view) {
     finding(std::string("response shape: ") + e.what());
   }
   ClientView streamed = *view;
-  // A call the token limit cut went out in the stream but is not in a Chat or Messages body.
-  if (r.length && o.protocol != Protocol::kResponses && streamed.calls.size() == body.calls.size() + 1)
+  // A call the token limit cut went out in the stream but is not in a Chat or Messages body; so
+  // does a malformed one in the dense formats (always the last: the output ends there).
+  const bool may_cut = r.length || (o.parse_tool_calls && o.tool_format != ToolCallFormat::kDsml);
+  if (may_cut && o.protocol != Protocol::kResponses && streamed.calls.size() == body.calls.size() + 1)
     streamed.calls.pop_back();
   if (o.protocol == Protocol::kMessages) {
     // The body's tool_use input is parsed JSON; compare the calls as JSON.
@@ -201,6 +203,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   o.request_id = "fz";
   o.created = 1700000000;
   o.encoding = (b1 & 0x80) ? EncodingVersion::kDsv4 : EncodingVersion::kDsv41;
+  // The dense families' formats too (the header's spare bits), seeded with their markup.
+  static const ToolCallFormat kFormats[4] = {ToolCallFormat::kDsml, ToolCallFormat::kHermes,
+                                             ToolCallFormat::kLlama3Json, ToolCallFormat::kNone};
+  o.tool_format = kFormats[(b3 >> 4) & 3];
+  if (o.tool_format != ToolCallFormat::kDsml) o.prompt_opened_tool_calls = false;
   if (o.parse_tool_calls) {
     ToolSpec f;
     f.name = "get_weather";

@@ -1,10 +1,11 @@
-// Calling the C ABI from a test: an error's message, and a request's chunks pulled until its
-// stream ends.
+// Calling the C ABI from a test: an error's message, a text's token ids, and a request's chunks
+// pulled until its stream ends.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "deepinfer.h"
 
@@ -15,6 +16,16 @@ inline std::string error_text(di_error* err) {
   std::string s = err ? di_error_message(err) : "";
   di_error_destroy(err);
   return s;
+}
+
+// di_tokenizer_encode; a failure is a test failure (and no ids).
+inline std::vector<int32_t> encode(const di_tokenizer* t, const std::string& text, uint32_t flags) {
+  int32_t* ids = nullptr;
+  size_t n = 0;
+  EXPECT_EQ(di_tokenizer_encode(t, text.data(), text.size(), flags, &ids, &n, nullptr), DI_OK);
+  std::vector<int32_t> out(ids, ids + n);
+  di_free(ids);
+  return out;
 }
 
 // Hands each chunk to `on_chunk`. A poll that returns neither a chunk nor the end is a test

@@ -22,8 +22,7 @@ const pollSliceMs = 50
 
 // Engine is one loaded model with its scheduler and KV cache. Safe for concurrent use.
 type Engine struct {
-	mu  sync.RWMutex // read: submit, metrics; write: Close
-	ptr *C.di_engine
+	handle[C.di_engine] // read: submit, metrics; write: Close
 
 	modelDir string
 	tokOnce  sync.Once // the model's tokenizer, loaded by the first SubmitText
@@ -41,12 +40,13 @@ func NewEngine(modelDir string, options *Options) (*Engine, error) {
 		return nil, err
 	}
 	defer options.unlock()
-	var p *C.di_engine
-	var cerr *C.di_error
-	if err := toError(C.di_engine_create(cd, n, o, &p, &cerr), cerr); err != nil {
+	p, err := create(func(out **C.di_engine, cerr **C.di_error) C.di_status {
+		return C.di_engine_create(cd, n, o, out, cerr)
+	})
+	if err != nil {
 		return nil, err
 	}
-	e := &Engine{ptr: p, modelDir: modelDir}
+	e := &Engine{handle: handle[C.di_engine]{ptr: p}, modelDir: modelDir}
 	runtime.SetFinalizer(e, (*Engine).Close)
 	return e, nil
 }
@@ -59,10 +59,7 @@ func (e *Engine) Close() {
 	if e.tok != nil {
 		e.tok.Close()
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	C.di_engine_destroy(e.ptr)
-	e.ptr = nil
+	e.close(func(p *C.di_engine) { C.di_engine_destroy(p) })
 }
 
 // Submit queues a prompt of token ids with sampling options (may be nil) and returns at once.
@@ -100,15 +97,16 @@ func (e *Engine) SubmitText(text string, sampling *Options) (*Request, error) {
 
 // SubmitPrepared queues a recipe-prepared request with its own sampling options. Feed its chunks
 // to a parser from p.ParserOptionsJSON(), which applies the stop strings.
-func (e *Engine) SubmitPrepared(p *Prepared) (*Request, error) {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	if p.ptr == nil {
-		return nil, ErrClosed
+func (e *Engine) SubmitPrepared(p *Prepared) (req *Request, err error) {
+	if perr := p.use(func(h *C.di_prepared) error {
+		req, err = e.submit(func(ep *C.di_engine, r **C.di_request, cerr **C.di_error) C.di_status {
+			return C.di_submit_prepared(ep, h, nil, nil, r, cerr)
+		})
+		return nil
+	}); perr != nil {
+		return nil, perr
 	}
-	return e.submit(func(ep *C.di_engine, r **C.di_request, cerr **C.di_error) C.di_status {
-		return C.di_submit_prepared(ep, p.ptr, nil, nil, r, cerr)
-	})
+	return req, err
 }
 
 // Metrics returns the engine's metrics as JSON, or the Prometheus text exposition.
@@ -129,41 +127,15 @@ func (e *Engine) Info() (string, error) {
 	})
 }
 
-// use runs f on the engine's pointer, held against a concurrent Close; ErrClosed after Close.
-func (e *Engine) use(f func(*C.di_engine) error) error {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if e.ptr == nil {
-		return ErrClosed
-	}
-	return f(e.ptr)
-}
-
 // submit runs one di_submit* call (both submits differ only in it) and wraps the new request.
 func (e *Engine) submit(call func(*C.di_engine, **C.di_request, **C.di_error) C.di_status) (*Request, error) {
 	var r *C.di_request
-	err := e.use(func(p *C.di_engine) error {
-		var cerr *C.di_error
-		return toError(call(p, &r, &cerr), cerr)
-	})
-	if err != nil {
+	if err := e.call(func(p *C.di_engine, cerr **C.di_error) C.di_status {
+		return call(p, &r, cerr)
+	}); err != nil {
 		return nil, err
 	}
 	return newRequest(r), nil
-}
-
-// text runs a call that returns a library-allocated string (info, metrics) and copies it out.
-func (e *Engine) text(f func(*C.di_engine, **C.char, *C.size_t, **C.di_error) C.di_status) (string, error) {
-	var s *C.char
-	var n C.size_t
-	err := e.use(func(p *C.di_engine) error {
-		var cerr *C.di_error
-		return toError(f(p, &s, &n, &cerr), cerr)
-	})
-	if err != nil {
-		return "", err
-	}
-	return takeString(s, n), nil
 }
 
 // Chunk is a piece of one completion's output, copied out of the library.

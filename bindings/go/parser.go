@@ -26,7 +26,6 @@ import "C"
 import (
 	"runtime"
 	"runtime/cgo"
-	"sync"
 	"unsafe"
 )
 
@@ -63,9 +62,8 @@ type Output struct {
 // Parser turns one request's output into its API's events. One stream per parser; calls are
 // serialized.
 type Parser struct {
-	mu    sync.Mutex
-	ptr   *C.di_parser
-	ended bool
+	handle[C.di_parser] // write-locked by every call: one stream, calls never interleave
+	ended               bool
 }
 
 // NewParser makes a parser from parsing options as JSON (Prepared.ParserOptionsJSON, or
@@ -73,45 +71,39 @@ type Parser struct {
 func NewParser(optionsJSON string) (*Parser, error) {
 	cj, n := cBytes(optionsJSON)
 	defer C.free(unsafe.Pointer(cj))
-	var p *C.di_parser
-	var cerr *C.di_error
-	if err := toError(C.di_parser_create_from_json(cj, n, &p, &cerr), cerr); err != nil {
+	p, err := create(func(out **C.di_parser, cerr **C.di_error) C.di_status {
+		return C.di_parser_create_from_json(cj, n, out, cerr)
+	})
+	if err != nil {
 		return nil, err
 	}
-	ps := &Parser{ptr: p}
+	return newParser(p), nil
+}
+
+func newParser(p *C.di_parser) *Parser {
+	ps := &Parser{handle: handle[C.di_parser]{ptr: p}}
 	runtime.SetFinalizer(ps, (*Parser).Close)
-	return ps, nil
+	return ps
 }
 
 // NewParserFromPrepared makes a parser for a prepared request's output (di_parser_create): its
 // protocol, tools, stop strings and control tokens, with token ids decoded by the recipe's
 // tokenizer. overridesJSON ("" for none) replaces parser options, e.g. {"request_id": "abc"}.
 func NewParserFromPrepared(prepared *Prepared, overridesJSON string) (*Parser, error) {
-	prepared.mu.RLock()
-	defer prepared.mu.RUnlock()
-	if prepared.ptr == nil {
-		return nil, ErrClosed
-	}
 	cj, n := cBytes(overridesJSON)
 	defer C.free(unsafe.Pointer(cj))
 	var p *C.di_parser
-	var cerr *C.di_error
-	err := toError(C.di_parser_create(prepared.ptr, cj, n, &p, &cerr), cerr)
-	runtime.KeepAlive(prepared)
-	if err != nil {
+	if err := prepared.call(func(h *C.di_prepared, cerr **C.di_error) C.di_status {
+		return C.di_parser_create(h, cj, n, &p, cerr)
+	}); err != nil {
 		return nil, err
 	}
-	ps := &Parser{ptr: p}
-	runtime.SetFinalizer(ps, (*Parser).Close)
-	return ps, nil
+	return newParser(p), nil
 }
 
 // Close releases the parser. Idempotent.
 func (p *Parser) Close() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	C.di_parser_destroy(p.ptr)
-	p.ptr = nil
+	p.close(func(h *C.di_parser) { C.di_parser_destroy(h) })
 }
 
 // Ended reports whether the terminal event was delivered.

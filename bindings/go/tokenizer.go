@@ -10,14 +10,12 @@ import "C"
 
 import (
 	"runtime"
-	"sync"
 	"unsafe"
 )
 
 // Tokenizer encodes and decodes text with a model's tokenizer.json.
 type Tokenizer struct {
-	mu  sync.RWMutex
-	ptr *C.di_tokenizer
+	handle[C.di_tokenizer]
 }
 
 // Segment is one piece of a prompt for EncodeSegments: template text (control tokens
@@ -41,46 +39,25 @@ type SpecialIDs struct {
 func NewTokenizer(path string) (*Tokenizer, error) {
 	cp, n := cBytes(path)
 	defer C.free(unsafe.Pointer(cp))
-	var p *C.di_tokenizer
-	var cerr *C.di_error
-	if err := toError(C.di_tokenizer_create(cp, n, &p, &cerr), cerr); err != nil {
+	p, err := create(func(out **C.di_tokenizer, cerr **C.di_error) C.di_status {
+		return C.di_tokenizer_create(cp, n, out, cerr)
+	})
+	if err != nil {
 		return nil, err
 	}
-	t := &Tokenizer{ptr: p}
+	t := &Tokenizer{handle[C.di_tokenizer]{ptr: p}}
 	runtime.SetFinalizer(t, (*Tokenizer).Close)
 	return t, nil
 }
 
 // Close releases the tokenizer once running calls return. Idempotent.
 func (t *Tokenizer) Close() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	C.di_tokenizer_destroy(t.ptr)
-	t.ptr = nil
-}
-
-func (t *Tokenizer) rlock() (*C.di_tokenizer, error) {
-	t.mu.RLock()
-	if t.ptr == nil {
-		t.mu.RUnlock()
-		return nil, ErrClosed
-	}
-	return t.ptr, nil
-}
-
-func (t *Tokenizer) runlock() {
-	t.mu.RUnlock()
-	runtime.KeepAlive(t)
+	t.close(func(p *C.di_tokenizer) { C.di_tokenizer_destroy(p) })
 }
 
 // Encode returns the ids of text. addedTokens recognises added/special tokens written in the
 // text (never for user content); addSpecial adds the BOS/EOS of the post-processor.
 func (t *Tokenizer) Encode(text string, addedTokens, addSpecial bool) ([]int32, error) {
-	p, err := t.rlock()
-	if err != nil {
-		return nil, err
-	}
-	defer t.runlock()
 	var flags C.uint32_t
 	if addedTokens {
 		flags |= C.DI_TOKENIZE_ADDED_TOKENS
@@ -92,8 +69,9 @@ func (t *Tokenizer) Encode(text string, addedTokens, addSpecial bool) ([]int32, 
 	defer C.free(unsafe.Pointer(ct))
 	var ids *C.int32_t
 	var num C.size_t
-	var cerr *C.di_error
-	if err := toError(C.di_tokenizer_encode(p, ct, n, flags, &ids, &num, &cerr), cerr); err != nil {
+	if err := t.call(func(p *C.di_tokenizer, cerr **C.di_error) C.di_status {
+		return C.di_tokenizer_encode(p, ct, n, flags, &ids, &num, cerr)
+	}); err != nil {
 		return nil, err
 	}
 	return takeIDs(ids, num), nil
@@ -102,11 +80,6 @@ func (t *Tokenizer) Encode(text string, addedTokens, addSpecial bool) ([]int32, 
 // EncodeSegments encodes each segment on its own and reports which ids came from template
 // segments (the only ids that may be control tokens). No BOS/EOS is added.
 func (t *Tokenizer) EncodeSegments(segs []Segment) ([]int32, []Range, error) {
-	p, err := t.rlock()
-	if err != nil {
-		return nil, nil, err
-	}
-	defer t.runlock()
 	n := len(segs)
 	// The pointer array lives in C memory: cgo forbids passing Go memory that holds pointers.
 	texts := (*[1 << 28]*C.char)(C.calloc(C.size_t(n+1), C.size_t(unsafe.Sizeof((*C.char)(nil)))))[: n+1 : n+1]
@@ -130,57 +103,38 @@ func (t *Tokenizer) EncodeSegments(segs []Segment) ([]int32, []Range, error) {
 	var num C.size_t
 	var ranges *C.uint32_t
 	var nr C.size_t
-	var cerr *C.di_error
-	st := C.di_tokenizer_encode_segments(p, &texts[0], &lens[0], &special[0], C.size_t(n),
-		&ids, &num, &ranges, &nr, &cerr)
-	if err := toError(st, cerr); err != nil {
+	if err := t.call(func(p *C.di_tokenizer, cerr **C.di_error) C.di_status {
+		return C.di_tokenizer_encode_segments(p, &texts[0], &lens[0], &special[0], C.size_t(n),
+			&ids, &num, &ranges, &nr, cerr)
+	}); err != nil {
 		return nil, nil, err
 	}
 	out := takeIDs(ids, num)
-	rs := make([]Range, int(nr))
-	if nr > 0 {
-		flat := unsafe.Slice((*uint32)(unsafe.Pointer(ranges)), int(2*nr))
-		for i := range rs {
-			rs[i] = Range{flat[2*i], flat[2*i+1]}
-		}
-	}
+	rs := toRanges(ranges, nr)
 	C.di_free(unsafe.Pointer(ranges))
 	return out, rs, nil
 }
 
 // Decode turns ids into text (bytes that are not valid UTF-8 become U+FFFD).
 func (t *Tokenizer) Decode(ids []int32, skipSpecial bool) (string, error) {
-	p, err := t.rlock()
-	if err != nil {
-		return "", err
-	}
-	defer t.runlock()
 	var flags C.uint32_t
 	if skipSpecial {
 		flags = C.DI_DECODE_SKIP_SPECIAL
 	}
 	cids, n := cIDs(ids)
 	defer C.free(unsafe.Pointer(cids))
-	var s *C.char
-	var sl C.size_t
-	var cerr *C.di_error
-	if err := toError(C.di_tokenizer_decode(p, cids, n, flags, &s, &sl, &cerr), cerr); err != nil {
-		return "", err
-	}
-	return takeString(s, sl), nil
+	return t.text(func(p *C.di_tokenizer, s **C.char, sl *C.size_t, cerr **C.di_error) C.di_status {
+		return C.di_tokenizer_decode(p, cids, n, flags, s, sl, cerr)
+	})
 }
 
 // TokenToPiece returns the raw bytes of one token (possibly part of a UTF-8 character).
 func (t *Tokenizer) TokenToPiece(id int32) ([]byte, error) {
-	p, err := t.rlock()
-	if err != nil {
-		return nil, err
-	}
-	defer t.runlock()
 	var s *C.char
 	var n C.size_t
-	var cerr *C.di_error
-	if err := toError(C.di_tokenizer_token_to_piece(p, C.int32_t(id), &s, &n, &cerr), cerr); err != nil {
+	if err := t.call(func(p *C.di_tokenizer, cerr **C.di_error) C.di_status {
+		return C.di_tokenizer_token_to_piece(p, C.int32_t(id), &s, &n, cerr)
+	}); err != nil {
 		return nil, err
 	}
 	b := C.GoBytes(unsafe.Pointer(s), C.int(n))
@@ -190,16 +144,12 @@ func (t *Tokenizer) TokenToPiece(id int32) ([]byte, error) {
 
 // TokenID looks a token up by its tokenizer.json spelling; errors.Is(err, ErrNotFound) when absent.
 func (t *Tokenizer) TokenID(token string) (int32, error) {
-	p, err := t.rlock()
-	if err != nil {
-		return 0, err
-	}
-	defer t.runlock()
 	ct, n := cBytes(token)
 	defer C.free(unsafe.Pointer(ct))
 	var id C.int32_t
-	var cerr *C.di_error
-	if err := toError(C.di_tokenizer_token_id(p, ct, n, &id, &cerr), cerr); err != nil {
+	if err := t.call(func(p *C.di_tokenizer, cerr **C.di_error) C.di_status {
+		return C.di_tokenizer_token_id(p, ct, n, &id, cerr)
+	}); err != nil {
 		return 0, err
 	}
 	return int32(id), nil
@@ -207,24 +157,20 @@ func (t *Tokenizer) TokenID(token string) (int32, error) {
 
 // VocabSize is the number of ids (largest id + 1).
 func (t *Tokenizer) VocabSize() (int64, error) {
-	p, err := t.rlock()
-	if err != nil {
-		return 0, err
-	}
-	defer t.runlock()
-	return int64(C.di_tokenizer_vocab_size(p)), nil
+	var v int64
+	err := t.use(func(p *C.di_tokenizer) error {
+		v = int64(C.di_tokenizer_vocab_size(p))
+		return nil
+	})
+	return v, err
 }
 
 // SpecialIDs reports the BOS / EOS configuration.
 func (t *Tokenizer) SpecialIDs() (SpecialIDs, error) {
-	p, err := t.rlock()
-	if err != nil {
-		return SpecialIDs{}, err
-	}
-	defer t.runlock()
 	var bos, eos, add C.int32_t
-	var cerr *C.di_error
-	if err := toError(C.di_tokenizer_special_ids(p, &bos, &eos, &add, &cerr), cerr); err != nil {
+	if err := t.call(func(p *C.di_tokenizer, cerr **C.di_error) C.di_status {
+		return C.di_tokenizer_special_ids(p, &bos, &eos, &add, cerr)
+	}); err != nil {
 		return SpecialIDs{}, err
 	}
 	return SpecialIDs{BOS: int32(bos), EOS: int32(eos), AddBOSToken: add != 0}, nil
@@ -238,6 +184,18 @@ func cIDs(ids []int32) (*C.int32_t, C.size_t) {
 	p := (*C.int32_t)(C.malloc(C.size_t(len(ids)) * 4))
 	copy(unsafe.Slice((*int32)(unsafe.Pointer(p)), len(ids)), ids)
 	return p, C.size_t(len(ids))
+}
+
+// toRanges copies n [begin, end) pairs of flat out of library memory.
+func toRanges(flat *C.uint32_t, n C.size_t) []Range {
+	out := make([]Range, int(n))
+	if n > 0 {
+		pairs := unsafe.Slice((*uint32)(unsafe.Pointer(flat)), int(2*n))
+		for i := range out {
+			out[i] = Range{pairs[2*i], pairs[2*i+1]}
+		}
+	}
+	return out
 }
 
 // takeIDs copies a library-allocated id array into Go memory and releases it with di_free.

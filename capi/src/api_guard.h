@@ -21,6 +21,10 @@ namespace di::capi {
 di_status fail(di_error** err, di_status code, std::string message, std::string detail = {});
 di_status fail(di_error** err, const Status& status);
 
+// Hands `text` to the caller as a NUL-terminated buffer it releases with di_free; `len` may
+// be NULL. DI_E_OOM when it cannot be allocated.
+di_status copy_text_out(const std::string& text, char** out, size_t* len, di_error** err);
+
 // Returns DI_OK or the failed Status as a code + error.
 inline di_status to_status(di_error** err, const Status& status) {
   return status.is_ok() ? DI_OK : fail(err, status);

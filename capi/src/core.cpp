@@ -1,6 +1,7 @@
 // Versions, status names, error objects and di_free: the parts of the C ABI every other part
 // uses. Nothing here may throw across the boundary.
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -24,6 +25,16 @@ di_status fail(di_error** err, di_status code, std::string message, std::string 
 
 di_status fail(di_error** err, const Status& status) {
   return fail(err, static_cast<di_status>(status.code()), status.message(), status.detail());
+}
+
+di_status copy_text_out(const std::string& text, char** out, size_t* len, di_error** err) {
+  char* buf = static_cast<char*>(std::malloc(text.size() + 1));
+  if (buf == nullptr) return fail(err, DI_E_OOM, "out of memory");
+  std::memcpy(buf, text.data(), text.size());
+  buf[text.size()] = '\0';
+  *out = buf;
+  if (len != nullptr) *len = text.size();
+  return DI_OK;
 }
 
 }  // namespace di::capi

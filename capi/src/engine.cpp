@@ -67,16 +67,6 @@ struct ChunkBuffers {
   }
 };
 
-di_status copy_out(const std::string& text, char** out, size_t* len, di_error** err) {
-  char* buf = static_cast<char*>(std::malloc(text.size() + 1));
-  if (!buf) return di::capi::fail(err, DI_E_OOM, "out of memory");
-  std::memcpy(buf, text.data(), text.size());
-  buf[text.size()] = '\0';
-  *out = buf;
-  if (len) *len = text.size();
-  return DI_OK;
-}
-
 }  // namespace
 
 struct di_request {
@@ -226,7 +216,7 @@ DI_API di_status di_engine_metrics(di_engine* engine, int32_t format, char** out
   DI_REQUIRE_ARG(out, err);
   if (format != 0 && format != 1)
     return di::capi::fail(err, DI_E_INVALID_ARG, "format: expected 0 (JSON) or 1 (Prometheus), got " + std::to_string(format));
-  return copy_out(format == 0 ? engine->engine->metrics_json() : engine->engine->metrics_prometheus(), out, len, err);
+  return di::capi::copy_text_out(format == 0 ? engine->engine->metrics_json() : engine->engine->metrics_prometheus(), out, len, err);
   DI_API_END(err)
 }
 
@@ -250,7 +240,7 @@ DI_API di_status di_engine_info(di_engine* engine, char** out, size_t* len, di_e
       {"tokenizer", engine->engine->has_token_text()},
       {"backends", di::capi::backends_json()},
   };
-  return copy_out(j.dump(), out, len, err);
+  return di::capi::copy_text_out(j.dump(), out, len, err);
   DI_API_END(err)
 }
 

@@ -4,9 +4,12 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <type_traits>
+#include <variant>
 
 #include "capi/src/option_keys.h"
 #include "capi/src/options.h"
+#include "request/sampling_fields.h"
 
 namespace di::capi {
 namespace {
@@ -53,6 +56,18 @@ Status bool_field(const Value& v, const char* key, bool* out) {
   if (x != 0 && x != 1) return Status::invalid_argument(std::string(key) + ": expected 0 or 1, got " + std::to_string(x));
   *out = x == 1;
   return Status::ok();
+}
+
+// One scalar sampling field from its di_options value (the key's type is the table's).
+Status read_field(const Value& v, const request::SamplingField& f, request::SamplingParams& p) {
+  return std::visit([&](auto m) -> Status {
+    using T = std::remove_reference_t<decltype(p.*m)>;
+    if constexpr (std::is_same_v<T, bool>) return bool_field(v, f.name, &(p.*m));
+    else if constexpr (std::is_same_v<T, int32_t>) return int32_field(v, f.name, &(p.*m));
+    else if constexpr (std::is_same_v<T, int64_t>) p.*m = as_i64(v);
+    else p.*m = as_double(v);
+    return Status::ok();
+  }, f.member);
 }
 
 }  // namespace
@@ -103,8 +118,9 @@ Result<EngineSetup> engine_setup_from_options(const di_options* options) {
 Result<engine::SamplingParams> sampling_from_options(const di_options* options) {
   DI_RETURN_IF_ERROR(check_scope(options, "sampling", "di_submit"));
   engine::SamplingParams p;
-  if (const Value* v = find(options, "frequency_penalty")) p.frequency_penalty = as_double(*v);
-  if (const Value* v = find(options, "ignore_eos")) DI_RETURN_IF_ERROR(bool_field(*v, "ignore_eos", &p.ignore_eos));
+  for (const request::SamplingField& f : request::sampling_fields()) {
+    if (const Value* v = find(options, f.name)) DI_RETURN_IF_ERROR(read_field(*v, f, p));
+  }
   if (const Value* v = find(options, "logit_bias")) {
     const json& j = std::get<json>(v->v);
     if (!j.is_object()) return Status::invalid_argument("logit_bias: expected an object {\"token id\": bias}, got " + j.dump());
@@ -122,16 +138,7 @@ Result<engine::SamplingParams> sampling_from_options(const di_options* options) 
       p.logit_bias.emplace_back(static_cast<int32_t>(id), b.get<float>());
     }
   }
-  if (const Value* v = find(options, "logprobs")) DI_RETURN_IF_ERROR(bool_field(*v, "logprobs", &p.logprobs));
-  if (const Value* v = find(options, "max_tokens")) p.max_tokens = as_i64(*v);
-  if (const Value* v = find(options, "min_p")) p.min_p = as_double(*v);
-  if (const Value* v = find(options, "min_tokens")) DI_RETURN_IF_ERROR(int32_field(*v, "min_tokens", &p.min_tokens));
-  if (const Value* v = find(options, "n")) DI_RETURN_IF_ERROR(int32_field(*v, "n", &p.n));
-  if (const Value* v = find(options, "presence_penalty")) p.presence_penalty = as_double(*v);
-  if (const Value* v = find(options, "repetition_penalty")) p.repetition_penalty = as_double(*v);
   if (const Value* v = find(options, "seed")) p.seed = static_cast<uint64_t>(as_i64(*v));
-  if (const Value* v = find(options, "skip_special_tokens"))
-    DI_RETURN_IF_ERROR(bool_field(*v, "skip_special_tokens", &p.skip_special_tokens));
   if (const Value* v = find(options, "stop")) {
     const json& j = std::get<json>(v->v);
     if (j.is_string()) {
@@ -154,41 +161,30 @@ Result<engine::SamplingParams> sampling_from_options(const di_options* options) 
       p.stop_token_ids.push_back(j[i].get<int32_t>());
     }
   }
-  if (const Value* v = find(options, "temperature")) p.temperature = as_double(*v);
-  if (const Value* v = find(options, "top_k")) DI_RETURN_IF_ERROR(int32_field(*v, "top_k", &p.top_k));
-  if (const Value* v = find(options, "top_logprobs")) DI_RETURN_IF_ERROR(int32_field(*v, "top_logprobs", &p.top_logprobs));
-  if (const Value* v = find(options, "top_p")) p.top_p = as_double(*v);
   return p;
 }
 
 std::string sampling_options_json(const engine::SamplingParams& p) {
   const engine::SamplingParams d;
   json j = json::object();
-  auto put = [&](const char* key, const auto& value, const auto& fallback) {
-    if (value != fallback) j[key] = value;
-  };
-  put("n", p.n, d.n);
-  put("temperature", p.temperature, d.temperature);
-  put("top_p", p.top_p, d.top_p);
-  put("top_k", p.top_k, d.top_k);
-  put("min_p", p.min_p, d.min_p);
-  put("repetition_penalty", p.repetition_penalty, d.repetition_penalty);
-  put("presence_penalty", p.presence_penalty, d.presence_penalty);
-  put("frequency_penalty", p.frequency_penalty, d.frequency_penalty);
+  for (const request::SamplingField& f : request::sampling_fields()) {
+    std::visit([&](auto m) {
+      if (p.*m == d.*m) return;
+      if constexpr (std::is_same_v<decltype(m), bool request::SamplingParams::*>) {
+        j[f.name] = p.*m ? 1 : 0;  // the boolean keys take 0 / 1
+      } else {
+        j[f.name] = p.*m;
+      }
+    }, f.member);
+  }
   if (!p.logit_bias.empty()) {
     json lb = json::object();
     for (const auto& [id, bias] : p.logit_bias) lb[std::to_string(id)] = bias;
     j["logit_bias"] = std::move(lb);
   }
-  put("min_tokens", p.min_tokens, d.min_tokens);
-  put("max_tokens", p.max_tokens, d.max_tokens);
-  if (p.ignore_eos) j["ignore_eos"] = 1;  // the boolean keys take 0 / 1
   if (!p.stop_token_ids.empty()) j["stop_token_ids"] = p.stop_token_ids;
   if (!p.stop.empty()) j["stop"] = p.stop;
   if (p.seed) j["seed"] = static_cast<int64_t>(*p.seed);  // the key is int64; the bits round-trip
-  if (p.logprobs) j["logprobs"] = 1;
-  put("top_logprobs", p.top_logprobs, d.top_logprobs);
-  if (!p.skip_special_tokens) j["skip_special_tokens"] = 0;
   return j.dump();
 }
 

@@ -1,17 +1,23 @@
 // The option key table. Keep entries grouped by scope and sorted within a scope; the doc
-// string is what `di_options_schema` and the bindings show users.
+// string is what `di_options_schema` and the bindings show users. The scalar sampling keys are
+// request/sampling_fields.h's table, not repeated here.
 #include "capi/src/option_keys.h"
 
+#include <algorithm>
+#include <iterator>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "request/sampling_fields.h"
 
 namespace di::capi {
 namespace {
 
 using T = OptionType;
 
-constexpr OptionKey kKeys[] = {
+constexpr OptionKey kFixedKeys[] = {
     // engine: read by di_engine_create
     {"async_scheduling", T::kInt64, "engine", "1 (default): overlap step N's host work with step N+1's forward; 0: off"},
     {"block_size", T::kInt64, "engine", "tokens per KV block (default 16)"},
@@ -45,36 +51,37 @@ constexpr OptionKey kKeys[] = {
     {"recipe_model", T::kString, "recipe", "the served model name (default: the model directory's folder name, as serve names it; \"deepseek-v4\" without a tokenizer path)"},
     {"recipe_model_aliases", T::kJson, "recipe", "request model names served: {\"alias\": \"model\"} or [\"alias\", ...]"},
 
-    // sampling: read by di_submit
+    // sampling: read by di_submit (the scalar fields come from request/sampling_fields.h)
     {"constraint_ebnf", T::kString, "sampling", "the output must match this EBNF grammar (GBNF/Lark-like, start rule `root`); needs tokenizer.json"},
     {"constraint_json_object", T::kInt64, "sampling", "1: the output must be one JSON object; needs tokenizer.json"},
     {"constraint_json_schema", T::kJson, "sampling", "the output must be JSON valid against this JSON Schema (draft 2020-12 subset); needs tokenizer.json"},
     {"constraint_json_whitespace", T::kString, "sampling", "whitespace between JSON tokens: \"flexible\" (default, short runs) or \"compact\" (none)"},
     {"constraint_regex", T::kString, "sampling", "the whole output must match this regex (ECMAScript subset); needs tokenizer.json"},
-    {"frequency_penalty", T::kDouble, "sampling", "penalty proportional to a token's count in the output, [-2, 2]"},
-    {"ignore_eos", T::kInt64, "sampling", "1: keep generating past end-of-sequence tokens"},
     {"logit_bias", T::kJson, "sampling", "object {\"token id\": bias in [-100, 100]}"},
-    {"logprobs", T::kInt64, "sampling", "1: return the sampled token's log-probability"},
-    {"max_tokens", T::kInt64, "sampling", "most tokens to generate (>= 1)"},
-    {"min_p", T::kDouble, "sampling", "drop tokens below min_p times the top probability, [0, 1]"},
-    {"min_tokens", T::kInt64, "sampling", "generate at least this many tokens before stopping"},
-    {"n", T::kInt64, "sampling", "number of completions for the prompt (>= 1)"},
-    {"presence_penalty", T::kDouble, "sampling", "penalty for a token present in the output, [-2, 2]"},
-    {"repetition_penalty", T::kDouble, "sampling", "multiplicative penalty for seen tokens (> 0, 1 = off)"},
     {"seed", T::kInt64, "sampling", "RNG seed; the stream is keyed by (seed, request, position)"},
-    {"skip_special_tokens", T::kInt64, "sampling", "1 (default): special tokens produce no text"},
     {"stop", T::kJson, "sampling", "array of stop strings (removed from the output)"},
     {"stop_token_ids", T::kJson, "sampling", "array of token ids that end generation"},
-    {"temperature", T::kDouble, "sampling", "0 = greedy; > 0 scales logits"},
-    {"top_k", T::kInt64, "sampling", "keep the k most likely tokens (0 or -1 = all)"},
-    {"top_logprobs", T::kInt64, "sampling", "number of alternatives per position (0..20)"},
-    {"top_p", T::kDouble, "sampling", "nucleus sampling mass, (0, 1]"},
 };
+
+// The fixed keys and the scalar sampling fields' keys, the sampling scope kept sorted (it is the
+// last group, so the groups stay in order).
+const std::vector<OptionKey>& keys() {
+  static const std::vector<OptionKey> all = [] {
+    std::vector<OptionKey> v(std::begin(kFixedKeys), std::end(kFixedKeys));
+    for (const request::SamplingField& f : request::sampling_fields())
+      v.push_back({f.name, f.is_double() ? T::kDouble : T::kInt64, "sampling", f.doc});
+    const auto first = std::find_if(v.begin(), v.end(),
+                                    [](const OptionKey& k) { return k.scope == "sampling"; });
+    std::sort(first, v.end(), [](const OptionKey& a, const OptionKey& b) { return a.key < b.key; });
+    return v;
+  }();
+  return all;
+}
 
 }  // namespace
 
 const OptionKey* find_option_key(std::string_view key) {
-  for (const OptionKey& k : kKeys) {
+  for (const OptionKey& k : keys()) {
     if (k.key == key) return &k;
   }
   return nullptr;
@@ -93,7 +100,7 @@ std::string_view option_type_name(OptionType type) {
 const char* option_schema_json() {
   static const std::string schema = [] {
     nlohmann::json a = nlohmann::json::array();
-    for (const OptionKey& k : kKeys) {
+    for (const OptionKey& k : keys()) {
       a.push_back({{"key", k.key}, {"type", option_type_name(k.type)}, {"scope", k.scope},
                    {"doc", k.doc}});
     }

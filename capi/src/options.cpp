@@ -259,13 +259,7 @@ DI_API di_status di_options_to_json(const di_options* options, char** json, size
   DI_API_BEGIN
   DI_REQUIRE_ARG(options, err);
   DI_REQUIRE_ARG(json, err);
-  const std::string text = di::capi::options_as_json(options).dump();
-  char* buf = static_cast<char*>(std::malloc(text.size() + 1));
-  if (buf == nullptr) return fail(err, DI_E_OOM, "out of memory");
-  std::memcpy(buf, text.c_str(), text.size() + 1);
-  *json = buf;
-  if (len != nullptr) *len = text.size();
-  return DI_OK;
+  return di::capi::copy_text_out(di::capi::options_as_json(options).dump(), json, len, err);
   DI_API_END(err)
 }
 

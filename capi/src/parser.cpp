@@ -199,12 +199,7 @@ DI_API di_status di_parse_response(const di_parser* parser, char** json, size_t*
                 "parser: the output has not ended (call di_parse_finish or push a finish reason)");
   const std::string body = parser->parser.response().dump(
       -1, ' ', false, nlohmann::json::error_handler_t::replace);
-  char* buf = static_cast<char*>(std::malloc(body.size() + 1));
-  if (buf == nullptr) return fail(err, DI_E_OOM, "out of memory");
-  std::memcpy(buf, body.c_str(), body.size() + 1);
-  *json = buf;
-  if (len != nullptr) *len = body.size();
-  return DI_OK;
+  return di::capi::copy_text_out(body, json, len, err);
   DI_API_END(err)
 }
 

@@ -12,17 +12,12 @@ root=$(pwd)
 out=${DI_BUILD_DIR:-$root/build}/fuzz/constrain
 case "$out" in /*) ;; *) out="$root/$out" ;; esac
 secs=${DI_CONSTRAIN_FUZZ_SECONDS:-0}
-cxx=${DI_FUZZ_CXX:-clang++-14}
-if ! command -v "$cxx" >/dev/null; then
-  echo "fuzz_constrain: $cxx not found (bootstrap installs clang-14)"; echo "0 passed, 1 failed"; exit 1
-fi
-launcher=$(command -v ccache || true)
-mkdir -p "$out/obj"
+source scripts/suites/lib/fuzz_objects.sh
+fuzz_toolchain fuzz_constrain || exit 1
 cflags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -I"$root")
 san=(-fsanitize=address,undefined -fno-sanitize-recover=undefined)
 
 # engine/constrain and the base library once, instrumented (two at a time); then one binary per target.
-source scripts/suites/lib/fuzz_objects.sh
 fuzz_objects "$out/obj" $launcher "$cxx" "${cflags[@]}" "${san[@]}" -fsanitize=fuzzer-no-link -- engine/constrain/*.cpp base/*.cpp || exit 1
 
 passed=0; failed=0

@@ -9,18 +9,13 @@ cd "$(dirname "$0")/../.."
 root=$(pwd)
 out=${DI_BUILD_DIR:-$root/build}/fuzz/recipe_image
 secs=${DI_FUZZ_SECONDS:-4}
-cxx=${DI_FUZZ_CXX:-clang++-14}
-if ! command -v "$cxx" >/dev/null; then
-  echo "fuzz_recipe_image: $cxx not found (bootstrap installs clang-14)"; echo "0 passed, 1 failed"; exit 1
-fi
-launcher=$(command -v ccache || true)
-mkdir -p "$out/obj"
+source scripts/suites/lib/fuzz_objects.sh
+fuzz_toolchain fuzz_recipe_image || exit 1
 cflags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -I"$root" $(pkg-config --cflags libwebp libcurl libturbojpeg))
 libs=($(pkg-config --libs libwebp libcurl libturbojpeg) -lpthread)
 
 # The library sources once, instrumented for coverage and ASan (two at a time); then one
 # binary per target.
-source scripts/suites/lib/fuzz_objects.sh
 fuzz_objects "$out/obj" $launcher "$cxx" "${cflags[@]}" -fsanitize=fuzzer-no-link,address -- recipe/image/*.cpp || exit 1
 
 passed=0; failed=0

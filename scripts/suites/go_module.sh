@@ -9,15 +9,11 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/suites/lib/packaging_suite.sh
 source scripts/suites/lib/hide_build.sh
-tmp=$(mktemp -d); _di_cleanup=$tmp
-trap unhide_build EXIT
 command -v go >/dev/null || { bad "go not found (scripts/bootstrap.sh installs golang-go)"; finish; }
 export GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local CGO_ENABLED=1 GOCACHE=$tmp/go-cache GOPATH=$tmp/gopath
 
 cmake --build "$build" --target deepinfer deepinfer_cli >/dev/null || { bad "build"; finish; }
-if [ ! -f "$model/model.safetensors" ]; then
-  "$build/bin/deepinfer" make-tiny-model --out "$model" --seed 0 >/dev/null || { bad "make-tiny-model"; finish; }
-fi
+ensure_tiny_model
 prefix=$tmp/prefix
 cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1 || { tail "$tmp/install.log"; bad "cmake --install"; finish; }
 want=$("$build/bin/deepinfer" generate --model "$model" --prompt-ids 0,100,200,300 --max-tokens 6 --temperature 0 \

@@ -12,13 +12,9 @@ source scripts/suites/lib/packaging_suite.sh
 targets="deepinfer deepinfer_cli"
 cmake --build "$build" --target help | grep -q '^deepinfer_cuda:' && targets="$targets deepinfer_cuda"
 cmake --build "$build" --target $targets >/dev/null || { bad "build $targets"; finish; }
-if [ ! -f "$model/model.safetensors" ]; then
-  "$build/bin/deepinfer" make-tiny-model --out "$model" --seed 0 >/dev/null || { bad "make-tiny-model"; finish; }
-fi
+ensure_tiny_model
 
 source scripts/suites/lib/hide_build.sh
-tmp=$(mktemp -d); _di_cleanup=$tmp
-trap unhide_build EXIT
 
 # The .deb, while the build tree is still there (CPack installs from it).
 if (cd "$build" && cpack -G DEB -B "$tmp/deb" >"$tmp/cpack.log" 2>&1); then

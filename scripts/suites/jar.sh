@@ -9,14 +9,10 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/suites/lib/packaging_suite.sh
 source scripts/suites/lib/hide_build.sh
-tmp=$(mktemp -d); _di_cleanup=$tmp
-trap unhide_build EXIT
 
 cmake --build "$build" --target deepinfer_java_dist deepinfer_cli >"$tmp/build.log" 2>&1 ||
   { tail -20 "$tmp/build.log"; bad "build deepinfer_java_dist"; finish; }
-if [ ! -f "$model/model.safetensors" ]; then
-  "$build/bin/deepinfer" make-tiny-model --out "$model" --seed 0 >/dev/null || { bad "make-tiny-model"; finish; }
-fi
+ensure_tiny_model
 jar=$build/bindings/java/deepinfer-1.0.0.jar
 listing=$(unzip -l "$jar" 2>/dev/null || jar tf "$jar")
 missing=""

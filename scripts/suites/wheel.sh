@@ -10,13 +10,9 @@ source scripts/suites/lib/packaging_suite.sh
 py=/usr/bin/python3
 [ -x "$py" ] || py=$(command -v python3)
 source scripts/suites/lib/hide_build.sh
-tmp=$(mktemp -d); _di_cleanup=$tmp
-trap unhide_build EXIT
 
 cmake --build "$build" --target deepinfer deepinfer_cli >/dev/null || { bad "build"; finish; }
-if [ ! -f "$model/model.safetensors" ]; then
-  "$build/bin/deepinfer" make-tiny-model --out "$model" --seed 0 >/dev/null || { bad "make-tiny-model"; finish; }
-fi
+ensure_tiny_model
 
 # -O0 keeps CI's compile short; a release wheel leaves CFLAGS alone.
 if DI_BUILD_DIR=$build CFLAGS="-O0 -g0" "$py" -m pip wheel --no-build-isolation --no-deps --no-cache-dir \

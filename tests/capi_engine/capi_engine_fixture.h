@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "deepinfer.h"
+#include "tests/common/capi_calls.h"
 
 namespace di_test {
 
@@ -74,18 +75,12 @@ inline Request submit(di_engine* e, const std::vector<int32_t>& ids, const std::
 
 inline std::vector<Completion> drain(di_request* r, int n = 1) {
   std::vector<Completion> out(static_cast<size_t>(n));
-  for (;;) {
-    di_chunk c;
-    c.struct_size = sizeof c;
-    const di_status st = di_poll_chunk(r, 60000, &c, nullptr);
-    if (st == DI_END_OF_STREAM) break;
-    EXPECT_EQ(st, DI_OK);
-    if (st != DI_OK) break;
+  for_each_chunk(r, [&](const di_chunk& c) {
     Completion& o = out[c.index];
     o.tokens.insert(o.tokens.end(), c.token_ids, c.token_ids + c.num_tokens);
     o.cached = c.cached_prompt_tokens;
     if (c.finish_reason != DI_FINISH_NONE) o.finish = c.finish_reason;
-  }
+  });
   return out;
 }
 

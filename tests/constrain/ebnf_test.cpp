@@ -16,16 +16,8 @@
 namespace di::engine::constrain {
 namespace {
 
+using testing::all_strings;
 using testing::full_match;
-
-std::vector<std::string> all_strings(const std::string& alphabet, size_t max_len) {
-  std::vector<std::string> out = {""};
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (out[i].size() == max_len) continue;
-    for (char c : alphabet) out.push_back(out[i] + c);
-  }
-  return out;
-}
 
 TEST(Ebnf, RegularGrammarsAgreeWithEquivalentRegex) {
   struct {

@@ -13,15 +13,16 @@
 namespace di::engine::constrain {
 namespace {
 
+using testing::all_strings;
 using testing::full_match;
 
-std::vector<std::string> all_strings(const std::string& alphabet, size_t max_len) {
-  std::vector<std::string> out = {""};
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (out[i].size() == max_len) continue;
-    for (char c : alphabet) out.push_back(out[i] + c);
-  }
-  return out;
+// compile_regex with regex options: the pattern's expression as a grammar's only rule.
+Result<std::shared_ptr<const Grammar>> compile_regex_with(std::string_view pattern, const RegexOptions& o) {
+  DI_ASSIGN_OR_RETURN(auto e, regex_to_expr(pattern, o));
+  GrammarBuilder b;
+  const uint32_t r = b.declare("root");
+  b.define(r, e);
+  return b.build(r);
 }
 
 struct Case {
@@ -90,13 +91,8 @@ TEST(Regex, SearchModeAgreesWithStdRegexSearch) {
     SCOPED_TRACE(c.pattern);
     RegexOptions o;
     o.search = true;
-    auto e = regex_to_expr(c.pattern, o);
-    ASSERT_TRUE(e.is_ok()) << e.status().message();
-    GrammarBuilder b;
-    uint32_t r = b.declare("root");
-    b.define(r, *e);
-    auto g = b.build(r);
-    ASSERT_TRUE(g.is_ok());
+    auto g = compile_regex_with(c.pattern, o);
+    ASSERT_TRUE(g.is_ok()) << g.status().message();
     std::regex ref(c.pattern, std::regex::ECMAScript);
     for (const std::string& s : all_strings(c.alphabet, 5)) {
       ASSERT_EQ(full_match(*g, s), std::regex_search(s, ref)) << "input '" << s << "'";
@@ -134,13 +130,8 @@ TEST(Regex, DotAndClassesMatchWholeUtf8Characters) {
 TEST(Regex, JsonStringModeMatchesEscapedSpelling) {
   RegexOptions o;
   o.json_string = true;
-  auto e = regex_to_expr("^a\"\\\\\\n.$", o);
-  ASSERT_TRUE(e.is_ok()) << e.status().message();
-  GrammarBuilder b;
-  uint32_t r = b.declare("root");
-  b.define(r, *e);
-  auto g = b.build(r);
-  ASSERT_TRUE(g.is_ok());
+  auto g = compile_regex_with("^a\"\\\\\\n.$", o);
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
   EXPECT_TRUE(full_match(*g, "a\\\"\\\\\\nx"));
   EXPECT_TRUE(full_match(*g, "a\\\"\\\\\\u000ax"));
   EXPECT_FALSE(full_match(*g, "a\"\\\\\\nx"));   // raw quote would end the JSON string

@@ -29,4 +29,13 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
+std::vector<std::string> all_strings(const std::string& alphabet, size_t max_len) {
+  std::vector<std::string> out = {""};
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i].size() == max_len) continue;
+    for (char c : alphabet) out.push_back(out[i] + c);
+  }
+  return out;
+}
+
 }  // namespace di::engine::constrain::testing

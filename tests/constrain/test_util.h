@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/constrain/grammar.h"
 
@@ -14,5 +15,9 @@ namespace di::engine::constrain::testing {
 bool full_match(const std::shared_ptr<const Grammar>& g, std::string_view text);
 
 std::string read_file(const std::string& path);
+
+// Every string over `alphabet` of at most `max_len` bytes, shortest first ("" included): the
+// exhaustive inputs on which two grammars are compared.
+std::vector<std::string> all_strings(const std::string& alphabet, size_t max_len);
 
 }  // namespace di::engine::constrain::testing

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "tests/model_v4/fixture_util.h"
+#include "tests/common/run_command.h"
 
 namespace di::test {
 namespace {
@@ -12,16 +13,7 @@ namespace {
 std::string cli() { return std::string(DI_BINARY_DIR) + "/bin/deepinfer"; }
 
 // Runs a command; returns its exit status and stdout (stderr folded in).
-int run(const std::string& cmd, std::string& output) {
-  output.clear();
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return -1;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) output.append(buf, n);
-  const int st = pclose(p);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+int run(const std::string& cmd, std::string& output) { return di_test::run_command(cmd + " 2>&1", &output); }
 
 std::string join(const std::vector<int32_t>& ids) {
   std::string s;

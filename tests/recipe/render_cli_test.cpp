@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "tests/common/run_command.h"
 #include "tests/recipe/golden.h"
 #include "tests/recipe_stream/tiny_deepseek_tokenizer.h"
 
@@ -33,14 +34,7 @@ CliResult run_cli(const std::string& args, const std::string& stdin_text) {
   close(fd);
   std::string cmd = std::string(DI_BINARY_DIR) + "/bin/deepinfer render " + args + " < " + path;
   CliResult r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p != nullptr) {
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-    int st = pclose(p);
-    r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  }
+  r.exit_code = di_test::run_command(cmd, &r.out);
   unlink(path);
   return r;
 }

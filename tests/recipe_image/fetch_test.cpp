@@ -37,6 +37,21 @@ void serve_redirect(LocalHttpServer& s, const std::string& path, const std::stri
   }));
 }
 
+// Answers after 4 s: far longer than any timeout or cancel here, so a test's bound tells them
+// from a slow success with room for a loaded machine.
+void serve_slow(LocalHttpServer& s, const std::string& path) {
+  s.routes().Get(path, s.counted([](const httplib::Request&, httplib::Response& res) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(4000));
+    res.set_content("late", "image/png");
+  }));
+}
+
+FetchOptions allowing_all() {
+  FetchOptions o;
+  o.policy = DestinationPolicy::allow_all();
+  return o;
+}
+
 FetchOptions allowing(const std::vector<std::string>& rules) {
   FetchOptions o;
   for (const auto& r : rules) o.policy.allow(*parse_destination_rule(r));
@@ -74,8 +89,7 @@ TEST(ImageFetch, AllowingPolicyReachesTheSameServer) {
   serve_png(server);
   server.start();
   auto budget = big_budget();
-  FetchOptions open;
-  open.policy = DestinationPolicy::allow_all();
+  FetchOptions open = allowing_all();
   auto r = fetch_image(server.url("/img.png"), open, budget, "f");
   ASSERT_TRUE(r.is_ok()) << r.status().message();
   EXPECT_EQ(std::string(r->begin(), r->end()), read_fixture("rgb.png"));
@@ -168,8 +182,7 @@ TEST(ImageFetch, BodyOverTheImageLimitIsCutOffWhileStreaming) {
     });
   }));
   server.start();
-  FetchOptions open;
-  open.policy = DestinationPolicy::allow_all();
+  FetchOptions open = allowing_all();
   for (const char* path : {"/sized", "/chunked"}) {
     ImageByteBudget budget(100 * 1024, 1 << 20, 0);
     auto r = fetch_image(server.url(path), open, budget, "f");
@@ -187,8 +200,7 @@ TEST(ImageFetch, ConcurrentFetchesShareTheRequestTotal) {
     res.set_content(body, "image/png");
   }));
   server.start();
-  FetchOptions open;
-  open.policy = DestinationPolicy::allow_all();
+  FetchOptions open = allowing_all();
   ImageByteBudget budget(200 * 1024, 150 * 1024, 0);
   auto first = fetch_image(server.url("/a"), open, budget, "images[0]");
   ASSERT_TRUE(first.is_ok()) << first.status().message();
@@ -200,15 +212,9 @@ TEST(ImageFetch, ConcurrentFetchesShareTheRequestTotal) {
 
 TEST(ImageFetch, SlowServerTimesOut) {
   LocalHttpServer server;
-  server.routes().Get("/slow", server.counted([](const httplib::Request&, httplib::Response& res) {
-    // Far longer than the timeout, so the bound below tells a timeout from a slow success
-    // with room for a loaded machine.
-    std::this_thread::sleep_for(std::chrono::milliseconds(4000));
-    res.set_content("late", "image/png");
-  }));
+  serve_slow(server, "/slow");
   server.start();
-  FetchOptions o;
-  o.policy = DestinationPolicy::allow_all();
+  FetchOptions o = allowing_all();
   o.total_timeout_ms = 200;
   auto budget = big_budget();
   const auto t0 = std::chrono::steady_clock::now();
@@ -236,8 +242,7 @@ TEST(ImageFetch, HttpErrorsRedirectLoopsAndNonHttpTargetsAreClearErrors) {
     res.set_content("", "image/png");
   }));
   server.start();
-  FetchOptions o;
-  o.policy = DestinationPolicy::allow_all();
+  FetchOptions o = allowing_all();
   o.max_redirects = 3;
 
   auto b1 = big_budget();
@@ -270,13 +275,9 @@ TEST(ImageFetch, HttpErrorsRedirectLoopsAndNonHttpTargetsAreClearErrors) {
 
 TEST(ImageFetch, CancelAbortsTheTransfer) {
   LocalHttpServer server;
-  server.routes().Get("/slow", server.counted([](const httplib::Request&, httplib::Response& res) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(4000));
-    res.set_content("late", "image/png");
-  }));
+  serve_slow(server, "/slow");
   server.start();
-  FetchOptions o;
-  o.policy = DestinationPolicy::allow_all();
+  FetchOptions o = allowing_all();
   auto budget = big_budget();
   const auto t0 = std::chrono::steady_clock::now();
   auto r = fetch_image(server.url("/slow"), o, budget, "f", [&] {

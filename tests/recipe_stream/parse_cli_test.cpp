@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "deepinfer.h"
+#include "tests/common/run_command.h"
 
 namespace {
 
@@ -36,13 +37,7 @@ CliResult run_parse(const std::string& args, const std::string& stdin_text) {
   const std::string in = temp_file(stdin_text);
   const std::string cmd = std::string(DI_BINARY_DIR) + "/bin/deepinfer parse " + args + " < " + in;
   CliResult r;
-  if (FILE* p = popen(cmd.c_str(), "r")) {
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-    const int st = pclose(p);
-    r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  }
+  r.exit_code = di_test::run_command(cmd, &r.out);
   unlink(in.c_str());
   return r;
 }

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "deepinfer.h"
+#include "tests/common/capi_calls.h"
 #include "tests/recipe_stream/tiny_deepseek_tokenizer.h"
 
 namespace {
@@ -75,14 +76,7 @@ json response_of(di_parser* p) {
   return r;
 }
 
-std::vector<int32_t> encode(const di_tokenizer* t, const std::string& text, uint32_t flags) {
-  int32_t* ids = nullptr;
-  size_t n = 0;
-  EXPECT_EQ(di_tokenizer_encode(t, text.data(), text.size(), flags, &ids, &n, nullptr), DI_OK);
-  std::vector<int32_t> out(ids, ids + n);
-  di_free(ids);
-  return out;
-}
+using di_test::encode;
 
 const std::string kChatBody = R"({"model":"deepseek-v4","stream":true,"stop":["END"],
     "messages":[{"role":"user","content":"Weather?"}],

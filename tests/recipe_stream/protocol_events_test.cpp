@@ -174,19 +174,25 @@ ParserOptions basic(Protocol p) {
   return o;
 }
 
+// One chunk "hi" that ends the output: 10 prompt tokens of which 4 cached, and `completion`.
+std::vector<SseEvent> push_hi_with_usage(OutputParser& p, int64_t completion, OutputFinish finish) {
+  std::vector<SseEvent> ev;
+  OutputChunk c;
+  c.text = "hi";
+  c.prompt_tokens = 10;
+  c.cached_prompt_tokens = 4;
+  c.completion_tokens = completion;
+  c.finish = finish;
+  p.push(c, &ev);
+  return ev;
+}
+
 TEST(ChatCompletionsEvents, UsageOnlyInAFinalChunkWithIncludeUsage) {
   for (bool include : {false, true}) {
     ParserOptions o = basic(Protocol::kChatCompletions);
     o.include_usage = include;
     OutputParser p(o);
-    std::vector<SseEvent> ev;
-    OutputChunk c;
-    c.text = "hi";
-    c.prompt_tokens = 10;
-    c.cached_prompt_tokens = 4;
-    c.completion_tokens = 7;
-    c.finish = OutputFinish::kStop;
-    p.push(c, &ev);
+    std::vector<SseEvent> ev = push_hi_with_usage(p, 7, OutputFinish::kStop);
     ASSERT_EQ(ev.back().data, "[DONE]");
     json last = json::parse(ev[ev.size() - 2].data);
     if (include) {
@@ -205,14 +211,7 @@ TEST(ChatCompletionsEvents, UsageOnlyInAFinalChunkWithIncludeUsage) {
 
 TEST(MessagesEvents, UsageSplitsCachedPromptTokens) {
   OutputParser p(basic(Protocol::kMessages));
-  std::vector<SseEvent> ev;
-  OutputChunk c;
-  c.text = "hi";
-  c.prompt_tokens = 10;
-  c.cached_prompt_tokens = 4;
-  c.completion_tokens = 3;
-  c.finish = OutputFinish::kStop;
-  p.push(c, &ev);
+  std::vector<SseEvent> ev = push_hi_with_usage(p, 3, OutputFinish::kStop);
   json start = json::parse(ev[0].data);
   EXPECT_EQ(start["message"]["usage"]["input_tokens"], 6);
   EXPECT_EQ(start["message"]["usage"]["cache_read_input_tokens"], 4);
@@ -223,14 +222,7 @@ TEST(MessagesEvents, UsageSplitsCachedPromptTokens) {
 
 TEST(ResponsesEvents, UsageCountsCachedTokens) {
   OutputParser p(basic(Protocol::kResponses));
-  std::vector<SseEvent> ev;
-  OutputChunk c;
-  c.text = "hi";
-  c.prompt_tokens = 10;
-  c.cached_prompt_tokens = 4;
-  c.completion_tokens = 3;
-  c.finish = OutputFinish::kLength;
-  p.push(c, &ev);
+  std::vector<SseEvent> ev = push_hi_with_usage(p, 3, OutputFinish::kLength);
   json last = json::parse(ev.back().data);
   EXPECT_EQ(last["type"], "response.incomplete");
   EXPECT_EQ(last["response"]["incomplete_details"]["reason"], "max_output_tokens");

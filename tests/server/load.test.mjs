@@ -98,14 +98,7 @@ test('a client that leaves a non-streamed request cancels it and frees its KV bl
     messages: [{ role: 'user', content: 'Tell me a very long story. '.repeat(8) }],
   }, { signal: controller.signal });
   const rejected = assert.rejects(pending, (e) => e instanceof OpenAI.APIUserAbortError);
-  // Wait until the engine is generating it (holds blocks, tokens flow), however slow the machine.
-  const during = await waitFor(async () => {
-    const m = await server.metrics();
-    return m.deepinfer_num_requests_running === 1 &&
-      m.deepinfer_generation_tokens_total > (before.deepinfer_generation_tokens_total ?? 0) ? m : null;
-  }, 60000, 20);
-  assert.ok(during, 'the request ran: ' + JSON.stringify(await server.metrics()));
-  assert.ok(during.deepinfer_kv_blocks_free < during.deepinfer_kv_blocks_total);
+  await assertGenerating(before);
   controller.abort();
   await rejected;
   const after = await waitFor(async () => {
@@ -146,6 +139,18 @@ const apis = {
 
 // After a client left: its request cancelled, nothing running, every block back in the pool,
 // one more disconnect counted, and far fewer tokens generated than the output asked for.
+// Waits until the engine is generating the one request (holds blocks, tokens flow since
+// `before`), however slow the machine.
+async function assertGenerating(before) {
+  const during = await waitFor(async () => {
+    const m = await server.metrics();
+    return m.deepinfer_num_requests_running === 1 &&
+      m.deepinfer_generation_tokens_total > (before.deepinfer_generation_tokens_total ?? 0) ? m : null;
+  }, 60000, 20);
+  assert.ok(during, 'the request ran: ' + JSON.stringify(await server.metrics()));
+  assert.ok(during.deepinfer_kv_blocks_free < during.deepinfer_kv_blocks_total);
+}
+
 async function assertCancelledAndFreed(before, extra = () => true) {
   const after = await waitFor(async () => {
     const m = await server.metrics();
@@ -184,14 +189,7 @@ for (const [name, api] of Object.entries(apis)) {
     const before = await server.metrics();
     const controller = new AbortController();
     const rejected = assert.rejects(api.create({}, controller.signal), api.aborted);
-    // Wait until the engine is generating it (holds blocks, tokens flow), however slow the machine.
-    const during = await waitFor(async () => {
-      const m = await server.metrics();
-      return m.deepinfer_num_requests_running === 1 &&
-        m.deepinfer_generation_tokens_total > (before.deepinfer_generation_tokens_total ?? 0) ? m : null;
-    }, 60000, 20);
-    assert.ok(during, 'the request ran: ' + JSON.stringify(await server.metrics()));
-    assert.ok(during.deepinfer_kv_blocks_free < during.deepinfer_kv_blocks_total);
+    await assertGenerating(before);
     controller.abort();
     await rejected;
     const key = `deepinfer_http_requests_total{route="${api.route}",status="499"}`;

@@ -1,51 +1,16 @@
 // PeerProbe on real loopback connections: it finds the accepted socket by its address pair and
 // reports the client gone exactly when the client closed or reset it, not while it waits or
 // sends more bytes.
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include "server/peer_probe.h"
+#include "tests/server/loopback_connection.h"
 
 namespace di::server {
 namespace {
-
-struct Connection {
-  int listener = -1, client = -1, accepted = -1;
-  int server_port = 0, client_port = 0;
-  ~Connection() {
-    for (int fd : {listener, client, accepted})
-      if (fd >= 0) close(fd);
-  }
-};
-
-int port_of(int fd, bool peer) {
-  sockaddr_in a{};
-  socklen_t len = sizeof a;
-  if (peer) getpeername(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  else getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  return ntohs(a.sin_port);
-}
-
-void open_connection(Connection& c) {
-  c.listener = socket(AF_INET, SOCK_STREAM, 0);
-  ASSERT_GE(c.listener, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(bind(c.listener, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  ASSERT_EQ(listen(c.listener, 4), 0);
-  c.server_port = port_of(c.listener, false);
-  c.client = socket(AF_INET, SOCK_STREAM, 0);
-  a.sin_port = htons(static_cast<uint16_t>(c.server_port));
-  ASSERT_EQ(connect(c.client, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  c.accepted = accept(c.listener, nullptr, nullptr);
-  ASSERT_GE(c.accepted, 0);
-  c.client_port = port_of(c.client, false);
-}
 
 // The probe sees the peer's close only after the FIN arrived; on loopback that is at once, but
 // give it a bounded number of tries rather than assume.

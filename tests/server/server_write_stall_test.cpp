@@ -1,9 +1,7 @@
 // WriteStallWatch on real loopback connections: a peer that reads nothing (a tiny receive
 // buffer) is stalled once the timeout passes with bytes pending; a peer that reads is not, nor
 // a connection with nothing pending, nor an unknown socket.
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -14,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "server/write_stall.h"
+#include "tests/server/loopback_connection.h"
 
 namespace di::server {
 namespace {
@@ -21,31 +20,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-struct Connection {
-  int listener = -1, client = -1, accepted = -1;
-  ~Connection() {
-    for (int fd : {listener, client, accepted})
-      if (fd >= 0) close(fd);
-  }
-};
-
-// A loopback connection whose client side has the smallest receive buffer the kernel allows.
-void open_connection(Connection& c) {
-  c.listener = socket(AF_INET, SOCK_STREAM, 0);
-  ASSERT_GE(c.listener, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(bind(c.listener, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  ASSERT_EQ(listen(c.listener, 4), 0);
-  socklen_t len = sizeof a;
-  ASSERT_EQ(getsockname(c.listener, reinterpret_cast<sockaddr*>(&a), &len), 0);
-  c.client = socket(AF_INET, SOCK_STREAM, 0);
-  const int small = 1024;
-  ASSERT_EQ(setsockopt(c.client, SOL_SOCKET, SO_RCVBUF, &small, sizeof small), 0);
-  ASSERT_EQ(connect(c.client, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  c.accepted = accept(c.listener, nullptr, nullptr);
-  ASSERT_GE(c.accepted, 0);
+// A loopback connection whose client side has the smallest receive buffer the kernel allows;
+// both ends non-blocking.
+void open_small_window(Connection& c) {
+  open_connection(c, /*client_rcvbuf=*/1024);
   ASSERT_EQ(fcntl(c.accepted, F_SETFL, fcntl(c.accepted, F_GETFL) | O_NONBLOCK), 0);
   ASSERT_EQ(fcntl(c.client, F_SETFL, fcntl(c.client, F_GETFL) | O_NONBLOCK), 0);
 }
@@ -68,7 +46,7 @@ milliseconds time_to_stall(WriteStallWatch& w, milliseconds limit) {
 
 TEST(WriteStallWatch, APeerThatReadsNothingStallsAfterTheTimeout) {
   Connection c;
-  open_connection(c);
+  open_small_window(c);
   WriteStallWatch w(c.accepted, milliseconds(200));
   const auto start = Clock::now();
   write_plenty(c.accepted);
@@ -80,7 +58,7 @@ TEST(WriteStallWatch, APeerThatReadsNothingStallsAfterTheTimeout) {
 
 TEST(WriteStallWatch, APeerThatReadsIsNotStalled) {
   Connection c;
-  open_connection(c);
+  open_small_window(c);
   WriteStallWatch w(c.accepted, milliseconds(200));
   write_plenty(c.accepted);
   ASSERT_LT(time_to_stall(w, milliseconds(10000)), milliseconds(10000));
@@ -102,7 +80,7 @@ TEST(WriteStallWatch, APeerThatReadsIsNotStalled) {
 
 TEST(WriteStallWatch, NothingPendingOrNoSocketIsNeverStalled) {
   Connection c;
-  open_connection(c);
+  open_small_window(c);
   WriteStallWatch idle(c.accepted, milliseconds(1));
   std::this_thread::sleep_for(milliseconds(20));
   EXPECT_FALSE(idle.stalled());

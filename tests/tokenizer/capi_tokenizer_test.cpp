@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "deepinfer.h"
+#include "tests/common/capi_calls.h"
 #include "tests/tokenizer/tokenizer_files.h"
 
 namespace {
@@ -23,14 +24,7 @@ struct Tok {
   ~Tok() { di_tokenizer_destroy(t); }
 };
 
-std::vector<int32_t> encode(di_tokenizer* t, const std::string& s, uint32_t flags) {
-  int32_t* ids = nullptr;
-  size_t n = 0;
-  EXPECT_EQ(di_tokenizer_encode(t, s.data(), s.size(), flags, &ids, &n, nullptr), DI_OK);
-  std::vector<int32_t> out(ids, ids + n);
-  di_free(ids);
-  return out;
-}
+using di_test::encode;
 
 TEST(CapiTokenizer, EncodeFlagsSelectRecognitionAndBos) {
   Tok tok("deepseek_v3");

@@ -146,34 +146,23 @@ int cmd_chat(int argc, char** argv) {
   bool thinking = false;
   std::vector<std::string> scripted;
   json sampling = {{"max_tokens", 64}, {"temperature", 0}}, engine_opts = json::object();
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      usage();
-      return 0;
-    }
-    if (a == "--thinking") { thinking = true; continue; }
-    if (parse_common_switch(a, sampling, engine_opts)) continue;
-    if (i + 1 >= argc) {
-      std::fprintf(stderr, "deepinfer chat: %s needs a value\n", a.c_str());
-      return 2;
-    }
-    const std::string v = argv[++i];
-    bool consumed = false;
-    std::string error;
-    if (!parse_common_flag(a, v, sampling, engine_opts, &consumed, &error)) {
-      std::fprintf(stderr, "deepinfer chat: %s\n", error.c_str());
-      return 2;
-    }
-    if (consumed) continue;
-    if (a == "--model") model_dir = v;
-    else if (a == "--system") system = v;
-    else if (a == "--message") scripted.push_back(v);
-    else {
-      std::fprintf(stderr, "deepinfer chat: unknown option '%s'\n", a.c_str());
-      return 2;
-    }
-  }
+  const int args_rc = read_command_args(
+      argc, argv,
+      {"chat", usage,
+       [&](const std::string& a) {
+         if (a != "--thinking") return false;
+         thinking = true;
+         return true;
+       },
+       [&](const std::string& a, const std::string& v) {
+         if (a == "--model") model_dir = v;
+         else if (a == "--system") system = v;
+         else if (a == "--message") scripted.push_back(v);
+         else return false;
+         return true;
+       }},
+      sampling, engine_opts);
+  if (args_rc >= 0) return args_rc;
   auto session = EngineSession::open(model_dir, engine_opts);
   if (!session.is_ok()) {
     std::fprintf(stderr, "deepinfer chat: %s\n", session.status().message().c_str());

@@ -61,36 +61,25 @@ int cmd_generate(int argc, char** argv) {
   json sampling = json::object(), engine_opts = json::object();
   sampling["max_tokens"] = 16;
   sampling["temperature"] = 0;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      usage();
-      return 0;
-    }
-    if (a == "--json") { json_out = true; continue; }
-    if (a == "--stream") { stream = true; continue; }
-    if (parse_common_switch(a, sampling, engine_opts)) continue;
-    if (i + 1 >= argc) {
-      std::fprintf(stderr, "deepinfer generate: %s needs a value\n", a.c_str());
-      return 2;
-    }
-    const std::string v = argv[++i];
-    bool consumed = false;
-    std::string error;
-    if (!parse_common_flag(a, v, sampling, engine_opts, &consumed, &error)) {
-      std::fprintf(stderr, "deepinfer generate: %s\n", error.c_str());
-      return 2;
-    }
-    if (consumed) continue;
-    if (a == "--model") model_dir = v;
-    else if (a == "--prompt") { prompt = v; have_prompt = true; }
-    else if (a == "--prompt-ids") ids_text = v;
-    else if (a == "--batch-file") batch_file = v;
-    else {
-      std::fprintf(stderr, "deepinfer generate: unknown option '%s'\n", a.c_str());
-      return 2;
-    }
-  }
+  const int args_rc = read_command_args(
+      argc, argv,
+      {"generate", usage,
+       [&](const std::string& a) {
+         if (a == "--json") json_out = true;
+         else if (a == "--stream") stream = true;
+         else return false;
+         return true;
+       },
+       [&](const std::string& a, const std::string& v) {
+         if (a == "--model") model_dir = v;
+         else if (a == "--prompt") { prompt = v; have_prompt = true; }
+         else if (a == "--prompt-ids") ids_text = v;
+         else if (a == "--batch-file") batch_file = v;
+         else return false;
+         return true;
+       }},
+      sampling, engine_opts);
+  if (args_rc >= 0) return args_rc;
   if (static_cast<int>(have_prompt) + static_cast<int>(!ids_text.empty()) + static_cast<int>(!batch_file.empty()) != 1) {
     std::fprintf(stderr, "deepinfer generate: give exactly one of --prompt, --prompt-ids, --batch-file\n");
     return 2;

@@ -2,6 +2,7 @@
 // CLI flags that map onto option keys.
 #include "tools/cli/engine_session.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
@@ -169,6 +170,34 @@ bool parse_common_switch(const std::string& flag, nlohmann::json& sampling, nloh
   else if (flag == "--no-prefix-caching") engine_opts["enable_prefix_caching"] = 0;
   else return false;
   return true;
+}
+
+int read_command_args(int argc, char** argv, const CommandArgs& args, nlohmann::json& sampling,
+                      nlohmann::json& engine_opts) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      args.usage();
+      return 0;
+    }
+    if (args.on_switch && args.on_switch(a)) continue;
+    if (parse_common_switch(a, sampling, engine_opts)) continue;
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "deepinfer %s: %s needs a value\n", args.command, a.c_str());
+      return 2;
+    }
+    const std::string v = argv[++i];
+    bool consumed = false;
+    std::string error;
+    if (!parse_common_flag(a, v, sampling, engine_opts, &consumed, &error)) {
+      std::fprintf(stderr, "deepinfer %s: %s\n", args.command, error.c_str());
+      return 2;
+    }
+    if (consumed || args.on_value(a, v)) continue;
+    std::fprintf(stderr, "deepinfer %s: unknown option '%s'\n", args.command, a.c_str());
+    return 2;
+  }
+  return -1;
 }
 
 bool parse_common_flag(const std::string& flag, const std::string& value, nlohmann::json& sampling,

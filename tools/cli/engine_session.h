@@ -90,4 +90,17 @@ bool parse_common_flag(const std::string& flag, const std::string& value, nlohma
 bool parse_common_switch(const std::string& flag, nlohmann::json& sampling, nlohmann::json& engine_opts);
 extern const char* const kCommonFlagsHelp;
 
+// The argument loop of a command that takes the common flags (generate, chat): `on_switch`
+// claims the command's own flags without a value, `on_value` those with one; each returns false
+// for a flag that is not its. Returns -1 when all arguments were read, else the exit status
+// (0 after --help, 2 for bad usage, said on stderr as "deepinfer <command>: ...").
+struct CommandArgs {
+  const char* command;
+  void (*usage)();
+  std::function<bool(const std::string& flag)> on_switch;
+  std::function<bool(const std::string& flag, const std::string& value)> on_value;
+};
+int read_command_args(int argc, char** argv, const CommandArgs& args, nlohmann::json& sampling,
+                      nlohmann::json& engine_opts);
+
 }  // namespace di::cli

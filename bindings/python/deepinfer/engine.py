@@ -15,6 +15,7 @@ import weakref
 from typing import List, Optional, Sequence, Union
 
 from . import _native
+from ._handle import NativeHandle
 from .sampling import SamplingParams, options_from
 
 Chunk = _native.Chunk
@@ -29,7 +30,7 @@ def _close_engines() -> None:
         engine.close()
 
 
-class Request:
+class Request(NativeHandle):
     """One submitted request. Iterate it for Chunk objects; ``close()`` cancels and frees it.
 
     ``cancel()`` may be called from any thread while another thread iterates: the iteration then
@@ -61,18 +62,9 @@ class Request:
     def cancel(self) -> None:
         self._native.cancel()
 
-    def close(self) -> None:
-        self._native.close()
-
     @property
     def closed(self) -> bool:
         return self._native.closed
-
-    def __enter__(self) -> "Request":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
 
 class _AsyncChunks:
@@ -144,7 +136,7 @@ class _AsyncChunks:
         await self.aclose()
 
 
-class Engine:
+class Engine(NativeHandle):
     """An inference engine over one model directory.
 
     ``Engine(model, max_num_seqs=8, kv_cache_bytes=1 << 26)``: keyword arguments are the engine
@@ -203,9 +195,3 @@ class Engine:
     @property
     def closed(self) -> bool:
         return self._native.closed
-
-    def __enter__(self) -> "Engine":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()

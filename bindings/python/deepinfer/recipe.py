@@ -8,6 +8,7 @@ import os
 from typing import Any, Dict, List, Optional, Sequence, Union
 
 from . import _native
+from ._handle import NativeHandle
 from .sampling import options_from
 
 PROTOCOLS = {
@@ -24,7 +25,7 @@ def _body_text(body: Union[str, bytes, dict]) -> Union[str, bytes]:
     return json.dumps(body) if isinstance(body, dict) else body
 
 
-class Prepared:
+class Prepared(NativeHandle):
     """One API request made ready for the engine (immutable)."""
 
     def __init__(self, native: _native.Prepared):
@@ -51,17 +52,8 @@ class Prepared:
         """Image ``index`` as the model takes it (WebP bytes), or None past the last image."""
         return self._native.image_data(index)
 
-    def close(self) -> None:
-        self._native.close()
 
-    def __enter__(self) -> "Prepared":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-
-class Recipe:
+class Recipe(NativeHandle):
     """``Recipe(tokenizer_path, recipe_encoding="dsv4", recipe_model=..., ...)``; recipe_model
     defaults to the model folder's name (what ``deepinfer serve`` calls it), "deepseek-v4" with
     no path;
@@ -80,15 +72,6 @@ class Recipe:
             raise ValueError(f"protocol: expected one of {sorted(PROTOCOLS)}, got {protocol!r}")
         return Prepared(self._native.prepare(code, _body_text(body)))
 
-    def close(self) -> None:
-        self._native.close()
-
-    def __enter__(self) -> "Recipe":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
 
 def _event(pair) -> Dict[str, Any]:
     name, data = pair
@@ -99,7 +82,7 @@ def _event(pair) -> Dict[str, Any]:
     return {"event": name, "data": payload, "raw": data}
 
 
-class Parser:
+class Parser(NativeHandle):
     """Model output in (text, token ids, or engine chunks), API events out as dicts
     ``{"event": name or None, "data": parsed JSON or "[DONE]", "raw": data text}``."""
 
@@ -143,12 +126,3 @@ class Parser:
     @property
     def ended(self) -> bool:
         return self._native.ended
-
-    def close(self) -> None:
-        self._native.close()
-
-    def __enter__(self) -> "Parser":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "bindings/python/src/chunk.h"
-#include "bindings/python/src/native.h"
 #include "bindings/python/src/prepared.h"
 
 namespace di::python {
@@ -109,62 +108,32 @@ class Request {
   uint64_t id_ = 0;
 };
 
-class Engine {
+class Engine : public Handle<di_engine, di_engine_destroy> {
  public:
-  Engine(const std::string& model_dir, const py::object& options) {
+  Engine(const std::string& model_dir, const py::object& options) : Handle("Engine") {
     di_options* o = options_ptr(options);
-    di_error* err = nullptr;
-    di_status st;
-    {
-      py::gil_scoped_release nogil;
-      st = di_engine_create(model_dir.data(), model_dir.size(), o, &ptr_, &err);
-    }
-    check(st, err);
-  }
-  // Joins the engine's threads, which never need the GIL, so holding it here cannot deadlock.
-  ~Engine() { di_engine_destroy(ptr_); }
-
-  void close() {
-    py::gil_scoped_release nogil;
-    std::unique_lock lock(mu_);
-    di_engine_destroy(ptr_);
-    ptr_ = nullptr;
-  }
-  bool closed() {
-    std::shared_lock lock(mu_);
-    return ptr_ == nullptr;
+    create([&](di_engine** out, di_error** err) {
+      return di_engine_create(model_dir.data(), model_dir.size(), o, out, err);
+    });
   }
 
   std::unique_ptr<Request> submit(const std::vector<int32_t>& ids, const py::object& sampling) {
     di_options* o = options_ptr(sampling);
     di_request* r = nullptr;
-    di_error* err = nullptr;
-    di_status st;
-    {
-      py::gil_scoped_release nogil;
-      std::shared_lock lock(mu_);
-      st = ptr_ ? di_submit(ptr_, ids.data(), ids.size(), o, nullptr, nullptr, &r, &err)
-                : DI_E_STATE;
-    }
-    if (st == DI_E_STATE && !err) raise_closed("Engine");
-    check(st, err);
+    call([&](di_engine* e, di_error** err) {
+      return di_submit(e, ids.data(), ids.size(), o, nullptr, nullptr, &r, err);
+    });
     return std::make_unique<Request>(r);
   }
 
+  // Holds the prepared request with the GIL (its lock is the reader's), then submits without.
   std::unique_ptr<Request> submit_prepared(Prepared& prepared) {
     di_request* r = nullptr;
-    di_error* err = nullptr;
-    di_status st;
-    {
-      std::shared_lock lock(mu_);
-      st = ptr_ ? prepared.with([&](di_prepared* p) {
-        py::gil_scoped_release nogil;
-        return di_submit_prepared(ptr_, p, nullptr, nullptr, &r, &err);
-      })
-                : DI_E_STATE;
-    }
-    if (st == DI_E_STATE && !err) raise_closed("Engine");
-    check(st, err);
+    prepared.with([&](di_prepared* p) {
+      return call([&](di_engine* e, di_error** err) {
+        return di_submit_prepared(e, p, nullptr, nullptr, &r, err);
+      });
+    });
     return std::make_unique<Request>(r);
   }
 
@@ -178,26 +147,6 @@ class Engine {
       return di_engine_info(e, out, len, err);
     });
   }
-
- private:
-  template <class F>
-  py::str text_call(F&& f) {
-    char* out = nullptr;
-    size_t len = 0;
-    di_error* err = nullptr;
-    di_status st;
-    {
-      py::gil_scoped_release nogil;
-      std::shared_lock lock(mu_);
-      st = ptr_ ? f(ptr_, &out, &len, &err) : DI_E_STATE;
-    }
-    if (st == DI_E_STATE && !err) raise_closed("Engine");
-    check(st, err);
-    return take_text(out, len);
-  }
-
-  std::shared_mutex mu_;  // shared: submit / metrics; exclusive: destroy
-  di_engine* ptr_ = nullptr;
 };
 
 py::object top_logprobs(const ChunkData& c) {

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "bindings/python/src/chunk.h"
-#include "bindings/python/src/native.h"
 #include "bindings/python/src/prepared.h"
 
 namespace di::python {
@@ -23,26 +22,21 @@ extern "C" void collect_event(void* user_data, const char* event, size_t event_l
                                                 std::string(data, data_len));
 }
 
-class Parser {
+class Parser : public Handle<di_parser, di_parser_destroy> {
  public:
-  explicit Parser(const std::string& options_json) {
-    di_error* err = nullptr;
-    check(di_parser_create_from_json(options_json.data(), options_json.size(), &ptr_, &err), err);
+  explicit Parser(const std::string& options_json) : Handle("Parser") {
+    create([&](di_parser** out, di_error** err) {
+      return di_parser_create_from_json(options_json.data(), options_json.size(), out, err);
+    });
   }
   // di_parser_create: configured from a prepared request; `overrides_json` may be "".
-  Parser(Prepared& prepared, const std::string& overrides_json) {
-    di_error* err = nullptr;
-    const di_status st = prepared.with([&](di_prepared* p) {
-      return di_parser_create(p, overrides_json.data(), overrides_json.size(), &ptr_, &err);
+  Parser(Prepared& prepared, const std::string& overrides_json) : Handle("Parser") {
+    prepared.with([&](di_prepared* p) {
+      create([&](di_parser** out, di_error** err) {
+        return di_parser_create(p, overrides_json.data(), overrides_json.size(), out, err);
+      });
+      return 0;
     });
-    check(st, err);
-  }
-  ~Parser() { di_parser_destroy(ptr_); }
-  void close() {
-    py::gil_scoped_release nogil;
-    std::lock_guard lock(mu_);
-    di_parser_destroy(ptr_);
-    ptr_ = nullptr;
   }
 
   py::list push(const std::string& text, const std::vector<int32_t>& token_ids,
@@ -80,35 +74,22 @@ class Parser {
 
   // The non-streaming response body as JSON text.
   py::str response() {
-    char* json = nullptr;
-    size_t len = 0;
-    di_error* err = nullptr;
-    di_status st;
-    {
-      py::gil_scoped_release nogil;
-      std::lock_guard lock(mu_);
-      st = ptr_ ? di_parse_response(ptr_, &json, &len, &err) : DI_E_STATE;
-    }
-    if (st == DI_E_STATE && !err) raise_closed("Parser");
-    check(st, err);
-    return take_text(json, len);
+    return text_call([&](di_parser* p, char** json, size_t* len, di_error** err) {
+      std::lock_guard serial(serial_);
+      return di_parse_response(p, json, len, err);
+    });
   }
 
   bool ended() const { return ended_; }
 
  private:
   template <class F>
-  py::list run(F&& call) {
+  py::list run(F&& fn) {
     Events events;
-    di_error* err = nullptr;
-    di_status st;
-    {
-      py::gil_scoped_release nogil;
-      std::lock_guard lock(mu_);
-      st = ptr_ ? call(ptr_, &events, &err) : DI_E_STATE;
-    }
-    if (st == DI_E_STATE && !err) raise_closed("Parser");
-    check(st, err);
+    const di_status st = call([&](di_parser* p, di_error** err) {
+      std::lock_guard serial(serial_);
+      return fn(p, &events, err);
+    });
     if (st == DI_END_OF_STREAM) ended_ = true;
     py::list out;
     for (auto& [event, data] : events) {
@@ -118,8 +99,7 @@ class Parser {
     return out;
   }
 
-  std::mutex mu_;
-  di_parser* ptr_ = nullptr;
+  std::mutex serial_;  // one stream per parser: pushes never interleave
   bool ended_ = false;
 };
 

@@ -1,31 +1,14 @@
 // Prepared: the Python object over one di_prepared (recipe.cpp binds it, engine.cpp submits
-// it). Immutable in C; the lock only keeps close() from freeing it under a reader.
+// it). Immutable in C; the handle's lock only keeps close() from freeing it under a reader.
 #pragma once
 
-#include <mutex>
-#include <shared_mutex>
-
-#include "bindings/python/src/native.h"
+#include "bindings/python/src/handle.h"
 
 namespace di::python {
 
-class Prepared {
+class Prepared : public Handle<di_prepared, di_prepared_destroy> {
  public:
-  explicit Prepared(di_prepared* p) : ptr_(p) {}
-  ~Prepared() { di_prepared_destroy(ptr_); }
-  void close() {
-    py::gil_scoped_release nogil;
-    std::unique_lock lock(mu_);
-    di_prepared_destroy(ptr_);
-    ptr_ = nullptr;
-  }
-  // Holds the handle for a call that must not race close().
-  template <class F>
-  auto with(F&& f) {
-    std::shared_lock lock(mu_);
-    if (!ptr_) raise_closed("Prepared");
-    return f(ptr_);
-  }
+  explicit Prepared(di_prepared* p) : Handle("Prepared", p) {}
   template <const char* (*Fn)(const di_prepared*, size_t*)>
   py::str text() {
     return with([](di_prepared* p) {
@@ -34,11 +17,6 @@ class Prepared {
       return utf8(s, len);
     });
   }
-
- private:
-  std::shared_mutex mu_;
-  di_prepared* ptr_ = nullptr;
 };
-
 
 }  // namespace di::python

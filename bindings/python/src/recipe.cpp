@@ -4,8 +4,6 @@
 #include <pybind11/stl.h>
 
 #include <memory>
-#include <mutex>
-#include <shared_mutex>
 #include <vector>
 
 #include "bindings/python/src/native.h"
@@ -15,44 +13,22 @@ namespace di::python {
 
 namespace {
 
-class Recipe {
+class Recipe : public Handle<di_recipe, di_recipe_destroy> {
  public:
-  Recipe(const std::string& tokenizer_path, const py::object& options) {
+  Recipe(const std::string& tokenizer_path, const py::object& options) : Handle("Recipe") {
     di_options* o = options_ptr(options);
-    di_error* err = nullptr;
-    di_status st;
-    {
-      py::gil_scoped_release nogil;
-      st = di_recipe_create(tokenizer_path.data(), tokenizer_path.size(), o, &ptr_, &err);
-    }
-    check(st, err);
-  }
-  ~Recipe() { di_recipe_destroy(ptr_); }
-  void close() {
-    py::gil_scoped_release nogil;
-    std::unique_lock lock(mu_);
-    di_recipe_destroy(ptr_);
-    ptr_ = nullptr;
+    create([&](di_recipe** out, di_error** err) {
+      return di_recipe_create(tokenizer_path.data(), tokenizer_path.size(), o, out, err);
+    });
   }
 
   std::unique_ptr<Prepared> prepare(int32_t protocol, const std::string& body) {
     di_prepared* out = nullptr;
-    di_error* err = nullptr;
-    di_status st;
-    {
-      py::gil_scoped_release nogil;
-      std::shared_lock lock(mu_);
-      st = ptr_ ? di_recipe_prepare(ptr_, protocol, body.data(), body.size(), &out, &err)
-                : DI_E_STATE;
-    }
-    if (st == DI_E_STATE && !err) raise_closed("Recipe");
-    check(st, err);
+    call([&](di_recipe* r, di_error** err) {
+      return di_recipe_prepare(r, protocol, body.data(), body.size(), &out, err);
+    });
     return std::make_unique<Prepared>(out);
   }
-
- private:
-  std::shared_mutex mu_;
-  di_recipe* ptr_ = nullptr;
 };
 
 }  // namespace

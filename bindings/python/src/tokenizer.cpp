@@ -4,34 +4,20 @@
 #include <pybind11/stl.h>
 
 #include <memory>
-#include <mutex>
-#include <shared_mutex>
 #include <tuple>
 #include <vector>
 
-#include "bindings/python/src/native.h"
+#include "bindings/python/src/handle.h"
 
 namespace di::python {
 namespace {
 
-class Tokenizer {
+class Tokenizer : public Handle<di_tokenizer, di_tokenizer_destroy> {
  public:
-  explicit Tokenizer(const std::string& path) {
-    di_error* err = nullptr;
-    di_status st;
-    {
-      py::gil_scoped_release nogil;
-      st = di_tokenizer_create(path.data(), path.size(), &ptr_, &err);
-    }
-    check(st, err);
-  }
-  ~Tokenizer() { di_tokenizer_destroy(ptr_); }
-
-  void close() {
-    py::gil_scoped_release nogil;
-    std::unique_lock lock(mu_);
-    di_tokenizer_destroy(ptr_);
-    ptr_ = nullptr;
+  explicit Tokenizer(const std::string& path) : Handle("Tokenizer") {
+    create([&](di_tokenizer** out, di_error** err) {
+      return di_tokenizer_create(path.data(), path.size(), out, err);
+    });
   }
 
   std::vector<int32_t> encode(const std::string& text, bool added_tokens, bool add_special) {
@@ -39,16 +25,9 @@ class Tokenizer {
                            (add_special ? DI_TOKENIZE_ADD_SPECIAL : 0u);
     int32_t* ids = nullptr;
     size_t n = 0;
-    di_error* err = nullptr;
-    di_status st;
-    {
-      py::gil_scoped_release nogil;
-      std::shared_lock lock(mu_);
-      st = ptr_ ? di_tokenizer_encode(ptr_, text.data(), text.size(), flags, &ids, &n, &err)
-                : DI_E_STATE;
-    }
-    if (st == DI_E_STATE && !err) raise_closed("Tokenizer");
-    check(st, err);
+    call([&](di_tokenizer* t, di_error** err) {
+      return di_tokenizer_encode(t, text.data(), text.size(), flags, &ids, &n, err);
+    });
     std::vector<int32_t> out(ids, ids + n);
     di_free(ids);
     return out;
@@ -70,17 +49,10 @@ class Tokenizer {
     size_t n = 0;
     uint32_t* ranges = nullptr;
     size_t nr = 0;
-    di_error* err = nullptr;
-    di_status st;
-    {
-      py::gil_scoped_release nogil;
-      std::shared_lock lock(mu_);
-      st = ptr_ ? di_tokenizer_encode_segments(ptr_, texts.data(), lens.data(), special.data(),
-                                               texts.size(), &ids, &n, &ranges, &nr, &err)
-                : DI_E_STATE;
-    }
-    if (st == DI_E_STATE && !err) raise_closed("Tokenizer");
-    check(st, err);
+    call([&](di_tokenizer* t, di_error** err) {
+      return di_tokenizer_encode_segments(t, texts.data(), lens.data(), special.data(),
+                                          texts.size(), &ids, &n, &ranges, &nr, err);
+    });
     std::vector<int32_t> out(ids, ids + n);
     std::vector<std::pair<uint32_t, uint32_t>> rs;
     for (size_t i = 0; i < nr; ++i) rs.emplace_back(ranges[2 * i], ranges[2 * i + 1]);
@@ -90,70 +62,54 @@ class Tokenizer {
   }
 
   py::str decode(const std::vector<int32_t>& ids, bool skip_special) {
-    char* text = nullptr;
-    size_t len = 0;
-    di_error* err = nullptr;
-    di_status st;
-    {
-      py::gil_scoped_release nogil;
-      std::shared_lock lock(mu_);
-      st = ptr_ ? di_tokenizer_decode(ptr_, ids.data(), ids.size(),
-                                      skip_special ? DI_DECODE_SKIP_SPECIAL : 0u, &text, &len, &err)
-                : DI_E_STATE;
-    }
-    if (st == DI_E_STATE && !err) raise_closed("Tokenizer");
-    check(st, err);
-    return take_text(text, len);
+    return text_call([&](di_tokenizer* t, char** text, size_t* len, di_error** err) {
+      return di_tokenizer_decode(t, ids.data(), ids.size(),
+                                 skip_special ? DI_DECODE_SKIP_SPECIAL : 0u, text, len, err);
+    });
   }
 
   // The raw bytes of one token: possibly part of a UTF-8 character, hence bytes, not str.
   py::bytes token_to_piece(int32_t id) {
-    char* bytes = nullptr;
-    size_t len = 0;
-    di_error* err = nullptr;
-    std::shared_lock lock(mu_);
-    if (!ptr_) raise_closed("Tokenizer");
-    check(di_tokenizer_token_to_piece(ptr_, id, &bytes, &len, &err), err);
-    py::bytes out(bytes, len);
-    di_free(bytes);
-    return out;
+    return with([&](di_tokenizer* t) {
+      char* bytes = nullptr;
+      size_t len = 0;
+      di_error* err = nullptr;
+      check(di_tokenizer_token_to_piece(t, id, &bytes, &len, &err), err);
+      py::bytes out(bytes, len);
+      di_free(bytes);
+      return out;
+    });
   }
 
   // None when the spelling is not a token.
   py::object token_id(const std::string& token) {
-    int32_t id = -1;
-    di_error* err = nullptr;
-    std::shared_lock lock(mu_);
-    if (!ptr_) raise_closed("Tokenizer");
-    const di_status st = di_tokenizer_token_id(ptr_, token.data(), token.size(), &id, &err);
-    if (st == DI_E_NOT_FOUND) { di_error_destroy(err); return py::none(); }
-    check(st, err);
-    return py::int_(id);
+    return with([&](di_tokenizer* t) -> py::object {
+      int32_t id = -1;
+      di_error* err = nullptr;
+      const di_status st = di_tokenizer_token_id(t, token.data(), token.size(), &id, &err);
+      if (st == DI_E_NOT_FOUND) { di_error_destroy(err); return py::none(); }
+      check(st, err);
+      return py::int_(id);
+    });
   }
 
   int64_t vocab_size() {
-    std::shared_lock lock(mu_);
-    if (!ptr_) raise_closed("Tokenizer");
-    return di_tokenizer_vocab_size(ptr_);
+    return with([](di_tokenizer* t) { return di_tokenizer_vocab_size(t); });
   }
 
   // {"bos_id": int|None, "eos_id": int|None, "add_bos_token": bool}
   py::dict special_ids() {
     int32_t bos = -1, eos = -1, add_bos = 0;
-    di_error* err = nullptr;
-    std::shared_lock lock(mu_);
-    if (!ptr_) raise_closed("Tokenizer");
-    check(di_tokenizer_special_ids(ptr_, &bos, &eos, &add_bos, &err), err);
+    with([&](di_tokenizer* t) {
+      di_error* err = nullptr;
+      return check(di_tokenizer_special_ids(t, &bos, &eos, &add_bos, &err), err);
+    });
     py::dict d;
     d["bos_id"] = bos < 0 ? py::object(py::none()) : py::object(py::int_(bos));
     d["eos_id"] = eos < 0 ? py::object(py::none()) : py::object(py::int_(eos));
     d["add_bos_token"] = add_bos != 0;
     return d;
   }
-
- private:
-  std::shared_mutex mu_;  // calls share it; close() takes it alone
-  di_tokenizer* ptr_ = nullptr;
 };
 
 }  // namespace

@@ -59,6 +59,7 @@ bool run(const std::string& name, int32_t k, int32_t variable, int threads, int6
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!out.is_ok()) return false;
   const nlohmann::json m = nlohmann::json::parse((*llm)->engine().metrics_json());
+  if (std::getenv("BENCH_PHASES")) std::fprintf(stderr, "%s: %s\n", name.c_str(), m["step_phases"].dump().c_str());
   const int64_t gen = m.value("generation_tokens", int64_t{0}) - before.value("generation_tokens", int64_t{0});
   const int64_t steps = m.value("steps", int64_t{0}) - before.value("steps", int64_t{0});
   row->name = name;

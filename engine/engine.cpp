@@ -442,8 +442,8 @@ bool LLMEngine::Impl::run_step() {
   const RunnerTiming& rt = runner->last_timing();
   // Forward: the model call, draws included where the model samples on its device; sample: host
   // draws and committing the tokens (below).
-  t.forward = rt.forward_s;
-  t.prepare = std::max(0.0, seconds_between(scheduled, executed) - rt.forward_s - rt.sample_s);
+  t.forward = rt.forward_s + rt.draft_s;  // the draft layers are model time too
+  t.prepare = std::max(0.0, seconds_between(scheduled, executed) - t.forward - rt.sample_s);
   int64_t prompt_tokens = 0, generated = 0;
   size_t k = 0;
   for (size_t i = 0; i < out.scheduled.size(); ++i) {

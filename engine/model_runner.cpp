@@ -293,7 +293,16 @@ Status ModelRunner::run(const ForwardBatch& batch, const ScheduledSequence* firs
   const double sample_s = seconds_since(t0);
   timing_.sample_s += sample_s;
   cost_.observe_rows(rows_drawn, sample_s);
-  if (draft_.max_draft_tokens > 0) DI_RETURN_IF_ERROR(propose(b, first, n, tasks, task_offset, results));
+  if (propose_now_) {
+    DI_RETURN_IF_ERROR(propose(b, first, n, tasks, task_offset, results));
+  } else {
+    // No draft this step: one proposed before would be for positions the sequence has moved past.
+    for (size_t i = 0; i < n; ++i)
+      if (first[i].samples()) {
+        first[i].seq->draft_tokens.clear();
+        first[i].seq->draft_probs.clear();
+      }
+  }
   return Status::ok();
 }
 
@@ -308,6 +317,16 @@ Status ModelRunner::execute(const SchedulerOutput& out, std::span<const SampleTa
   accepted_.reserve(tasks.size());
   const size_t n = out.scheduled.size();
   step_seqs_ = static_cast<int32_t>(n);
+  // The variable length pauses drafting while even a draft certain to be accepted would not pay
+  // for its steps (the draft layer's pass over every new position included), re-measuring now
+  // and then. A paused draft layer misses those positions in its ring, which costs acceptance
+  // for a while after it resumes, never correctness.
+  ++step_count_;
+  propose_now_ = draft_.max_draft_tokens > 0;
+  if (propose_now_ && draft_.variable && step_count_ % kProbeEvery != 0) {
+    const double certain = 1.0;
+    propose_now_ = draft_worth_extending(cost_, std::span<const double>(&certain, 1), step_seqs_);
+  }
   std::vector<PagedSequenceCache> views;
   views.reserve(n);
   std::vector<std::vector<int32_t>> fed(n);
@@ -321,7 +340,7 @@ Status ModelRunner::execute(const SchedulerOutput& out, std::span<const SampleTa
     in.num_tokens = static_cast<int32_t>(s.num_tokens);
     in.start_pos = s.start;
     in.cache = &views.back();
-    in.keep_hidden = draft_.max_draft_tokens > 0;
+    in.keep_hidden = propose_now_;
     saved_rings_[i].clear();
     if (s.num_draft > 0) {
       // The draft rides after the last token; the target's row for each position decides it.

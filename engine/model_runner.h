@@ -35,7 +35,7 @@ struct RunnerTiming {
   double prepare_s = 0;  // batch assembly and sampling specs
   double forward_s = 0;  // the model call (with the device draws when the model samples)
   double sample_s = 0;   // host draws
-  double draft_s = 0;    // the draft layers and the draft tokens' choice
+  double draft_s = 0;    // the draft layers and the draft tokens' choice (model time)
 };
 
 // Speculative decoding with the model's draft layers.
@@ -89,6 +89,9 @@ class ModelRunner {
   std::vector<double> probs_;
   int64_t verified_ = 0, num_accepted_ = 0;
   int32_t step_seqs_ = 0;
+  static constexpr int64_t kProbeEvery = 16;  // steps between re-measurements while paused
+  int64_t step_count_ = 0;
+  bool propose_now_ = false;
   RunnerTiming timing_;
 };
 

@@ -38,7 +38,7 @@ std::vector<std::vector<int32_t>> demo_prompts() {
   return out;
 }
 
-struct Run {
+struct GenRun {
   std::vector<engine::RequestOutput> outputs;
   nlohmann::json metrics;
 };
@@ -53,14 +53,14 @@ engine::EngineConfig base_config(int32_t drafts, int32_t variable) {
   return c;
 }
 
-Run generate(const engine::EngineConfig& config, const std::vector<std::vector<int32_t>>& prompts,
+GenRun generate(const engine::EngineConfig& config, const std::vector<std::vector<int32_t>>& prompts,
              const engine::SamplingParams& params, int repeats = 1) {
   engine::ModelOptions opts;
   opts.num_threads = 2;
   auto llm = engine::LLM::load(kDemoDir, config, opts);
   EXPECT_TRUE(llm.is_ok()) << llm.status().message();
   if (!llm.is_ok()) return {};
-  Run run;
+  GenRun run;
   for (int r = 0; r < repeats; ++r) {
     auto out = (*llm)->generate(prompts, params);
     EXPECT_TRUE(out.is_ok()) << out.status().message();
@@ -79,7 +79,7 @@ engine::SamplingParams greedy_params() {
   return p;
 }
 
-void expect_same_tokens(const Run& want, const Run& got, const std::string& label) {
+void expect_same_tokens(const GenRun& want, const GenRun& got, const std::string& label) {
   ASSERT_EQ(want.outputs.size(), got.outputs.size()) << label;
   for (size_t i = 0; i < want.outputs.size(); ++i) {
     EXPECT_EQ(got.outputs[i].outputs[0].token_ids, want.outputs[i].outputs[0].token_ids)
@@ -88,14 +88,14 @@ void expect_same_tokens(const Run& want, const Run& got, const std::string& labe
   }
 }
 
-double acceptance(const Run& r) { return r.metrics.value("spec_acceptance_rate", 0.0); }
+double acceptance(const GenRun& r) { return r.metrics.value("spec_acceptance_rate", 0.0); }
 
 TEST(V4Mtp, GreedyWithDraftsEqualsWithoutForFixedAndVariableLength) {
   SKIP_WITHOUT_DEMO_MODEL();
   const auto prompts = demo_prompts();
-  const Run off = generate(base_config(0, 0), prompts, greedy_params());
+  const GenRun off = generate(base_config(0, 0), prompts, greedy_params());
   for (int32_t k : {1, 3}) {
-    const Run fixed = generate(base_config(k, 0), prompts, greedy_params());
+    const GenRun fixed = generate(base_config(k, 0), prompts, greedy_params());
     expect_same_tokens(off, fixed, "fixed k=" + std::to_string(k));
     // The trained MTP layer agrees with the model most of the time (0.65-0.77 teacher-forced).
     EXPECT_GT(acceptance(fixed), 0.3) << "k=" << k;
@@ -106,7 +106,7 @@ TEST(V4Mtp, GreedyWithDraftsEqualsWithoutForFixedAndVariableLength) {
                 static_cast<long long>(off.metrics.value("steps", 0)));
     EXPECT_LT(fixed.metrics.value("steps", 0), off.metrics.value("steps", 0));
   }
-  const Run variable = generate(base_config(5, 1), prompts, greedy_params());
+  const GenRun variable = generate(base_config(5, 1), prompts, greedy_params());
   expect_same_tokens(off, variable, "variable");
   std::printf("variable: acceptance %.3f over %lld drafts\n", acceptance(variable),
               static_cast<long long>(variable.metrics.value("spec_draft_tokens", 0)));
@@ -116,9 +116,9 @@ TEST(V4Mtp, GreedyWithDraftsEqualsWithoutFromThePrefixCache) {
   SKIP_WITHOUT_DEMO_MODEL();
   const auto prompts = demo_prompts();
   engine::EngineConfig off_config = base_config(0, 0), on_config = base_config(3, 0);
-  const Run off = generate(off_config, prompts, greedy_params());
+  const GenRun off = generate(off_config, prompts, greedy_params());
   // The second round hits the prefix cache the first one filled (checkpointed rings included).
-  const Run on = generate(on_config, prompts, greedy_params(), 2);
+  const GenRun on = generate(on_config, prompts, greedy_params(), 2);
   expect_same_tokens(off, on, "prefix cache");
   EXPECT_GT(on.metrics.value("prefix_cache_hits", 0), 0);
 }
@@ -126,17 +126,17 @@ TEST(V4Mtp, GreedyWithDraftsEqualsWithoutFromThePrefixCache) {
 TEST(V4Mtp, GreedyWithDraftsEqualsWithoutUnderPreemption) {
   SKIP_WITHOUT_DEMO_MODEL();
   const auto prompts = demo_prompts();
-  const Run off = generate(base_config(0, 0), prompts, greedy_params());
+  const GenRun off = generate(base_config(0, 0), prompts, greedy_params());
   engine::EngineConfig c = base_config(4, 0);
   engine::ModelOptions opts;
   auto probe = engine::load_model(kDemoDir, opts);
   ASSERT_TRUE(probe.is_ok()) << probe.status().message();
   auto layout = engine::make_cache_layout((*probe)->cache_groups(), c.block_size);
   ASSERT_TRUE(layout.is_ok());
-  // Room for about 1.5 of the longest sequences: the others are preempted and recomputed.
+  // Room for the longest sequence and two blocks: the others are preempted and recomputed.
   c.max_model_len = 256;
-  c.kv_cache_bytes = layout->slot_bytes * c.max_num_seqs * 2 + layout->block_bytes * (layout->blocks_needed(256) * 3 / 2);
-  const Run on = generate(c, prompts, greedy_params());
+  c.kv_cache_bytes = layout->slot_bytes * c.max_num_seqs * 2 + layout->block_bytes * (layout->blocks_needed(256) + 2);
+  const GenRun on = generate(c, prompts, greedy_params());
   expect_same_tokens(off, on, "preemption");
   EXPECT_GT(on.metrics.value("num_preemptions", 0), 0) << "the budget was meant to force preemption";
   EXPECT_GT(on.metrics.value("spec_draft_tokens", 0), 0);
@@ -151,8 +151,8 @@ TEST(V4Mtp, RejectedDraftsLeaveTheCacheAsANonDraftingRun) {
   engine::SamplingParams p = greedy_params();
   p.logprobs = true;
   p.top_logprobs = 5;
-  const Run off = generate(base_config(0, 0), prompts, p);
-  const Run on = generate(base_config(5, 0), prompts, p);
+  const GenRun off = generate(base_config(0, 0), prompts, p);
+  const GenRun on = generate(base_config(5, 0), prompts, p);
   expect_same_tokens(off, on, "logprobs");
   ASSERT_GT(on.metrics.value("spec_draft_tokens", 0), on.metrics.value("spec_accepted_tokens", 0))
       << "no draft was rejected: nothing was rolled back";
@@ -244,8 +244,8 @@ TEST(V4Mtp, SampledWithDraftsIsReproducibleBySeed) {
   p.temperature = 0.8;
   p.top_p = 0.95;
   p.seed = 1234;
-  const Run a = generate(base_config(3, 0), prompts, p);
-  const Run b = generate(base_config(3, 0), prompts, p);
+  const GenRun a = generate(base_config(3, 0), prompts, p);
+  const GenRun b = generate(base_config(3, 0), prompts, p);
   expect_same_tokens(a, b, "same seed");
   EXPECT_GT(a.metrics.value("spec_accepted_tokens", 0), 0);
 }

@@ -63,9 +63,12 @@ bool run(const std::string& name, int32_t k, int32_t variable, int threads, int6
   const int64_t gen = m.value("generation_tokens", int64_t{0}) - before.value("generation_tokens", int64_t{0});
   const int64_t steps = m.value("steps", int64_t{0}) - before.value("steps", int64_t{0});
   row->name = name;
-  // The timed run re-prefills from the prefix cache: steps count every step it took.
+  // The timed run re-prefills the prompts' last partial block from the prefix cache: its steps
+  // count too.
   row->tok_s = static_cast<double>(gen) / s;
-  row->tokens_per_step = steps > 0 ? static_cast<double>(gen) / static_cast<double>(steps) : 0;
+  // Per sequence: a step of the batch advances each of its sequences by this many tokens.
+  row->tokens_per_step =
+      steps > 0 ? static_cast<double>(gen) / static_cast<double>(steps) / static_cast<double>(prompts.size()) : 0;
   row->drafts = m.value("spec_draft_tokens", int64_t{0}) - before.value("spec_draft_tokens", int64_t{0});
   const int64_t acc = m.value("spec_accepted_tokens", int64_t{0}) - before.value("spec_accepted_tokens", int64_t{0});
   row->acceptance = row->drafts > 0 ? static_cast<double>(acc) / static_cast<double>(row->drafts) : 0;
@@ -91,7 +94,7 @@ int main(int argc, char** argv) {
   std::printf("deepseek-v4-demo CPU, %d threads, batch %d, %lld new tokens each (greedy)\n", threads, batch,
               static_cast<long long>(new_tokens));
   for (const Row& r : rows)
-    std::printf("  %-18s %7.2f tok/s  %5.2f tokens/step  acceptance %.3f (%lld drafts)  %.2fx\n", r.name.c_str(),
+    std::printf("  %-18s %7.2f tok/s  %5.2f tokens/step/seq  acceptance %.3f (%lld drafts)  %.2fx\n", r.name.c_str(),
                 r.tok_s, r.tokens_per_step, r.acceptance, static_cast<long long>(r.drafts), r.tok_s / rows[0].tok_s);
   if (append) {
     char date[16];
@@ -102,8 +105,8 @@ int main(int argc, char** argv) {
       char line[1024];
       std::snprintf(line, sizeof line,
                     "| %s | %s | %s, %d threads | MTP speculative decoding, %s: deepseek-v4-demo greedy, batch %d, "
-                    "%lld new tokens | %.2f tok/s, %.2f tokens/step, acceptance %.3f | drafts off %.2f tok/s, %.2f "
-                    "tokens/step | %.0f%% | `bench_v4_mtp %d %lld %d` |\n",
+                    "%lld new tokens | %.2f tok/s, %.2f tokens/step/seq, acceptance %.3f | drafts off %.2f tok/s, %.2f "
+                    "tokens/step/seq | %.0f%% | `bench_v4_mtp %d %lld %d` |\n",
                     date, argv[6], argv[7], threads, rows[i].name.c_str(), batch, static_cast<long long>(new_tokens),
                     rows[i].tok_s, rows[i].tokens_per_step, rows[i].acceptance, rows[0].tok_s,
                     rows[0].tokens_per_step, 100 * rows[i].tok_s / rows[0].tok_s, threads,

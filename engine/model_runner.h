@@ -89,7 +89,7 @@ class ModelRunner {
   std::vector<double> probs_;
   int64_t verified_ = 0, num_accepted_ = 0;
   int32_t step_seqs_ = 0;
-  static constexpr int64_t kProbeEvery = 16;  // steps between re-measurements while paused
+  static constexpr int64_t kProbeEvery = 64;  // steps between re-measurements while paused
   int64_t step_count_ = 0;
   bool propose_now_ = false;
   RunnerTiming timing_;

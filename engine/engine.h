@@ -30,7 +30,8 @@ struct EngineConfig {
   bool deterministic = false;
   // Speculative decoding with the model's own MTP layers: the largest draft a step verifies
   // (0: off; -1: from the environment, DEEPINFER_USE_NEXTN_DECODE=N, or 5 when only
-  // DEEPINFER_ENABLE_MTP_VARLEN=1 is set; neither: off). A model without MTP layers fails create.
+  // DEEPINFER_ENABLE_MTP_VARLEN=1 is set; neither: off). Asked for here, a model without MTP
+  // layers (or a device model) fails create; asked for by the environment, it runs without drafts.
   int32_t num_speculative_tokens = -1;
   // 1: each step verifies as many draft tokens as the draft's confidence and the measured step
   // costs make worth it (at most num_speculative_tokens); 0: always num_speculative_tokens;

@@ -4,6 +4,7 @@
 #include "base/log.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <random>
 
 #include "engine/engine_impl.h"
@@ -30,6 +31,65 @@ Status validate_config(const EngineConfig& c) {
   return Status::ok();
 }
 
+// An environment variable as a non-negative integer; -1 when unset, -2 when malformed.
+int64_t env_count(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return -1;
+  char* end = nullptr;
+  const long long x = std::strtoll(v, &end, 10);
+  return *end == '\0' && x >= 0 && x <= 1024 ? x : -2;
+}
+
+constexpr int32_t kDefaultDraftTokens = 5;  // the seeds' DEEPINFER_USE_NEXTN_DECODE default
+constexpr int32_t kMaxDraftTokens = 64;
+
+// Resolves the speculative options from the environment where they are -1; `from_env` says
+// whether it was the environment that turned drafting on.
+Status resolve_speculative(EngineConfig& c, bool* from_env) {
+  *from_env = false;
+  const int64_t nextn = env_count("DEEPINFER_USE_NEXTN_DECODE");
+  const int64_t varlen = env_count("DEEPINFER_ENABLE_MTP_VARLEN");
+  if (nextn == -2) return Status::invalid_argument("DEEPINFER_USE_NEXTN_DECODE: expected an integer in 0..1024");
+  if (varlen == -2 || varlen > 1) return Status::invalid_argument("DEEPINFER_ENABLE_MTP_VARLEN: expected 0 or 1");
+  if (c.num_speculative_tokens == -1) {
+    c.num_speculative_tokens = nextn >= 0 ? static_cast<int32_t>(nextn) : varlen == 1 ? kDefaultDraftTokens : 0;
+    *from_env = c.num_speculative_tokens > 0;
+  }
+  if (c.num_speculative_tokens < 0 || c.num_speculative_tokens > kMaxDraftTokens)
+    return Status::invalid_argument("num_speculative_tokens: expected 0.." + std::to_string(kMaxDraftTokens) +
+                                    ", got " + std::to_string(c.num_speculative_tokens));
+  if (c.speculative_variable == -1) c.speculative_variable = varlen == 0 ? 0 : 1;
+  if (c.speculative_variable != 0 && c.speculative_variable != 1)
+    return Status::invalid_argument("speculative_variable: expected 0 or 1, got " + std::to_string(c.speculative_variable));
+  if (c.deterministic) c.speculative_variable = 0;  // a draft's length must not depend on timing
+  return Status::ok();
+}
+
+// Whether `model` can draft under `c`, capping the draft to what the cache can roll back.
+Status check_speculative(EngineConfig& c, Model& model, const CacheLayout& layout, bool from_env) {
+  if (c.num_speculative_tokens == 0) return Status::ok();
+  Status st = model.samples_on_device()
+                  ? Status::unsupported(model.info().family + " on " + model.info().device +
+                                        ": speculative decoding runs on the CPU backend only for now")
+                  : model.drafts_supported();
+  for (const CacheGroupSpec& g : layout.groups)
+    if (st.is_ok() && g.kind == CacheKind::kStateSlot)
+      st = Status::unsupported("speculative decoding: cache group '" + g.name + "' is a state slot, which cannot "
+                               "be rolled back past a rejected draft");
+  if (!st.is_ok()) {
+    if (!from_env) return Status(st.code(), "num_speculative_tokens: " + st.message());
+    log::warn("speculative decoding off (DEEPINFER_USE_NEXTN_DECODE / DEEPINFER_ENABLE_MTP_VARLEN): %s",
+              st.message().c_str());
+    c.num_speculative_tokens = 0;
+    return Status::ok();
+  }
+  int64_t ring = 0;
+  for (const CacheGroupSpec& g : layout.groups)
+    if (g.kind == CacheKind::kSlidingRing && (ring == 0 || g.window < ring)) ring = g.window;
+  if (ring > 0 && c.num_speculative_tokens > ring - 1) c.num_speculative_tokens = static_cast<int32_t>(ring - 1);
+  return Status::ok();
+}
+
 }  // namespace
 
 LLMEngine::LLMEngine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -48,6 +108,9 @@ Result<std::unique_ptr<LLMEngine>> LLMEngine::create(std::unique_ptr<Model> mode
                                     " exceeds the model's max_position_embeddings " +
                                     std::to_string(mi.max_position_embeddings));
   DI_ASSIGN_OR_RETURN(CacheLayout layout, make_cache_layout(model->cache_groups(), config.block_size));
+  bool spec_from_env = false;
+  DI_RETURN_IF_ERROR(resolve_speculative(config, &spec_from_env));
+  DI_RETURN_IF_ERROR(check_speculative(config, *model, layout, spec_from_env));
   if (config.kv_cache_bytes == 0) {
     const int64_t per_seq = layout.blocks_needed(config.max_model_len) * layout.block_bytes + 2 * layout.slot_bytes;
     const int64_t minimum = layout.blocks_needed(config.max_model_len) * layout.block_bytes +
@@ -89,10 +152,13 @@ Result<std::unique_ptr<LLMEngine>> LLMEngine::create(std::unique_ptr<Model> mode
   sc.max_num_seqs = config.max_num_seqs;
   sc.max_num_batched_tokens = config.max_num_batched_tokens;
   sc.deterministic = config.deterministic;
+  sc.max_draft_tokens = config.num_speculative_tokens;
   impl->scheduler = std::make_unique<Scheduler>(sc, impl->kv.get());
   impl->sampler = std::make_unique<Sampler>(mi.vocab_size, mi.eos_token_ids);
   impl->runner = std::make_unique<ModelRunner>(impl->model.get(), impl->kv.get(), impl->sampler.get(),
                                                config.deterministic);
+  if (config.num_speculative_tokens > 0)
+    impl->runner->enable_drafts({config.num_speculative_tokens, config.speculative_variable == 1, config.max_model_len});
   impl->seed_state = std::random_device{}() ^ (static_cast<uint64_t>(std::random_device{}()) << 32);
   impl->update_snapshot();
   Impl* p = impl.get();
@@ -101,6 +167,9 @@ Result<std::unique_ptr<LLMEngine>> LLMEngine::create(std::unique_ptr<Model> mode
   log::info("engine ready: max_model_len %lld, max_num_seqs %d, max_num_batched_tokens %lld, prefix caching %s",
             static_cast<long long>(config.max_model_len), static_cast<int>(config.max_num_seqs),
             static_cast<long long>(config.max_num_batched_tokens), config.enable_prefix_caching ? "on" : "off");
+  if (config.num_speculative_tokens > 0)
+    log::info("speculative decoding: MTP drafts of up to %d tokens, %s length", config.num_speculative_tokens,
+              config.speculative_variable == 1 ? "variable" : "fixed");
   return std::unique_ptr<LLMEngine>(new LLMEngine(std::move(impl)));
 }
 
@@ -373,8 +442,8 @@ bool LLMEngine::Impl::run_step() {
   const RunnerTiming& rt = runner->last_timing();
   // Forward: the model call, draws included where the model samples on its device; sample: host
   // draws and committing the tokens (below).
-  t.forward = rt.forward_s;
-  t.prepare = std::max(0.0, seconds_between(scheduled, executed) - rt.forward_s - rt.sample_s);
+  t.forward = rt.forward_s + rt.draft_s;  // the draft layers are model time too
+  t.prepare = std::max(0.0, seconds_between(scheduled, executed) - t.forward - rt.sample_s);
   int64_t prompt_tokens = 0, generated = 0;
   size_t k = 0;
   for (size_t i = 0; i < out.scheduled.size(); ++i) {
@@ -402,9 +471,24 @@ bool LLMEngine::Impl::run_step() {
       scheduler->clear_reserve(&seq);
       req.forks_pending = false;
     }
-    commit_token(req, seq, drawn[k++], events);
-    ++generated;
+    // Accepted draft tokens first: each is in the cache already, so it counts as computed once
+    // committed (and the sequence may finish on any of them).
+    for (const SampledToken& d : runner->accepted_drafts(k)) {
+      Result<SampledToken> r = d;
+      commit_token(req, seq, r, events);
+      ++generated;
+      if (seq.status == SequenceStatus::kFinished) break;
+      ++seq.num_computed_tokens;
+      kv->commit(seq);
+    }
+    if (seq.status != SequenceStatus::kFinished) {
+      commit_token(req, seq, drawn[k], events);
+      ++generated;
+    }
+    ++k;
+    if (s.num_draft > 0 && seq.status != SequenceStatus::kFinished) kv->trim(seq);
   }
+  if (st.is_ok() && runner->last_verified() > 0) metrics.on_drafts(runner->last_verified(), runner->last_accepted());
   if (!st.is_ok()) {
     // Completions waiting to fork from a failed parent fail with it.
     for (const ScheduledSequence& s : out.scheduled) {

@@ -28,6 +28,15 @@ struct EngineConfig {
   bool enable_prefix_caching = true;
   bool async_scheduling = true;
   bool deterministic = false;
+  // Speculative decoding with the model's own MTP layers: the largest draft a step verifies
+  // (0: off; -1: from the environment, DEEPINFER_USE_NEXTN_DECODE=N, or 5 when only
+  // DEEPINFER_ENABLE_MTP_VARLEN=1 is set; neither: off). Asked for here, a model without MTP
+  // layers (or a device model) fails create; asked for by the environment, it runs without drafts.
+  int32_t num_speculative_tokens = -1;
+  // 1: each step verifies as many draft tokens as the draft's confidence and the measured step
+  // costs make worth it (at most num_speculative_tokens); 0: always num_speculative_tokens;
+  // -1: DEEPINFER_ENABLE_MTP_VARLEN (unset: 1). Deterministic mode always uses 0.
+  int32_t speculative_variable = -1;
 };
 
 struct EngineInfo {

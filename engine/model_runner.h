@@ -3,6 +3,12 @@
 // samples there (only the chosen ids come back), else with the host Sampler over the returned
 // logits. In deterministic mode every sequence runs in its own forward, so no reduction ever
 // mixes sequences and outputs cannot depend on batch composition.
+//
+// With speculative decoding on, a decoding sequence's draft tokens ride in the same forward; the
+// runner keeps the longest prefix the target agrees with (greedy: equal to its argmax; sampled:
+// the rejection rule of engine/spec/rejection.h), puts back the ring entries of the rejected
+// positions, then runs the model's draft layers over every position whose next token is now
+// known and proposes each sampling sequence's draft for its next step.
 #pragma once
 
 #include <span>
@@ -13,6 +19,7 @@
 #include "engine/model/model.h"
 #include "engine/sample/sampler.h"
 #include "engine/sched/scheduler.h"
+#include "engine/spec/draft_length.h"
 
 namespace di::engine {
 
@@ -28,6 +35,14 @@ struct RunnerTiming {
   double prepare_s = 0;  // batch assembly and sampling specs
   double forward_s = 0;  // the model call (with the device draws when the model samples)
   double sample_s = 0;   // host draws
+  double draft_s = 0;    // the draft layers and the draft tokens' choice (model time)
+};
+
+// Speculative decoding with the model's draft layers.
+struct DraftOptions {
+  int32_t max_draft_tokens = 0;  // the largest draft (0: off)
+  bool variable = false;         // choose each draft's length (draft_length.h); false: always the largest
+  int64_t max_model_len = 0;
 };
 
 class ModelRunner {
@@ -35,24 +50,48 @@ class ModelRunner {
   ModelRunner(Model* model, KvCacheManager* kv, Sampler* sampler, bool per_sequence)
       : model_(model), kv_(kv), sampler_(sampler), per_sequence_(per_sequence) {}
 
+  // Turns drafting on (the model's drafts_supported() must be OK and it must sample on the host).
+  void enable_drafts(const DraftOptions& options) { draft_ = options; }
+
   // Runs the forward of `out` and the draws of `tasks`; results[i] is task i's token or the
-  // sampler's error for it. A failed forward returns its error (results are then unset).
+  // sampler's error for it, after the draft tokens accepted_drafts(i) (in order). A failed
+  // forward returns its error (results are then unset).
   Status execute(const SchedulerOutput& out, std::span<const SampleTask> tasks,
                  std::vector<Result<SampledToken>>& results);
+
+  // Task i's accepted draft tokens of the last execute(), to commit before results[i].
+  const std::vector<SampledToken>& accepted_drafts(size_t task) const { return accepted_[task]; }
+  // Draft tokens verified and accepted in the last execute().
+  int64_t last_verified() const { return verified_; }
+  int64_t last_accepted() const { return num_accepted_; }
 
   const RunnerTiming& last_timing() const { return timing_; }
 
  private:
   Status run(const ForwardBatch& batch, const ScheduledSequence* first, size_t n, std::span<const SampleTask> tasks,
              int32_t row_offset, std::vector<Result<SampledToken>>& results);
+  // Task draws against the draft fed after `seq`'s last token: rows[0..k] are the target's.
+  Result<SampledToken> verify(Sequence& seq, const float* rows, int32_t k, std::vector<SampledToken>& accepted);
+  Status propose(const ForwardBatch& batch, const ScheduledSequence* first, size_t n,
+                 std::span<const SampleTask> tasks, size_t task_offset, std::vector<Result<SampledToken>>& results);
 
   Model* model_;
   KvCacheManager* kv_;
   Sampler* sampler_;
   bool per_sequence_;
+  DraftOptions draft_;
+  SpecCostModel cost_;
   std::vector<float> logits_;
   std::vector<uint8_t> masked_;
   std::vector<SampleSpec> specs_;
+  std::vector<std::vector<SampledToken>> accepted_;
+  std::vector<std::vector<uint8_t>> saved_rings_;  // per scheduled sequence with a draft
+  std::vector<double> probs_;
+  int64_t verified_ = 0, num_accepted_ = 0;
+  int32_t step_seqs_ = 0;
+  static constexpr int64_t kProbeEvery = 64;  // steps between re-measurements while paused
+  int64_t step_count_ = 0;
+  bool propose_now_ = false;
   RunnerTiming timing_;
 };
 

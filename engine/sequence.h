@@ -51,6 +51,11 @@ struct Sequence {
   FinishReason finish_reason = FinishReason::kNone;
   std::unique_ptr<TokenConstraint> constraint;
   std::unordered_map<int32_t, int32_t> output_counts;  // token -> times generated
+  // Speculative decoding: the draft proposed for the tokens after the last one (never part of
+  // token_ids until the target accepts them), and for a sampled request the distribution each
+  // was drawn from ([draft_tokens.size()][vocab]; empty: drawn by argmax).
+  std::vector<int32_t> draft_tokens;
+  std::vector<float> draft_probs;
 
   int64_t num_tokens() const { return static_cast<int64_t>(token_ids.size()); }
   int64_t num_output_tokens() const { return num_tokens() - num_prompt_tokens; }
@@ -58,6 +63,12 @@ struct Sequence {
   void append_token(int32_t token) {
     token_ids.push_back(token);
     ++output_counts[token];
+  }
+  // Undoes the last append_token (a speculative token that is tried, then taken back).
+  void pop_token() {
+    auto it = output_counts.find(token_ids.back());
+    if (it != output_counts.end() && --it->second == 0) output_counts.erase(it);
+    token_ids.pop_back();
   }
 };
 

@@ -646,9 +646,19 @@ typedef void (*di_chunk_callback)(const di_chunk* chunk, void* user_data);
  * *.safetensors and, when present, tokenizer.json for streamed text and stop strings), sizes
  * the KV cache and starts the engine's threads. `options` (may be NULL) holds engine-scope keys
  * (see di_options_schema); it is copied, not kept.
+ * Speculative decoding: num_speculative_tokens N > 0 drafts up to N tokens a step with the
+ * model's own MTP layers and verifies them in the same forward (greedy requests keep the longest
+ * prefix equal to the model's argmax, sampled ones use rejection sampling, so outputs are
+ * distributed exactly as without it); speculative_variable (default 1) picks each step's draft
+ * length from the draft's confidence and measured step costs, 0 always verifies N. When
+ * num_speculative_tokens is unset the environment decides: DEEPINFER_USE_NEXTN_DECODE=N, or
+ * DEEPINFER_ENABLE_MTP_VARLEN=1 (N = 5; =0 selects the fixed length); a model without MTP
+ * layers then runs without drafts (a logged warning) instead of failing. N is capped at the
+ * model's smallest sliding ring minus one (what a rejected draft can be rolled back from).
  * Errors: DI_E_INVALID_ARG (NULL out, a key of another scope, a bad value, named),
  *         DI_E_NOT_FOUND / DI_E_IO / DI_E_PARSE (model files), DI_E_UNSUPPORTED (model family or
- *         device), DI_E_LIMIT (kv_cache_bytes cannot hold one max_model_len sequence), DI_E_OOM.
+ *         device; num_speculative_tokens on a model without MTP layers or on a CUDA model),
+ *         DI_E_LIMIT (kv_cache_bytes cannot hold one max_model_len sequence), DI_E_OOM.
  * Thread-safety: any thread. */
 DI_API di_status di_engine_create(const char* model_dir, size_t model_dir_len,
                                   const di_options* options, di_engine** out, di_error** err);
@@ -756,8 +766,9 @@ DI_API di_status di_engine_metrics(di_engine* engine, int32_t format, char** out
 
 /* Writes a JSON object describing the engine into a buffer freed with di_free: the model
  * (family, model_dir, vocab_size, eos ids), the limits in force (max_model_len, max_num_seqs,
- * max_num_batched_tokens, block_size, kv_cache_bytes, KV blocks), the device, and "backends"
- * as in di_build_info.
+ * max_num_batched_tokens, block_size, kv_cache_bytes, KV blocks), the device, the speculative
+ * decoding in force (num_speculative_tokens, speculative_variable), and "backends" as in
+ * di_build_info.
  * Errors: DI_E_INVALID_ARG (NULL engine/out), DI_E_OOM. Thread-safety: any thread. */
 DI_API di_status di_engine_info(di_engine* engine, char** out, size_t* len, di_error** err);
 

@@ -112,6 +112,16 @@ Result<EngineSetup> engine_setup_from_options(const di_options* options) {
     DI_RETURN_IF_ERROR(int32_field(*v, "num_threads", &s.model.num_threads));
     if (s.model.num_threads < 0) return Status::invalid_argument("num_threads: expected >= 0, got " + std::to_string(s.model.num_threads));
   }
+  if (const Value* v = find(options, "num_speculative_tokens")) {
+    DI_RETURN_IF_ERROR(int32_field(*v, "num_speculative_tokens", &s.config.num_speculative_tokens));
+    if (s.config.num_speculative_tokens < 0)
+      return Status::invalid_argument("num_speculative_tokens: expected >= 0, got " + std::to_string(s.config.num_speculative_tokens));
+  }
+  if (const Value* v = find(options, "speculative_variable")) {
+    bool variable = true;
+    DI_RETURN_IF_ERROR(bool_field(*v, "speculative_variable", &variable));
+    s.config.speculative_variable = variable ? 1 : 0;
+  }
   return s;
 }
 

@@ -307,6 +307,49 @@ bool KvCacheManager::fork(const Sequence& parent, Sequence& child) {
   return true;
 }
 
+int64_t KvCacheManager::smallest_ring() const {
+  int64_t smallest = 0;
+  for (const CacheGroupSpec& g : layout_.groups)
+    if (g.kind == CacheKind::kSlidingRing && (smallest == 0 || g.window < smallest)) smallest = g.window;
+  return smallest;
+}
+
+void KvCacheManager::save_ring_entries(Sequence& seq, int64_t from, int64_t to, std::vector<uint8_t>& saved) {
+  if (seq.slot < 0) return;
+  for (size_t g = 0; g < layout_.groups.size(); ++g) {
+    const CacheGroupSpec& spec = layout_.groups[g];
+    if (spec.kind != CacheKind::kSlidingRing || layout_.placement[g].in_block) continue;
+    for (int32_t l = 0; l < spec.num_layers; ++l)
+      for (int64_t p = from; p < to; ++p) {
+        const uint8_t* e = slot_ptr(seq.slot) + layout_.slot_entry_offset(static_cast<int32_t>(g), l, p % spec.window);
+        saved.insert(saved.end(), e, e + spec.entry_bytes);
+      }
+  }
+}
+
+void KvCacheManager::restore_ring_entries(Sequence& seq, int64_t from, int64_t to, int64_t keep_to,
+                                          const uint8_t* saved) {
+  if (seq.slot < 0) return;
+  // Walks `saved` in the order save_ring_entries wrote it.
+  for (size_t g = 0; g < layout_.groups.size(); ++g) {
+    const CacheGroupSpec& spec = layout_.groups[g];
+    if (spec.kind != CacheKind::kSlidingRing || layout_.placement[g].in_block) continue;
+    for (int32_t l = 0; l < spec.num_layers; ++l)
+      for (int64_t p = from; p < to; ++p, saved += spec.entry_bytes)
+        if (p >= keep_to)
+          std::memcpy(slot_ptr(seq.slot) + layout_.slot_entry_offset(static_cast<int32_t>(g), l, p % spec.window),
+                      saved, static_cast<size_t>(spec.entry_bytes));
+  }
+}
+
+void KvCacheManager::trim(Sequence& seq) {
+  const auto keep = static_cast<size_t>(layout_.blocks_needed(seq.num_computed_tokens + 1));
+  while (seq.block_table.size() > keep) {
+    pool_.unref(seq.block_table.back());
+    seq.block_table.pop_back();
+  }
+}
+
 PagedSequenceCache KvCacheManager::cache_view(Sequence& seq) {
   return PagedSequenceCache(&layout_, blocks_, seq.slot >= 0 ? slot_ptr(seq.slot) : nullptr,
                             &seq.block_table, config_.memory && config_.memory->on_device());

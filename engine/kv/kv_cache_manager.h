@@ -86,6 +86,18 @@ class KvCacheManager {
 
   PagedSequenceCache cache_view(Sequence& seq);
 
+  // Speculative decoding's rollback. A sliding ring (and the compressor state kept as one) is
+  // overwritten in place, so before a forward feeds draft positions [from, to) their ring entries
+  // are saved (every ring group and layer, appended to `saved`), and after it those of the
+  // rejected positions [keep_to, to) are put back. Position-indexed entries need no rollback: a
+  // later forward rewrites them before anything reads them. Needs to - from <= the smallest ring.
+  void save_ring_entries(Sequence& seq, int64_t from, int64_t to, std::vector<uint8_t>& saved);
+  void restore_ring_entries(Sequence& seq, int64_t from, int64_t to, int64_t keep_to, const uint8_t* saved);
+  // Returns the blocks past what `seq.num_computed_tokens + 1` tokens need (a rejected draft's).
+  void trim(Sequence& seq);
+  // The fewest entries of any sliding ring the layout has (0: none); host memory only.
+  int64_t smallest_ring() const;
+
  private:
   KvCacheManager(CacheLayout layout, const KvCacheConfig& config, int32_t num_blocks,
                  int32_t num_slots);

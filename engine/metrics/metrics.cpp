@@ -37,6 +37,12 @@ void EngineMetrics::on_step(int64_t prompt_tokens, int64_t generation_tokens) {
   generation_tokens_ += generation_tokens;
 }
 
+void EngineMetrics::on_drafts(int64_t verified, int64_t accepted) {
+  std::lock_guard<std::mutex> l(mu_);
+  draft_tokens_ += verified;
+  accepted_draft_tokens_ += accepted;
+}
+
 void EngineMetrics::set_gauges(const EngineGauges& gauges) {
   std::lock_guard<std::mutex> l(mu_);
   gauges_ = gauges;
@@ -119,6 +125,9 @@ std::string EngineMetrics::to_json() const {
       {"prompt_tokens", prompt_tokens_},
       {"generation_tokens", generation_tokens_},
       {"steps", steps_},
+      {"spec_draft_tokens", draft_tokens_},
+      {"spec_accepted_tokens", accepted_draft_tokens_},
+      {"spec_acceptance_rate", draft_tokens_ > 0 ? static_cast<double>(accepted_draft_tokens_) / draft_tokens_ : 0.0},
       {"num_preemptions", gauges_.num_preemptions},
       {"kv_blocks_total", gauges_.kv_blocks_total},
       {"kv_blocks_free", gauges_.kv_blocks_free},
@@ -164,6 +173,8 @@ std::string EngineMetrics::to_prometheus() const {
   metric("prefix_cache_hits_total", "counter", "Prompt tokens served by the prefix cache.", j["prefix_cache_hits"]);
   metric("generation_tokens_per_second", "gauge", "Generated tokens per second since start.", j["generation_tokens_per_second"]);
   metric("steps_total", "counter", "Engine steps that ran a batch.", j["steps"]);
+  metric("spec_draft_tokens_total", "counter", "Speculative decoding: draft tokens verified.", j["spec_draft_tokens"]);
+  metric("spec_accepted_tokens_total", "counter", "Speculative decoding: draft tokens accepted.", j["spec_accepted_tokens"]);
   auto phases = [&](const char* name, const char* help, const char* field) {
     o << "# HELP deepinfer_" << name << " " << help << "\n# TYPE deepinfer_" << name << " counter\n";
     for (const char* phase : {"schedule", "prepare", "forward", "sample", "output"})

@@ -63,6 +63,8 @@ class EngineMetrics {
   void on_request_submitted();
   void on_request_finished();
   void on_step(int64_t prompt_tokens, int64_t generation_tokens);  // the tokens of one step
+  // Speculative decoding: draft tokens verified this step and how many of them were kept.
+  void on_drafts(int64_t verified, int64_t accepted);
   void set_gauges(const EngineGauges& gauges);
   void on_first_token(double seconds);  // time to first token
   void on_inter_token(double seconds);  // gap between two tokens of one completion
@@ -83,6 +85,8 @@ class EngineMetrics {
   int64_t prompt_tokens_ = 0;
   int64_t generation_tokens_ = 0;
   int64_t steps_ = 0;
+  int64_t draft_tokens_ = 0;
+  int64_t accepted_draft_tokens_ = 0;
   Histogram ttft_;
   Histogram itl_;
   Histogram step_time_;

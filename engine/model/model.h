@@ -101,6 +101,8 @@ struct SequenceInput {
   int64_t start_pos = 0;
   SequenceCache* cache = nullptr;
   bool all_logits = false;  // true: a logits row per token; false: only the last token's
+  // Speculative decoding: the model keeps this sequence's hidden rows for propose_drafts().
+  bool keep_hidden = false;
 };
 
 // Structured output: the allowed-token bitmasks of a forward's sequences, computed on the host.
@@ -120,6 +122,29 @@ class LogitsMaskSource {
 struct ForwardBatch {
   std::vector<SequenceInput> seqs;
   LogitsMaskSource* masks = nullptr;  // only given to models that apply masks
+};
+
+// Speculative decoding with the model's own draft layers (multi-token prediction). The draft
+// layer at position i reads the main model's hidden row i and the token after i, and predicts the
+// token after that; it has a cache of its own (rows the model declares among its groups), which
+// must see every position of the sequence, so the engine runs it after each forward over all the
+// positions whose next token is known.
+struct DraftInput {
+  int32_t batch_index = 0;  // the sequence's index in the last forward()'s batch (keep_hidden set)
+  SequenceCache* cache = nullptr;
+  int64_t start_pos = 0;      // its start_pos in that forward
+  int32_t num_positions = 0;  // its first rows whose next token is known (committed tokens)
+  const int32_t* next_tokens = nullptr;  // num_positions tokens: the token after each position
+  int32_t max_drafts = 0;     // draft tokens wanted after the last of them (0: cache rows only)
+};
+
+// Picks each draft token from the draft head's logits (the engine's sampler, constraint masks).
+class DraftChooser {
+ public:
+  virtual ~DraftChooser() = default;
+  // Draft j (0-based) of draft input `seq` from its logits row (vocab_size floats); returns the
+  // token the draft continues from, or -1 to end that sequence's draft there.
+  virtual int32_t choose(size_t seq, int32_t j, std::span<const float> logits) = 0;
 };
 
 struct ModelInfo {
@@ -155,6 +180,19 @@ class Model {
                                 std::vector<Result<SampledToken>>& out) {
     (void)batch, (void)specs, (void)out;
     return Status::unsupported("this model samples on the host");
+  }
+  // OK when propose_drafts() works on this model; else why not (no MTP layers in the checkpoint,
+  // a device path without drafts).
+  virtual Status drafts_supported() const {
+    return Status::unsupported(info().family + ": this model has no MTP (draft) layers");
+  }
+  // Runs the draft layers over each input's known positions (their cache rows become what a run
+  // without drafts leaves) and then up to max_drafts draft steps, asking `chooser` for each token.
+  // Draft steps beyond the known positions leave no trace in the cache. Reads the hidden rows the
+  // last forward() kept; inputs must name sequences of that forward.
+  virtual Status propose_drafts(std::span<const DraftInput> inputs, DraftChooser& chooser) {
+    (void)inputs, (void)chooser;
+    return drafts_supported();
   }
 };
 

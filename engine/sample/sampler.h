@@ -26,6 +26,15 @@ struct SampledToken {
 // applied). `work` is scratch. Errors: every token excluded, or a NaN logit.
 Result<SampledToken> sample_logits(std::span<const float> logits, const SampleSpec& spec, std::vector<float>& work);
 
+// The distribution the draw `spec` describes samples from (kept weights over their sum; greedy: all
+// mass on the token it picks), as `probs` (vocab-sized). Speculative decoding's rejection test
+// needs it; drawing from it by inverse CDF in id order is the draw itself. Errors as sample_logits.
+Status draw_distribution(std::span<const float> logits, const SampleSpec& spec, std::vector<float>& work,
+                         std::vector<double>& probs);
+// `token` described as sample_logits would have described it had it drawn it (logprobs).
+Result<SampledToken> describe_token(std::span<const float> logits, const SampleSpec& spec, int32_t token,
+                                    std::vector<float>& work);
+
 class Sampler {
  public:
   Sampler(int64_t vocab_size, std::vector<int32_t> eos_token_ids)
@@ -34,6 +43,13 @@ class Sampler {
   // Samples `seq`'s next token from `logits` (vocab_size floats, left unchanged). `masked`: the
   // logits already carry seq's constraint mask (applied on the device), so it is not rebuilt.
   Result<SampledToken> sample(std::span<const float> logits, const Sequence& seq, bool masked = false);
+
+  // The same with `token` given (speculative decoding chose it): its logprobs.
+  Result<SampledToken> describe(std::span<const float> logits, const Sequence& seq, int32_t token);
+  // The distribution sample() draws `seq`'s next token from (see draw_distribution).
+  Status distribution(std::span<const float> logits, const Sequence& seq, std::vector<double>& probs);
+  // `logits` with seq's constraint mask applied (the row itself when it has none).
+  std::span<const float> masked_row(std::span<const float> logits, const Sequence& seq);
 
   int64_t vocab_size() const { return vocab_size_; }
   const std::vector<int32_t>& eos_token_ids() const { return eos_token_ids_; }

@@ -92,8 +92,18 @@ SchedulerOutput Scheduler::schedule(bool allow_prefill) {
       }
     }
     if (self_preempted) break;
-    out.scheduled.push_back({seq, seq->num_computed_tokens, n});
-    budget -= n;
+    // A decode step also verifies the sequence's draft when budget and free blocks allow (a draft
+    // never preempts anyone).
+    int32_t draft = 0;
+    if (n == 1 && !seq->is_prefill() && config_.max_draft_tokens > 0) {
+      // Deterministic mode: the draft's length must not depend on what else runs this step.
+      const int64_t room = config_.deterministic ? config_.max_draft_tokens : budget - 1;
+      draft = static_cast<int32_t>(std::min<int64_t>(
+          {static_cast<int64_t>(seq->draft_tokens.size()), config_.max_draft_tokens, room}));
+      while (draft > 0 && !kv_->allocate(*seq, seq->num_computed_tokens + 1 + draft)) --draft;
+    }
+    out.scheduled.push_back({seq, seq->num_computed_tokens, n, draft});
+    budget -= n + draft;
     ++i;
   }
 
@@ -111,11 +121,11 @@ SchedulerOutput Scheduler::schedule(bool allow_prefill) {
       seq->status = SequenceStatus::kRunning;
       seq->arrival = next_arrival_++;
       running_.push_back(seq);
-      out.scheduled.push_back({seq, seq->num_computed_tokens, n});
+      out.scheduled.push_back({seq, seq->num_computed_tokens, n, 0});
       budget -= n;
     }
   }
-  for (const ScheduledSequence& s : out.scheduled) out.num_batched_tokens += s.num_tokens;
+  for (const ScheduledSequence& s : out.scheduled) out.num_batched_tokens += s.num_tokens + s.num_draft;
   return out;
 }
 

@@ -19,12 +19,16 @@ struct SchedulerConfig {
   // Deterministic mode: prefill chunks end on a fixed grid of this many tokens (and at the
   // prefix-cache checkpoint), so how a prompt is split never depends on the other requests.
   bool deterministic = false;
+  // Speculative decoding: a decoding sequence also feeds up to this many of its draft tokens
+  // (0: off).
+  int32_t max_draft_tokens = 0;
 };
 
 struct ScheduledSequence {
   Sequence* seq = nullptr;
   int64_t start = 0;       // first position fed (num_computed_tokens before the step)
   int64_t num_tokens = 0;  // tokens fed this step
+  int32_t num_draft = 0;   // draft tokens fed after them (seq->draft_tokens' first), to verify
   // True when the chunk reaches the last known token: its logits give the next token.
   bool samples() const { return start + num_tokens == seq->num_tokens(); }
 };

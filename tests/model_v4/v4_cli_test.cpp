@@ -48,6 +48,29 @@ TEST(V4Cli, GenerateCommandPrintsTransformersGreedyIds) {
   EXPECT_EQ(j["ids"].get<std::vector<int32_t>>(), f.greedy);
 }
 
+// --speculative-tokens reaches the engine: the demo model's greedy ids with MTP drafts equal its
+// ids without them, and a model without MTP layers is refused by name.
+TEST(V4Cli, GenerateWithSpeculativeTokensPrintsTheSameIds) {
+  ASSERT_TRUE(fs::exists(cli())) << cli() << " is not built";
+  const std::string demo = std::string(DI_SOURCE_DIR) + "/models/deepseek-v4-demo";
+  if (!fs::exists(demo + "/model.safetensors")) GTEST_SKIP() << "models/deepseek-v4-demo absent";
+  const std::string base = cli() + " generate --model " + demo + " --prompt-ids 0,100,200,300 --max-tokens 24" +
+                           " --temperature 0 --ignore-eos --json --log-level error";
+  std::string off, on, fixed;
+  ASSERT_EQ(run(base, off), 0) << off;
+  ASSERT_EQ(run(base + " --speculative-tokens 3", on), 0) << on;
+  ASSERT_EQ(run(base + " --speculative-tokens 2 --speculative-fixed", fixed), 0) << fixed;
+  const auto want = json::parse(off)["ids"].get<std::vector<int32_t>>();
+  EXPECT_EQ(want.size(), 24u);
+  EXPECT_EQ(json::parse(on)["ids"].get<std::vector<int32_t>>(), want);
+  EXPECT_EQ(json::parse(fixed)["ids"].get<std::vector<int32_t>>(), want);
+  std::string refused;
+  const Fixture f = load_fixture("hca_csa_hc3_clip");
+  EXPECT_NE(run(cli() + " generate --model " + f.dir + " --prompt-ids 1,2,3 --max-tokens 2 --speculative-tokens 2",
+                refused), 0);
+  EXPECT_NE(refused.find("MTP"), std::string::npos) << refused;
+}
+
 TEST(V4Cli, BadInputExitsWithStatus2) {
   ASSERT_TRUE(fs::exists(cli())) << cli() << " is not built";
   const std::string dir = fixture_dir("mixed_yarn_hc2");

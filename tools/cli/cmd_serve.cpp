@@ -63,6 +63,8 @@ void usage() {
       "  engine:   --threads N --max-model-len N --max-num-seqs N --max-num-batched-tokens N\n"
       "            --kv-cache-bytes N --block-size N --deterministic --no-prefix-caching\n"
       "            --constraint-max-compile-work N (structured-output compile budget; 0 = none)\n"
+      "            --speculative-tokens N (MTP speculative decoding, drafts of up to N tokens;\n"
+      "            0 = off) --speculative-fixed (always verify N; default: variable length)\n"
       "            --device cpu|cuda|auto (default auto) --gpu-memory-utilization F (default 0.9)\n"
       "  logging:  --log-level error|warn|info|debug (the engine's records, as the server's JSON\n"
       "            lines {\"event\": \"engine\", \"message\"} on standard error; default info)\n",

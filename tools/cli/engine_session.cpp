@@ -159,6 +159,8 @@ const char* const kCommonFlagsHelp =
     "  engine:   --threads N --max-model-len N --max-num-seqs N --max-num-batched-tokens N\n"
     "            --kv-cache-bytes N --block-size N --deterministic --no-prefix-caching\n"
     "            --constraint-max-compile-work N (structured-output compile budget; 0 = none)\n"
+      "            --speculative-tokens N (MTP speculative decoding, drafts of up to N tokens;\n"
+      "            0 = off) --speculative-fixed (always verify N; default: variable length)\n"
     "            --device cpu|cuda|auto (default auto: cuda when a GPU and a CUDA path exist)\n"
     "            --gpu-memory-utilization F (fraction of GPU memory, default 0.9)\n"
     "  logging:  --log-level error|warn|info|debug (standard error; default info: the load phases)\n";
@@ -168,6 +170,7 @@ bool parse_common_switch(const std::string& flag, nlohmann::json& sampling, nloh
   else if (flag == "--logprobs") sampling["logprobs"] = 1;
   else if (flag == "--deterministic") engine_opts["deterministic"] = 1;
   else if (flag == "--no-prefix-caching") engine_opts["enable_prefix_caching"] = 0;
+  else if (flag == "--speculative-fixed") engine_opts["speculative_variable"] = 0;
   else return false;
   return true;
 }
@@ -223,6 +226,7 @@ bool parse_common_flag(const std::string& flag, const std::string& value, nlohma
       {"--kv-cache-bytes", "kv_cache_bytes", false, true}, {"--block-size", "block_size", false, true},
       {"--constraint-max-compile-work", "constraint_max_compile_work", false, true},
       {"--gpu-memory-utilization", "gpu_memory_utilization", true, true},
+      {"--speculative-tokens", "num_speculative_tokens", false, true},
   };
   if (flag == "--log-level") {
     const int32_t level = value == "error" ? DI_LOG_ERROR : value == "warn" ? DI_LOG_WARN

@@ -114,7 +114,7 @@ Status DeepseekV4Model::forward_chunk(const Chunk& chunk, float* logits, std::ve
 }
 
 Status DeepseekV4Model::mtp_forward(int32_t k, const Chunk& chunk, const float* streams, const int32_t* next,
-                                    float* logits, std::vector<float>* out_streams) const {
+                                    float* logits, std::vector<float>* out_streams, bool all_logits) const {
   const DeepseekV4Config& c = config_;
   const DeepseekV4Weights& w = *weights_;
   if (k < 0 || k >= static_cast<int32_t>(w.mtp_layers.size()))
@@ -141,19 +141,74 @@ Status DeepseekV4Model::mtp_forward(int32_t k, const Chunk& chunk, const float* 
     for (int64_t s = 0; s < hc; ++s)
       for (int64_t d = 0; d < H; ++d) x[(i * hc + s) * H + d] += ep[i * H + d];
   run_layer(m.block, c.num_hidden_layers + k, false, chunk, next, x.data());
-  std::vector<float> y(static_cast<size_t>(L * H));
-  hc_head(c, m.hc_head_fn, m.hc_head_base, m.hc_head_scale, x.data(), L, y.data());
-  kernels::cpu::rms_norm(y.data(), m.norm, L, H, H, eps, y.data());
-  kernels::cpu::linear(y.data(), L, H, w.head, c.vocab_size, logits);
+  const int64_t first = all_logits ? 0 : L - 1, rows = L - first;
+  std::vector<float> y(static_cast<size_t>(rows * H));
+  hc_head(c, m.hc_head_fn, m.hc_head_base, m.hc_head_scale, x.data() + first * hc * H, rows, y.data());
+  kernels::cpu::rms_norm(y.data(), m.norm, rows, H, H, eps, y.data());
+  kernels::cpu::linear(y.data(), rows, H, w.head, c.vocab_size, logits);
   if (out_streams) *out_streams = std::move(x);
   return Status::ok();
 }
 
 Status DeepseekV4Model::forward(const ForwardBatch& batch, std::vector<float>& logits) {
+  hidden_.assign(batch.seqs.size(), {});
+  size_t i = 0;
   // No position cap (0), as the CUDA model: V4's two paths agree on what they accept.
   return forward_each_sequence(batch, config_.vocab_size, 0, logits, [&](const SequenceInput& s, float* out) {
-    forward_sequence({s.tokens, s.num_tokens, s.start_pos, s.cache}, s.all_logits, out);
+    forward_sequence({s.tokens, s.num_tokens, s.start_pos, s.cache}, s.all_logits, out,
+                     s.keep_hidden ? &hidden_[i] : nullptr);
+    ++i;
   });
+}
+
+Status DeepseekV4Model::drafts_supported() const {
+  if (!weights_->mtp_layers.empty()) return Status::ok();
+  return Status::unsupported("deepseek_v4: speculative decoding needs the checkpoint's MTP layers: " +
+                             (weights_->mtp_unavailable.empty() ? std::string("it has none (num_nextn_predict_layers 0)")
+                                                                : weights_->mtp_unavailable));
+}
+
+Status DeepseekV4Model::propose_drafts(std::span<const DraftInput> inputs, DraftChooser& chooser) {
+  DI_RETURN_IF_ERROR(drafts_supported());
+  const DeepseekV4Config& c = config_;
+  const int64_t H = c.hidden_size, hc = c.hc_mult, V = c.vocab_size, W = c.sliding_window;
+  const int32_t mtp_layer = c.num_hidden_layers;  // the swa_kv rows of MTP layer 0
+  std::vector<float> logits, streams, saved;
+  for (size_t s = 0; s < inputs.size(); ++s) {
+    const DraftInput& in = inputs[s];
+    if (in.batch_index < 0 || static_cast<size_t>(in.batch_index) >= hidden_.size() || !in.cache)
+      return Status::invalid_argument("propose_drafts: input " + std::to_string(s) + " names no kept forward row");
+    const std::vector<float>& hidden = hidden_[in.batch_index];
+    if (in.num_positions < 1 || static_cast<int64_t>(hidden.size()) < in.num_positions * hc * H || !in.next_tokens)
+      return Status::invalid_argument("propose_drafts: input " + std::to_string(s) +
+                                      " has more positions than its forward kept");
+    const Chunk known{in.next_tokens, in.num_positions, in.start_pos, in.cache};
+    logits.resize(static_cast<size_t>(V));
+    DI_RETURN_IF_ERROR(mtp_forward(0, known, hidden.data(), in.next_tokens, logits.data(),
+                                   in.max_drafts > 0 ? &streams : nullptr, false));
+    if (in.max_drafts < 1) continue;
+    int32_t token = chooser.choose(s, 0, logits);
+    // Draft steps write the MTP layer's ring at positions past the known ones: save those rows
+    // and put them back, so the cache is what a run without drafts leaves.
+    const int64_t first = in.start_pos + in.num_positions;
+    const int32_t steps = static_cast<int32_t>(std::min<int64_t>(in.max_drafts, W)) - 1;
+    saved.resize(static_cast<size_t>(std::max(steps, 0)) * c.head_dim);
+    int32_t taken = 0;
+    for (int32_t j = 1; j <= steps && token >= 0; ++j) {
+      const int64_t pos = first + j - 1;
+      std::memcpy(saved.data() + (j - 1) * c.head_dim, cache_row(known, layout_.swa_kv, mtp_layer, pos % W),
+                  static_cast<size_t>(c.head_dim) * 4);
+      ++taken;
+      const std::vector<float> last(streams.end() - hc * H, streams.end());
+      const Chunk step{&token, 1, pos, in.cache};
+      DI_RETURN_IF_ERROR(mtp_forward(0, step, last.data(), &token, logits.data(), &streams, false));
+      token = chooser.choose(s, j, logits);
+    }
+    for (int32_t j = taken; j >= 1; --j)
+      std::memcpy(cache_row(known, layout_.swa_kv, mtp_layer, (first + j - 1) % W),
+                  saved.data() + (j - 1) * c.head_dim, static_cast<size_t>(c.head_dim) * 4);
+  }
+  return Status::ok();
 }
 
 Result<std::unique_ptr<Model>> create_model(const std::string& model_dir,

@@ -24,6 +24,10 @@ class DeepseekV4Model final : public Model {
   const ModelInfo& info() const override { return info_; }
   const std::vector<CacheGroupSpec>& cache_groups() const override { return groups_; }
   Status forward(const ForwardBatch& batch, std::vector<float>& logits) override;
+  Status drafts_supported() const override;
+  // Drafts with MTP layer 0, chained on its own output streams for draft tokens past the first
+  // (DeepSeek's one MTP layer reused, as its inference does).
+  Status propose_drafts(std::span<const DraftInput> inputs, DraftChooser& chooser) override;
 
   const DeepseekV4Config& config() const { return config_; }
   const DeepseekV4Weights& weights() const { return *weights_; }
@@ -38,8 +42,10 @@ class DeepseekV4Model final : public Model {
   // input of a longer draft) when out_streams is given. Its sliding-window rows are the swa_kv
   // group's layer num_hidden_layers + k in the chunk's cache. Errors: no such MTP layer (the
   // message says why MTP is unavailable), a token outside the vocabulary.
+  // With all_logits false only the last position's row is written (the draft; the rows before
+  // only feed the MTP layer's cache).
   Status mtp_forward(int32_t k, const Chunk& chunk, const float* streams, const int32_t* next, float* logits,
-                     std::vector<float>* out_streams) const;
+                     std::vector<float>* out_streams, bool all_logits = true) const;
   int32_t num_mtp_layers() const { return static_cast<int32_t>(weights_->mtp_layers.size()); }
 
  private:
@@ -56,6 +62,8 @@ class DeepseekV4Model final : public Model {
   std::vector<CacheGroupSpec> groups_;
   CacheLayout layout_;
   Ropes ropes_;
+  // The final streams of the last forward()'s keep_hidden sequences, by batch index.
+  std::vector<std::vector<float>> hidden_;
 };
 
 // The cache groups a deepseek_v4 model declares (fp32 entries), and where each lives in

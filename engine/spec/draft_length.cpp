@@ -1,0 +1,72 @@
+// The variable draft length: see draft_length.h.
+#include "engine/spec/draft_length.h"
+
+#include <algorithm>
+
+namespace di::engine {
+
+namespace {
+
+// Until a cost has been measured: a forward's fixed part dominates, as on any model whose weights
+// take longer to read than a few tokens take to compute (what makes drafting pay at all).
+constexpr double kPriorFixed = 1e-2, kPriorToken = 1e-3, kPriorRow = 1e-4, kPriorDraft = 2e-3;
+
+}  // namespace
+
+void SpecCostModel::observe_forward(int64_t tokens, double seconds) {
+  if (tokens < 1 || !(seconds >= 0)) return;
+  const double x = static_cast<double>(tokens);
+  n_ = n_ * kDecay + 1;
+  sx_ = sx_ * kDecay + x;
+  sy_ = sy_ * kDecay + seconds;
+  sxx_ = sxx_ * kDecay + x * x;
+  sxy_ = sxy_ * kDecay + x * seconds;
+}
+
+void SpecCostModel::observe_rows(int64_t rows, double seconds) {
+  if (rows < 1 || !(seconds >= 0)) return;
+  rows_ = rows_ * kDecay + static_cast<double>(rows);
+  row_s_ = row_s_ * kDecay + seconds;
+}
+
+void SpecCostModel::observe_draft_steps(int64_t steps, double seconds) {
+  if (steps < 1 || !(seconds >= 0)) return;
+  steps_ = steps_ * kDecay + static_cast<double>(steps);
+  step_s_ = step_s_ * kDecay + seconds;
+}
+
+double SpecCostModel::token_seconds() const {
+  const double var = n_ * sxx_ - sx_ * sx_;
+  // Batches all of one size say nothing about the slope: keep the prior's share of the mean.
+  if (n_ < 4 || var <= 1e-9 * n_ * sxx_) {
+    if (n_ <= 0) return kPriorToken;
+    const double mean_s = sy_ / n_, mean_x = sx_ / n_;
+    return mean_s * kPriorToken / (kPriorFixed + kPriorToken * mean_x);
+  }
+  return std::max(0.0, (n_ * sxy_ - sx_ * sy_) / var);
+}
+
+double SpecCostModel::fixed_seconds() const {
+  if (n_ <= 0) return kPriorFixed;
+  return std::max(0.0, (sy_ - token_seconds() * sx_) / n_);
+}
+
+double SpecCostModel::row_seconds() const { return rows_ > 0 ? row_s_ / rows_ : kPriorRow; }
+double SpecCostModel::draft_seconds() const { return steps_ > 0 ? step_s_ / steps_ : kPriorDraft; }
+
+bool draft_worth_extending(const SpecCostModel& cost, std::span<const double> confidence, int32_t batch_seqs) {
+  const size_t k = confidence.size();
+  if (k == 0) return false;
+  const double fixed = cost.fixed_seconds() / std::max(1, batch_seqs);
+  const double per = cost.token_seconds() + cost.row_seconds(), draft = cost.draft_seconds();
+  double expected = 1, run = 1, shorter = 1;
+  for (size_t j = 0; j < k; ++j) {
+    run *= std::clamp(confidence[j], 0.0, 1.0);
+    shorter = expected;
+    expected += run;
+  }
+  auto step_cost = [&](double n) { return fixed + (n + 1) * per + n * draft; };
+  return expected / step_cost(static_cast<double>(k)) > shorter / step_cost(static_cast<double>(k - 1));
+}
+
+}  // namespace di::engine

@@ -36,6 +36,13 @@ struct MlaAttentionArgs {
 // Splits worth launching for `rows` rows of up to `max_keys` keys each on this device.
 int32_t mla_attention_splits(int64_t rows, int32_t num_heads, int64_t max_keys);
 
+// The range length for `splits` ranges over up to `max_keys` keys: whole 32-key tiles, so no
+// range ends in a sliver of a tile.
+inline int64_t mla_attention_keys_per_split(int64_t max_keys, int32_t splits) {
+  const int64_t per = (max_keys + splits - 1) / splits;
+  return (per + 31) / 32 * 32;
+}
+
 inline int64_t mla_attention_partial_floats(int64_t rows, int32_t num_heads, int32_t latent_dim, int32_t splits) {
   return splits > 1 ? int64_t{splits} * rows * num_heads * (latent_dim + 2) : 0;
 }

@@ -144,7 +144,7 @@ TEST_P(MlaAttention, MatchesHostSoftmaxForAMixedStep) {
     a.cache_group = 0;
     a.cache_layer = layer;
     a.splits = splits;
-    a.keys_per_split = (max_end + splits - 1) / splits;
+    a.keys_per_split = kc::mla_attention_keys_per_split(max_end, splits);
     const int64_t pf = kc::mla_attention_partial_floats(T, nh, L, splits);
     ASSERT_TRUE(dpartial.allocate(std::max<int64_t>(4, pf * 4)).is_ok());
     a.partial = dpartial.as<float>();

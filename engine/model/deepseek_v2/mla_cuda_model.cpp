@@ -19,6 +19,7 @@
 #include "kernels/cuda/device.h"
 #include "kernels/cuda/elementwise.h"
 #include "kernels/cuda/mla_attention.h"
+#include "kernels/cuda/mla_norm.h"
 #include "kernels/cuda/mla_rope.h"
 #include "kernels/cuda/moe_experts.h"
 #include "kernels/cuda/moe_grouped.h"
@@ -344,11 +345,6 @@ Status MlaCudaModel::check_forward() {
   return Status::internal(config_.model_type + " cuda: a routed expert id is outside [0, n_routed_experts)");
 }
 
-Status MlaCudaModel::stage(const float* x, void* x16, int64_t rows, int64_t dim) {
-  if (dtype_ == DType::kF32) return Status::ok();
-  return kc::convert_from_f32(x, rows * dim, x16, dtype_, stream_);
-}
-
 Status MlaCudaModel::proj(const float* x, const void* x16, int64_t rows, int64_t K, const void* w, int64_t N,
                           float* y) {
   if (dtype_ == DType::kF32) return gemm_.linear(x, rows, K, K, w, N, DType::kF32, y, N, DType::kF32);
@@ -360,23 +356,30 @@ Status MlaCudaModel::run_step(bool grouped_moe) {
   const MlaConfig& c = config_;
   const int64_t T = rows_, H = c.hidden_size;
   const float eps = static_cast<float>(c.rms_norm_eps);
+  // The residual add fused with the next norm; with bf16 weights the norm also writes h16.
+  auto add_norm = [&](const float* weight, bool staged) -> Status {
+    if (dtype_ == DType::kF32 || !staged)
+      return kc::add_rms_norm(a_.x, a_.out, weight, a_.h, T, H, eps, DType::kF32, stream_);
+    return kc::add_rms_norm_with_bf16(a_.x, a_.out, weight, a_.h, a_.h16, T, H, eps, stream_);
+  };
   DI_RETURN_IF_ERROR(kc::embedding(step_.device().ids, T, embed_, H, a_.x, DType::kF32, stream_));  // fp32 table
-  DI_RETURN_IF_ERROR(kc::rms_norm(a_.x, layers_[0].input_norm, a_.h, T, 1, H, H, eps, DType::kF32, stream_));
-  DI_RETURN_IF_ERROR(stage(a_.h, a_.h16, T, H));
+  if (dtype_ == DType::kF32) {
+    DI_RETURN_IF_ERROR(kc::rms_norm(a_.x, layers_[0].input_norm, a_.h, T, 1, H, H, eps, DType::kF32, stream_));
+  } else {
+    DI_RETURN_IF_ERROR(kc::rms_norm_with_bf16(a_.x, layers_[0].input_norm, a_.h, a_.h16, T, H, eps, stream_));
+  }
   for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
     const MlaCudaLayer& w = layers_[l];
     DI_RETURN_IF_ERROR(attention(l));
-    DI_RETURN_IF_ERROR(kc::add_rms_norm(a_.x, a_.out, w.post_norm, a_.h, T, H, eps, DType::kF32, stream_));
-    DI_RETURN_IF_ERROR(stage(a_.h, a_.h16, T, H));
+    DI_RETURN_IF_ERROR(add_norm(w.post_norm, true));
     if (w.is_moe) {
       DI_RETURN_IF_ERROR(moe(l, grouped_moe));
     } else {
       DI_RETURN_IF_ERROR(mlp(w.mlp, a_.h, a_.h16, T, a_.out));
     }
-    // The residual add fused with the next norm (the next layer's input norm, or the final one).
-    const float* next = l + 1 < c.num_hidden_layers ? layers_[l + 1].input_norm : norm_;
-    DI_RETURN_IF_ERROR(kc::add_rms_norm(a_.x, a_.out, next, a_.h, T, H, eps, DType::kF32, stream_));
-    if (l + 1 < c.num_hidden_layers) DI_RETURN_IF_ERROR(stage(a_.h, a_.h16, T, H));
+    // The next layer's input norm, or the final one (whose rows the head stages itself).
+    const bool last = l + 1 == c.num_hidden_layers;
+    DI_RETURN_IF_ERROR(add_norm(last ? norm_ : layers_[l + 1].input_norm, !last));
   }
   DI_RETURN_IF_ERROR(kc::gather_rows(a_.h, step_.logit_rows(), logit_rows_, H, a_.head_x, stream_));
   return linear(a_.head_x, logit_rows_, H, H, head_, c.vocab_size, logits_dev_.as<float>(), c.vocab_size);
@@ -402,8 +405,11 @@ Status MlaCudaModel::attention(int32_t layer) {
     const int64_t r = c.q_lora_rank;
     DI_RETURN_IF_ERROR(proj(a_.h, a_.h16, T, H, w.q_a_proj, r, a_.qa));
     if (w.q_a_bias) DI_RETURN_IF_ERROR(kc::add_bias(a_.qa, w.q_a_bias, T, r, r, DType::kF32, stream_));
-    DI_RETURN_IF_ERROR(kc::rms_norm(a_.qa, w.q_a_norm, a_.qa, T, 1, r, r, kLatentNormEps, DType::kF32, stream_));
-    DI_RETURN_IF_ERROR(stage(a_.qa, a_.qa16, T, r));
+    if (dtype_ == DType::kF32) {
+      DI_RETURN_IF_ERROR(kc::rms_norm(a_.qa, w.q_a_norm, a_.qa, T, 1, r, r, kLatentNormEps, DType::kF32, stream_));
+    } else {
+      DI_RETURN_IF_ERROR(kc::rms_norm_with_bf16(a_.qa, w.q_a_norm, a_.qa, a_.qa16, T, r, kLatentNormEps, stream_));
+    }
     DI_RETURN_IF_ERROR(proj(a_.qa, a_.qa16, T, r, w.q_b_proj, nh * qk, a_.q));
   } else {
     DI_RETURN_IF_ERROR(proj(a_.h, a_.h16, T, H, w.q_proj, nh * qk, a_.q));
@@ -441,7 +447,7 @@ Status MlaCudaModel::attention(int32_t layer) {
   args.cache_group = 0;
   args.cache_layer = layer;
   args.splits = splits_;
-  args.keys_per_split = (max_end_ + splits_ - 1) / splits_;
+  args.keys_per_split = kc::mla_attention_keys_per_split(max_end_, splits_);
   args.partial = a_.partial;
   DI_RETURN_IF_ERROR(kc::mla_attention(args, stream_));
   // The output's latent part through each head's value up-projection (one batched GEMM).

@@ -90,8 +90,6 @@ class MlaCudaModel final : public cuda::DeviceModel {
   Status reserve(int64_t rows, int64_t max_end, int64_t logit_rows, bool* moved);
   // The whole forward over the uploaded StepBatch, into logits_dev_ (capturable when `grouped_moe`).
   Status run_step(bool grouped_moe);
-  // With bf16 weights: x [rows, dim] rounded into x16, the operand of the projections that read x.
-  Status stage(const float* x, void* x16, int64_t rows, int64_t dim);
   // y [rows, N] = x W^T with x as staged (x16 for bf16 weights, x for fp32; a null x16 stages x now).
   Status proj(const float* x, const void* x16, int64_t rows, int64_t K, const void* w, int64_t N, float* y);
   Status rope(float* x, int64_t row_stride, int64_t count, int64_t width);

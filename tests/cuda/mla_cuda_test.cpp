@@ -148,6 +148,37 @@ TEST_P(MlaCuda, MixedStepsAndDecodeGraphsEqualEachAlone) {
         << "graphs vs eager, checked row " << r;
 }
 
+// A step of so many rows that its (row, expert) pairs exceed what is grouped on the device: the
+// experts are grouped on the host instead (one cuBLAS GEMM per expert). Dozens of prompts of
+// different lengths prefilled together: each one's last row equals the prompt run alone.
+TEST_P(MlaCuda, LargeStepsGroupExpertsOnTheHostAndEqualEachAlone) {
+  const Fixture f = load_fixture(GetParam());
+  auto model = load_on(f.dir, "cuda");
+  ASSERT_TRUE(model);
+  const int32_t n = static_cast<int32_t>(f.all_ids.size());
+  const int64_t K = read_config(GetParam())["num_experts_per_tok"].get<int64_t>();
+  const std::vector<float> alone = run_device_chunks(*model, f.all_ids, {n});
+  std::vector<std::unique_ptr<engine::SequenceCache>> caches;
+  engine::ForwardBatch big;
+  std::vector<int32_t> lengths;
+  int64_t rows = 0;
+  for (int32_t b = 0; rows * K <= 6000; ++b) {
+    const int32_t len = n - b % std::max(1, n / 2);
+    caches.push_back(device_cache(*model, n));
+    ASSERT_TRUE(caches.back());
+    big.seqs.push_back({f.all_ids.data(), len, 0, caches.back().get(), false});
+    lengths.push_back(len);
+    rows += len;
+  }
+  std::vector<float> logits;
+  const Status st = model->forward(big, logits);
+  ASSERT_TRUE(st.is_ok()) << st.message();
+  ASSERT_EQ(logits.size(), lengths.size() * f.vocab);
+  for (size_t b = 0; b < lengths.size(); ++b)
+    EXPECT_LE(row_rel_err(logits.data() + b * f.vocab, alone.data() + (lengths[b] - 1) * f.vocab, f.vocab), kTolerance)
+        << "sequence " << b << " of " << lengths.size() << " (" << lengths[b] << " tokens, " << rows << " rows)";
+}
+
 TEST_P(MlaCuda, HostCacheIsRejectedWithAClearError) {
   const Fixture f = load_fixture(GetParam());
   auto model = load_on(f.dir, "cuda");

@@ -210,7 +210,7 @@ int32_t mla_attention_splits(int64_t rows, int32_t num_heads, int64_t max_keys) 
   const int64_t blocks = rows * ((num_heads + kHeads - 1) / kHeads);
   const int64_t want = (2 * int64_t{device_sms()} + blocks - 1) / blocks;
   const int64_t by_keys = (max_keys + kTile - 1) / kTile;  // a range below one tile costs more to merge than it saves
-  return static_cast<int32_t>(std::clamp<int64_t>(std::min(want, by_keys), 1, 128));
+  return static_cast<int32_t>(std::clamp<int64_t>(std::min(want, by_keys), 1, 256));
 }
 
 Status mla_attention(const MlaAttentionArgs& a, void* stream) {

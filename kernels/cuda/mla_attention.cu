@@ -18,6 +18,7 @@ constexpr int kThreads = 256;
 constexpr int kHeads = 16;  // heads per block: two per warp in the score pass
 constexpr int kTile = 32;   // keys per tile: a lane each in the score pass
 constexpr int kMaxLatent = 512;
+constexpr int kMaxSplits = 256;
 constexpr int kLanesPerHead = kThreads / kHeads;              // value pass
 constexpr int kMaxVec = kMaxLatent / (4 * kLanesPerHead);     // float4 pieces per thread
 static_assert(kHeads == 2 * (kThreads / 32), "the score pass gives each warp two heads");
@@ -170,8 +171,9 @@ __global__ void __launch_bounds__(kThreads) mla_attention_kernel(MlaAttentionArg
 }
 
 // A block per (row, head): the key ranges' running sums rescaled to the overall max. Empty ranges
-// (l = 0) add nothing; a padding row has only empty ones and gets zeros.
+// (l = 0) weigh nothing; a padding row has only empty ones and gets zeros.
 __global__ void mla_merge_kernel(MlaAttentionArgs a) {
+  __shared__ float weight[kMaxSplits];
   const int64_t row = blockIdx.x;
   const int h = static_cast<int>(blockIdx.y), nh = a.num_heads, L = a.latent_dim;
   const int64_t stride = int64_t{a.batch.num_tokens} * nh * (L + 2);
@@ -184,11 +186,13 @@ __global__ void mla_merge_kernel(MlaAttentionArgs a) {
     const float l = base[s * stride + 1];
     if (l > 0.f) denom += l * expf(base[s * stride] - mx);
   }
+  for (int s = threadIdx.x; s < a.splits; s += blockDim.x)
+    weight[s] = base[s * stride + 1] > 0.f ? expf(base[s * stride] - mx) : 0.f;
+  __syncthreads();
   float* o = a.out + (row * nh + h) * L;
   for (int c = threadIdx.x; c < L; c += blockDim.x) {
     float v = 0.f;
-    for (int s = 0; s < a.splits; ++s)
-      if (base[s * stride + 1] > 0.f) v += base[s * stride + 2 + c] * expf(base[s * stride] - mx);
+    for (int s = 0; s < a.splits; ++s) v += weight[s] * base[s * stride + 2 + c];  // empty ranges hold zeros
     o[c] = denom > 0.f ? v / denom : 0.f;
   }
 }
@@ -210,7 +214,7 @@ int32_t mla_attention_splits(int64_t rows, int32_t num_heads, int64_t max_keys) 
   const int64_t blocks = rows * ((num_heads + kHeads - 1) / kHeads);
   const int64_t want = (2 * int64_t{device_sms()} + blocks - 1) / blocks;
   const int64_t by_keys = (max_keys + kTile - 1) / kTile;  // a range below one tile costs more to merge than it saves
-  return static_cast<int32_t>(std::clamp<int64_t>(std::min(want, by_keys), 1, 256));
+  return static_cast<int32_t>(std::clamp<int64_t>(std::min(want, by_keys), 1, kMaxSplits));
 }
 
 Status mla_attention(const MlaAttentionArgs& a, void* stream) {
@@ -219,8 +223,9 @@ Status mla_attention(const MlaAttentionArgs& a, void* stream) {
       a.num_heads <= 0)
     return Status::invalid_argument(
         "mla_attention: latent_dim must be a multiple of 4 in [4, 512], rope_dim a multiple of 4, num_heads > 0");
-  if (a.splits < 1 || (a.splits > 1 && (!a.partial || a.keys_per_split <= 0)))
-    return Status::invalid_argument("mla_attention: splits > 1 needs a partial buffer and keys_per_split > 0");
+  if (a.splits < 1 || a.splits > kMaxSplits || (a.splits > 1 && (!a.partial || a.keys_per_split <= 0)))
+    return Status::invalid_argument("mla_attention: splits in [1, 256]; more than 1 needs a partial buffer and "
+                                    "keys_per_split > 0");
   const int dim = a.latent_dim + a.rope_dim, stride = row_stride(dim);
   const size_t smem = smem_bytes(stride);
   if (smem > 48 * 1024) {

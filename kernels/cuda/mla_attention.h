@@ -27,7 +27,7 @@ struct MlaAttentionArgs {
   int32_t cache_layer = 0;
   // Key ranges per row, each reduced by its own block and merged after (flash-decoding's split
   // KV): range i covers keys [i * keys_per_split, (i + 1) * keys_per_split). 1 reduces in one
-  // pass. `partial` holds mla_attention_partial_floats(...) floats.
+  // pass; at most 256. `partial` holds mla_attention_partial_floats(...) floats.
   int32_t splits = 1;
   int64_t keys_per_split = 0;
   float* partial = nullptr;

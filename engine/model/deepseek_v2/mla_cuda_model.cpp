@@ -1,6 +1,7 @@
-// MlaCudaModel: weight upload and the layer loop on the GPU (the forward plumbing is DeviceModel's). See
-// mla_cuda_model.h. Each step mirrors the CPU model (mla_attention.cpp's absorbed path, moe.cpp)
-// in the same order, so fp32 results agree to rounding; the kernels live in kernels/cuda/.
+// MlaCudaModel: weight upload and the layer loop on the GPU. See mla_cuda_model.h. Each step
+// mirrors the CPU model (mla_attention.cpp's absorbed path, moe.cpp) in the same order, so fp32
+// results agree to rounding; every kernel runs once for all rows of the step (kernels/cuda/
+// mla_attention, moe_grouped), heads batched into one GEMM or one launch.
 #ifdef DI_WITH_CUDA
 
 #include "engine/model/deepseek_v2/mla_cuda_model.h"
@@ -10,15 +11,20 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
+#include "engine/model/batch_check.h"
 #include "engine/model/cuda/workspace.h"
 #include "kernels/cuda/cache_rows.h"
 #include "kernels/cuda/device.h"
 #include "kernels/cuda/elementwise.h"
+#include "kernels/cuda/mla_attention.h"
+#include "kernels/cuda/mla_norm.h"
+#include "kernels/cuda/mla_rope.h"
 #include "kernels/cuda/moe_experts.h"
+#include "kernels/cuda/moe_grouped.h"
 #include "kernels/cuda/moe_routing.h"
 #include "kernels/cuda/rope_interleaved.h"
-#include "kernels/cuda/sink_attention.h"
 
 namespace di::engine::deepseek_v2 {
 namespace kc = di::kernels::cuda;
@@ -28,9 +34,20 @@ namespace {
 
 constexpr int64_t kActivationReserve = int64_t{2} << 30;  // workspaces besides the caches
 constexpr float kLatentNormEps = 1e-6f;  // transformers' q_a / kv_a layernorms ignore rms_norm_eps
+constexpr int64_t kContextBucket = 256;     // decode graphs are keyed by the context rounded up to this
+constexpr int64_t kGroupedPairsMax = 4096;  // (row, expert) pairs up to which experts are grouped on the device
+// The latent cache is one entry per position: as a "ring" this long, entry p is position p.
+constexpr int64_t kNoWrap = int64_t{1} << 40;
+// Decode graph sizes: a step of n sequences replays the graph of the smallest bucket >= n.
+constexpr int32_t kGraphBuckets[] = {1, 2, 4, 8, 12, 16, 24, 32, 40, 48, 64, 80, 96, 112, 128, 160, 192, 224, 256};
+
+int32_t graph_bucket(int64_t n) {
+  for (int32_t b : kGraphBuckets)
+    if (b >= n) return b;
+  return -1;
+}
 
 }  // namespace
-
 
 MlaCudaModel::MlaCudaModel(MlaConfig config, DType dtype, const ModelOptions& options, std::string model_dir)
     : DeviceModel(dtype, options, kActivationReserve),
@@ -39,13 +56,42 @@ MlaCudaModel::MlaCudaModel(MlaConfig config, DType dtype, const ModelOptions& op
       weights_(dtype) {
   const MlaConfig& c = config_;
   set_info(c.model_type, std::move(model_dir), c);
+  enforce_eager_ = options.enforce_eager;
   // The CPU model's one group: kv_a_layernorm(c_kv) | rope(k_pe) per token per layer.
   groups_.push_back({"mla_latent", CacheKind::kFull, c.num_hidden_layers,
                      static_cast<int64_t>((int64_t{c.kv_lora_rank} + c.qk_rope_head_dim) * sizeof(float)), 0, 1, 0});
 }
 
+// graphs_, a member, goes before the base class destroys the stream it captured on.
+MlaCudaModel::~MlaCudaModel() {
+  if (bad_id_host_) cudaFreeHost(bad_id_host_);
+}
+
+Status MlaCudaModel::check_shape(const MlaConfig& c) {
+  if (c.num_experts_per_tok > kc::kMaxRoutedPerToken)
+    return Status::unsupported("device 'cuda': num_experts_per_tok " + std::to_string(c.num_experts_per_tok) +
+                               " is above " + std::to_string(kc::kMaxRoutedPerToken));
+  if (c.n_group > kc::kMaxExpertGroups)
+    return Status::unsupported("device 'cuda': n_group " + std::to_string(c.n_group) + " is above " +
+                               std::to_string(kc::kMaxExpertGroups));
+  if (c.n_routed_experts > kc::kMaxGroupedExperts)
+    return Status::unsupported("device 'cuda': n_routed_experts " + std::to_string(c.n_routed_experts) +
+                               " is above " + std::to_string(kc::kMaxGroupedExperts));
+  if (c.kv_lora_rank % 4 || c.kv_lora_rank > 512 || c.qk_rope_head_dim % 4)
+    return Status::unsupported("device 'cuda': kv_lora_rank " + std::to_string(c.kv_lora_rank) +
+                               " must be a multiple of 4 up to 512 and qk_rope_head_dim " +
+                               std::to_string(c.qk_rope_head_dim) + " a multiple of 4");
+  return Status::ok();
+}
+
 Status MlaCudaModel::init_device() {
   DI_RETURN_IF_ERROR(open_stream());
+  DI_RETURN_IF_ERROR(bad_id_.allocate(4));
+  void* pinned = nullptr;
+  DI_RETURN_IF_ERROR(kc::cuda_status(cudaMallocHost(&pinned, 4), "cudaMallocHost (expert id check)"));
+  bad_id_host_ = static_cast<int32_t*>(pinned);
+  *bad_id_host_ = 0;
+  DI_RETURN_IF_ERROR(kc::fill_zero(bad_id_.get(), 4));
   return upload_f32(rope_.inv_freq(), inv_freq_);
 }
 
@@ -118,160 +164,309 @@ Status MlaCudaModel::upload(const MlaWeights& w) {
 
 Result<std::unique_ptr<Model>> MlaCudaModel::load(const std::string& model_dir, MlaConfig config,
                                                   std::unique_ptr<MlaWeights> host, const ModelOptions& options) {
-  if (config.num_experts_per_tok > kc::kMaxRoutedPerToken)
-    return Status::unsupported("device 'cuda': num_experts_per_tok " + std::to_string(config.num_experts_per_tok) +
-                               " is above " + std::to_string(kc::kMaxRoutedPerToken));
-  if (config.n_group > kc::kMaxExpertGroups)
-    return Status::unsupported("device 'cuda': n_group " + std::to_string(config.n_group) + " is above " +
-                               std::to_string(kc::kMaxExpertGroups));
+  DI_RETURN_IF_ERROR(check_shape(config));
   DType dtype = DType::kBF16;
   if (const TensorView* t = host->store.checkpoint->find("model.embed_tokens.weight"))
     dtype = t->dtype == engine::DType::kF32 ? DType::kF32 : DType::kBF16;
   std::unique_ptr<MlaCudaModel> m(new MlaCudaModel(std::move(config), dtype, options, model_dir));
   DI_RETURN_IF_ERROR(m->init_device());
   DI_RETURN_IF_ERROR(m->upload(*host));
+  DI_RETURN_IF_ERROR(m->build_expert_tables());
   return std::unique_ptr<Model>(std::move(m));
 }
 
-Status MlaCudaModel::reserve(const ForwardBatch& batch) {
+Status MlaCudaModel::randomize(uint64_t seed) {
   const MlaConfig& c = config_;
-  int64_t Lm = 1, Em = 1;
-  for (const SequenceInput& s : batch.seqs) {
-    Lm = std::max<int64_t>(Lm, s.num_tokens);
-    Em = std::max<int64_t>(Em, s.start_pos + s.num_tokens);
+  const int64_t H = c.hidden_size, V = c.vocab_size, nh = c.num_attention_heads, qk = c.qk_head_dim();
+  const int64_t nope = c.qk_nope_head_dim, v = c.v_head_dim, kvl = c.kv_lora_rank, rd = c.qk_rope_head_dim;
+  const int64_t E = c.n_routed_experts;
+  uint64_t next = seed;
+  // A matrix [n, k] scaled so that its products keep the activations' size.
+  auto mat = [&](int64_t n, int64_t k) -> Result<const void*> {
+    DI_ASSIGN_OR_RETURN(void* p, weights_.put_random(n * k, 0.f, 1.f / std::sqrt(static_cast<float>(k)), ++next,
+                                                     false, stream_));
+    return static_cast<const void*>(p);
+  };
+  auto vec = [&](int64_t n, float offset, float scale) -> Result<const float*> {
+    DI_ASSIGN_OR_RETURN(void* p, weights_.put_random(n, offset, scale, ++next, true, stream_));
+    return static_cast<const float*>(p);
+  };
+  auto mlp_w = [&](int64_t I, MlaCudaMlp& d) -> Status {
+    d.inter = I;
+    DI_ASSIGN_OR_RETURN(d.gate_up, mat(2 * I, H));
+    DI_ASSIGN_OR_RETURN(d.down, mat(H, I));
+    return Status::ok();
+  };
+  DI_ASSIGN_OR_RETURN(embed_, vec(V * H, 0.f, 1.f));
+  DI_ASSIGN_OR_RETURN(head_, mat(V, H));
+  DI_ASSIGN_OR_RETURN(norm_, vec(H, 1.f, 0.f));
+  layers_.resize(c.num_hidden_layers);
+  for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
+    MlaCudaLayer& d = layers_[l];
+    DI_ASSIGN_OR_RETURN(d.input_norm, vec(H, 1.f, 0.f));
+    DI_ASSIGN_OR_RETURN(d.post_norm, vec(H, 1.f, 0.f));
+    if (c.q_lora_rank > 0) {
+      DI_ASSIGN_OR_RETURN(d.q_a_proj, mat(c.q_lora_rank, H));
+      DI_ASSIGN_OR_RETURN(d.q_a_norm, vec(c.q_lora_rank, 1.f, 0.f));
+      DI_ASSIGN_OR_RETURN(d.q_b_proj, mat(nh * qk, c.q_lora_rank));
+    } else {
+      DI_ASSIGN_OR_RETURN(d.q_proj, mat(nh * qk, H));
+    }
+    DI_ASSIGN_OR_RETURN(d.kv_a_proj, mat(kvl + rd, H));
+    DI_ASSIGN_OR_RETURN(d.kv_a_norm, vec(kvl, 1.f, 0.f));
+    DI_ASSIGN_OR_RETURN(d.kv_b_proj, mat(nh * (nope + v), kvl));
+    DI_ASSIGN_OR_RETURN(d.w_uk_t, mat(nh * kvl, nope));
+    DI_ASSIGN_OR_RETURN(d.o_proj, mat(H, nh * v));
+    d.is_moe = c.is_moe_layer(l);
+    if (!d.is_moe) {
+      DI_RETURN_IF_ERROR(mlp_w(c.intermediate_size, d.mlp));
+      continue;
+    }
+    DI_ASSIGN_OR_RETURN(d.router, mat(E, H));
+    if (c.routing == Routing::kSigmoidNoAux) {
+      DI_ASSIGN_OR_RETURN(d.correction_bias, vec(E, 0.f, 0.01f));
+    }
+    d.experts.resize(E);
+    for (int64_t e = 0; e < E; ++e) DI_RETURN_IF_ERROR(mlp_w(c.moe_intermediate_size, d.experts[e]));
+    if (c.n_shared_experts > 0)
+      DI_RETURN_IF_ERROR(mlp_w(int64_t{c.moe_intermediate_size} * c.n_shared_experts, d.shared));
   }
-  max_keys_ = Em;
+  return kc::stream_synchronize(stream_);
+}
+
+Result<std::unique_ptr<MlaCudaModel>> MlaCudaModel::random(MlaConfig config, DType dtype, uint64_t seed,
+                                                           const ModelOptions& options) {
+  DI_RETURN_IF_ERROR(check_shape(config));
+  std::unique_ptr<MlaCudaModel> m(new MlaCudaModel(std::move(config), dtype, options, "<random>"));
+  DI_RETURN_IF_ERROR(m->init_device());
+  DI_RETURN_IF_ERROR(m->randomize(seed));
+  DI_RETURN_IF_ERROR(m->build_expert_tables());
+  return m;
+}
+
+Status MlaCudaModel::build_expert_tables() {
+  const int64_t L = config_.num_hidden_layers, E = config_.n_routed_experts;
+  experts_biased_ = false;
+  if (E == 0) return Status::ok();
+  std::vector<const void*> table(static_cast<size_t>(2 * L * E), nullptr);
+  for (int64_t l = 0; l < L; ++l) {
+    if (!layers_[l].is_moe) continue;
+    for (int64_t e = 0; e < E; ++e) {
+      const MlaCudaMlp& x = layers_[l].experts[e];
+      experts_biased_ |= x.gate_up_bias || x.down_bias;
+      table[(2 * l) * E + e] = x.gate_up;
+      table[(2 * l + 1) * E + e] = x.down;
+    }
+  }
+  const int64_t bytes = static_cast<int64_t>(table.size() * sizeof(void*));
+  DI_RETURN_IF_ERROR(expert_tables_.allocate(bytes));
+  DI_RETURN_IF_ERROR(kc::copy_to_device(expert_tables_.get(), table.data(), bytes));
+  const auto* base = expert_tables_.as<const void*>();
+  for (int64_t l = 0; l < L; ++l) {
+    layers_[l].gate_up_table = base + (2 * l) * E;
+    layers_[l].down_table = base + (2 * l + 1) * E;
+  }
+  return Status::ok();
+}
+
+Status MlaCudaModel::reserve(int64_t T, int64_t max_end, int64_t R, bool* moved) {
+  const MlaConfig& c = config_;
   const int64_t H = c.hidden_size, nh = c.num_attention_heads, qk = c.qk_head_dim(), kvl = c.kv_lora_rank,
                 entry = kvl + c.qk_rope_head_dim, v = c.v_head_dim, E = std::max(1, c.n_routed_experts),
-                K = std::max(1, c.num_experts_per_tok), qlr = std::max(1, c.q_lora_rank);
+                K = std::max(1, c.num_experts_per_tok), qlr = std::max(1, c.q_lora_rank),
+                Im = std::max(1, c.moe_intermediate_size);
   const int64_t I = std::max({int64_t{c.intermediate_size}, int64_t{c.moe_intermediate_size},
                               int64_t{c.moe_intermediate_size} * c.n_shared_experts});
-  const int64_t max_k = std::max({H, qlr, nh * v, I, int64_t{c.qk_nope_head_dim}, kvl});
-  std::vector<int64_t> floats = {Lm * H,      Lm * H,      Lm * H,          Lm * qlr, Lm * nh * qk, Lm * entry,
-                            Lm * nh * entry, Lm * nh * entry, Lm * nh * v, Lm * nh * max_keys_, Lm * E, Lm * K,
-                            Lm * H,      Lm * 2 * I,  Lm * I,          Lm * H,   Lm * K};
-  std::vector<int64_t> ints = {Lm * K, Lm * K};
-  DI_ASSIGN_OR_RETURN(cuda::Workspace w,
-                      cuda::Workspace::carve(act_, std::move(floats), std::move(ints), Lm * max_k * 2));
+  rows_ = T;
+  max_end_ = max_end;
+  logit_rows_ = R;
+  grouped_pairs_ = !experts_biased_ && T * K <= kGroupedPairsMax ? T * K : 0;
+  splits_ = kc::mla_attention_splits(T, static_cast<int32_t>(nh), max_end);
+  const int64_t max_k = std::max({H, qlr, nh * qk, nh * v, nh * kvl, I});
+  const int64_t gp = std::max<int64_t>(1, grouped_pairs_);
+  const int64_t partial = std::max<int64_t>(
+      1, kc::mla_attention_partial_floats(T, static_cast<int32_t>(nh), static_cast<int32_t>(kvl), splits_));
+  std::vector<int64_t> floats = {T * H,     T * H,     T * H,     T * qlr,  T * nh * qk, T * entry, T * nh * entry,
+                                 T * nh * kvl, T * nh * v, partial, T * E, T * K,      T * H,     T * 2 * I,
+                                 T * I,     T * H,     T * K,     gp * Im,  gp * H,      R * H,     (T * H + 1) / 2,
+                                 (T * qlr + 1) / 2};
+  std::vector<int64_t> ints = {T * K, T * K, 2 * E + 2, gp};
+  const void* before = act_.get();
+  DI_ASSIGN_OR_RETURN(cuda::Workspace w, cuda::Workspace::carve(act_, std::move(floats), std::move(ints),
+                                                                std::max(T, R) * max_k * 2));
   Act& a = a_;
-  a.x = w.f32(), a.h = w.f32(), a.out = w.f32(), a.qa = w.f32(), a.q = w.f32(), a.ckv = w.f32(), a.qlat = w.f32(),
-  a.olat = w.f32(), a.attn = w.f32();
-  a.att_scratch = w.f32(), a.rlogits = w.f32(), a.ew = w.f32(), a.gx = w.f32(), a.gu = w.f32(), a.act = w.f32(),
-  a.y = w.f32();
-  a.erow_weights = w.f32();
-  a.eids = w.i32(), a.erows = w.i32();
+  a.x = w.f32(), a.h = w.f32(), a.out = w.f32(), a.qa = w.f32(), a.q = w.f32(), a.ckv = w.f32(), a.qlat = w.f32();
+  a.olat = w.f32(), a.attn = w.f32(), a.partial = w.f32(), a.rlogits = w.f32(), a.ew = w.f32(), a.gx = w.f32();
+  a.gu = w.f32(), a.act = w.f32(), a.y = w.f32(), a.erow_weights = w.f32(), a.pair_act = w.f32(),
+  a.pair_y = w.f32();
+  a.head_x = w.f32(), a.h16 = w.f32(), a.qa16 = w.f32();
+  a.eids = w.i32(), a.erows = w.i32(), a.offsets = w.i32(), a.slot_pair = w.i32();
   linear_stage_ = w.rest();
+  const int64_t logit_bytes = R * c.vocab_size * 4;
+  const void* logits_before = logits_dev_.get();
+  if (logit_bytes > logits_dev_.bytes())
+    DI_RETURN_IF_ERROR(logits_dev_.allocate(std::max(logit_bytes, logits_dev_.bytes() * 3 / 2)));
+  *moved = act_.get() != before || logits_dev_.get() != logits_before;
   return Status::ok();
 }
 
 Result<float*> MlaCudaModel::enqueue_forward(const ForwardBatch& batch, int64_t* rows) {
-  return enqueue_sequences(
-      batch, config_.max_position_embeddings, rows, [&] { return reserve(batch); },
-      [&](const Seq& seq, float* out) { return run_sequence(seq, out); });
+  const MlaConfig& c = config_;
+  DI_ASSIGN_OR_RETURN(const int64_t out_rows, check_batch(batch, info_.vocab_size, c.max_position_embeddings));
+  *rows = out_rows;
+  *bad_id_host_ = 0;
+  if (out_rows == 0) return static_cast<float*>(nullptr);
+  const int64_t S = static_cast<int64_t>(batch.seqs.size());
+  bool decode = S > 0;
+  for (const SequenceInput& s : batch.seqs) decode &= s.num_tokens == 1;
+  const int32_t bucket = decode && !enforce_eager_ && !experts_biased_ ? graph_bucket(S) : -1;
+  const bool graph = bucket > 0 && int64_t{bucket} * std::max(1, c.num_experts_per_tok) <= kGroupedPairsMax;
+  DI_RETURN_IF_ERROR(step_.pack(batch, groups_, graph ? bucket : 0, graph ? bucket : 0));
+  const int64_t T = step_.device().num_tokens;
+  const int64_t ctx = graph ? (step_.max_end() + kContextBucket - 1) / kContextBucket * kContextBucket : step_.max_end();
+  const int64_t R = graph ? T : out_rows;
+  bool moved_ws = false, moved_meta = false;
+  DI_RETURN_IF_ERROR(reserve(T, ctx, R, &moved_ws));
+  DI_RETURN_IF_ERROR(step_.upload(stream_, &moved_meta));
+  if (moved_ws || moved_meta) graphs_.clear();
+  if (graph) {
+    DI_RETURN_IF_ERROR(graphs_.launch({rows_, max_end_}, stream_, [&] { return run_step(true); }));
+  } else {
+    DI_RETURN_IF_ERROR(run_step(grouped_pairs_ > 0));
+  }
+  DI_RETURN_IF_ERROR(kc::copy_to_host_async(bad_id_host_, bad_id_.get(), 4, stream_));
+  return logits_dev_.as<float>();
 }
 
-Status MlaCudaModel::run_sequence(const Seq& seq, float* logits) {
+Status MlaCudaModel::check_forward() {
+  if (!*bad_id_host_) return Status::ok();
+  *bad_id_host_ = 0;
+  DI_RETURN_IF_ERROR(kc::fill_zero(bad_id_.get(), 4));
+  return Status::internal(config_.model_type + " cuda: a routed expert id is outside [0, n_routed_experts)");
+}
+
+Status MlaCudaModel::proj(const float* x, const void* x16, int64_t rows, int64_t K, const void* w, int64_t N,
+                          float* y) {
+  if (dtype_ == DType::kF32) return gemm_.linear(x, rows, K, K, w, N, DType::kF32, y, N, DType::kF32);
+  if (!x16) return linear(x, rows, K, K, w, N, y, N);  // not staged: rounded on the way
+  return gemm_.linear(x16, rows, K, K, w, N, dtype_, y, N, DType::kF32);
+}
+
+Status MlaCudaModel::run_step(bool grouped_moe) {
   const MlaConfig& c = config_;
-  const int64_t L = seq.L, H = c.hidden_size;
+  const int64_t T = rows_, H = c.hidden_size;
   const float eps = static_cast<float>(c.rms_norm_eps);
-  DI_RETURN_IF_ERROR(kc::embedding(seq.ids, L, embed_, H, a_.x, DType::kF32, stream_));  // fp32 table
-  DI_RETURN_IF_ERROR(kc::rms_norm(a_.x, layers_[0].input_norm, a_.h, L, 1, H, H, eps, DType::kF32, stream_));
+  // The residual add fused with the next norm; with bf16 weights the norm also writes h16.
+  auto add_norm = [&](const float* weight, bool staged) -> Status {
+    if (dtype_ == DType::kF32 || !staged)
+      return kc::add_rms_norm(a_.x, a_.out, weight, a_.h, T, H, eps, DType::kF32, stream_);
+    return kc::add_rms_norm_with_bf16(a_.x, a_.out, weight, a_.h, a_.h16, T, H, eps, stream_);
+  };
+  DI_RETURN_IF_ERROR(kc::embedding(step_.device().ids, T, embed_, H, a_.x, DType::kF32, stream_));  // fp32 table
+  if (dtype_ == DType::kF32) {
+    DI_RETURN_IF_ERROR(kc::rms_norm(a_.x, layers_[0].input_norm, a_.h, T, 1, H, H, eps, DType::kF32, stream_));
+  } else {
+    DI_RETURN_IF_ERROR(kc::rms_norm_with_bf16(a_.x, layers_[0].input_norm, a_.h, a_.h16, T, H, eps, stream_));
+  }
   for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
     const MlaCudaLayer& w = layers_[l];
-    DI_RETURN_IF_ERROR(attention(seq, l));
-    DI_RETURN_IF_ERROR(kc::add_rms_norm(a_.x, a_.out, w.post_norm, a_.h, L, H, eps, DType::kF32, stream_));
+    DI_RETURN_IF_ERROR(attention(l));
+    DI_RETURN_IF_ERROR(add_norm(w.post_norm, true));
     if (w.is_moe) {
-      DI_RETURN_IF_ERROR(moe(seq, l));
+      DI_RETURN_IF_ERROR(moe(l, grouped_moe));
     } else {
-      DI_RETURN_IF_ERROR(mlp(w.mlp, a_.h, L, a_.out));
+      DI_RETURN_IF_ERROR(mlp(w.mlp, a_.h, a_.h16, T, a_.out));
     }
-    // The residual add fused with the next norm (the next layer's input norm, or the final one).
-    const float* next = l + 1 < c.num_hidden_layers ? layers_[l + 1].input_norm : norm_;
-    DI_RETURN_IF_ERROR(kc::add_rms_norm(a_.x, a_.out, next, a_.h, L, H, eps, DType::kF32, stream_));
+    // The next layer's input norm, or the final one (whose rows the head stages itself).
+    const bool last = l + 1 == c.num_hidden_layers;
+    DI_RETURN_IF_ERROR(add_norm(last ? norm_ : layers_[l + 1].input_norm, !last));
   }
-  const int64_t first = seq.all_logits ? 0 : L - 1, rows = L - first;
-  return linear(a_.h + first * H, rows, H, H, head_, c.vocab_size, logits, c.vocab_size);
+  DI_RETURN_IF_ERROR(kc::gather_rows(a_.h, step_.logit_rows(), logit_rows_, H, a_.head_x, stream_));
+  return linear(a_.head_x, logit_rows_, H, H, head_, c.vocab_size, logits_dev_.as<float>(), c.vocab_size);
 }
 
-Status MlaCudaModel::rope(float* x, int64_t L, int64_t row_stride, int64_t count, int64_t width, int64_t start_pos) {
-  const int64_t rd = rope_.dim();
+Status MlaCudaModel::rope(float* x, int64_t row_stride, int64_t count, int64_t width) {
+  const int32_t* pos = step_.device().pos;
   if (config_.rope_interleave)
-    return kc::rope_interleaved(x, L, row_stride, count, width, width, start_pos, 1, inv_freq_.as<const float>(), rd,
-                                rope_.attention_scaling(), false, stream_);
-  // rotate_half pairs on the trailing rd channels of each vector.
-  return kc::rope_half(x + (width - rd), L, count, width, row_stride, positions_.as<const int64_t>(),
-                       inv_freq_.as<const float>(), rd, rope_.attention_scaling(), DType::kF32, stream_);
+    return kc::rope_interleaved_at(x, rows_, row_stride, count, width, width, pos, inv_freq_.as<const float>(),
+                                   rope_.dim(), rope_.attention_scaling(), false, stream_);
+  return kc::rope_half_at(x, rows_, row_stride, count, width, pos, inv_freq_.as<const float>(), rope_.dim(),
+                          rope_.attention_scaling(), stream_);
 }
 
-Status MlaCudaModel::attention(const Seq& seq, int32_t layer) {
+Status MlaCudaModel::attention(int32_t layer) {
   const MlaConfig& c = config_;
   const MlaCudaLayer& w = layers_[layer];
-  const int64_t L = seq.L, s = seq.s, H = c.hidden_size, nh = c.num_attention_heads;
+  const kc::TokenBatch& tb = step_.device();
+  const int64_t T = rows_, H = c.hidden_size, nh = c.num_attention_heads;
   const int64_t nope = c.qk_nope_head_dim, rd = c.qk_rope_head_dim, v = c.v_head_dim, kvl = c.kv_lora_rank;
   const int64_t qk = nope + rd, entry = kvl + rd;
-  if (!config_.rope_interleave) {  // rope_half reads each row's position from the device
-    std::vector<int64_t> pos(static_cast<size_t>(L));
-    for (int64_t i = 0; i < L; ++i) pos[i] = s + i;
-    if (L * 8 > positions_.bytes()) DI_RETURN_IF_ERROR(positions_.allocate(std::max(L * 8, 2 * positions_.bytes())));
-    DI_RETURN_IF_ERROR(kc::copy_to_device_async(positions_.get(), pos.data(), L * 8, stream_));
-    DI_RETURN_IF_ERROR(kc::stream_synchronize(stream_));  // pos is a host temporary
-  }
   if (c.q_lora_rank > 0) {
     const int64_t r = c.q_lora_rank;
-    DI_RETURN_IF_ERROR(linear(a_.h, L, H, H, w.q_a_proj, r, a_.qa, r));
-    if (w.q_a_bias) DI_RETURN_IF_ERROR(kc::add_bias(a_.qa, w.q_a_bias, L, r, r, DType::kF32, stream_));
-    DI_RETURN_IF_ERROR(kc::rms_norm(a_.qa, w.q_a_norm, a_.qa, L, 1, r, r, kLatentNormEps, DType::kF32, stream_));
-    DI_RETURN_IF_ERROR(linear(a_.qa, L, r, r, w.q_b_proj, nh * qk, a_.q, nh * qk));
+    DI_RETURN_IF_ERROR(proj(a_.h, a_.h16, T, H, w.q_a_proj, r, a_.qa));
+    if (w.q_a_bias) DI_RETURN_IF_ERROR(kc::add_bias(a_.qa, w.q_a_bias, T, r, r, DType::kF32, stream_));
+    if (dtype_ == DType::kF32) {
+      DI_RETURN_IF_ERROR(kc::rms_norm(a_.qa, w.q_a_norm, a_.qa, T, 1, r, r, kLatentNormEps, DType::kF32, stream_));
+    } else {
+      DI_RETURN_IF_ERROR(kc::rms_norm_with_bf16(a_.qa, w.q_a_norm, a_.qa, a_.qa16, T, r, kLatentNormEps, stream_));
+    }
+    DI_RETURN_IF_ERROR(proj(a_.qa, a_.qa16, T, r, w.q_b_proj, nh * qk, a_.q));
   } else {
-    DI_RETURN_IF_ERROR(linear(a_.h, L, H, H, w.q_proj, nh * qk, a_.q, nh * qk));
+    DI_RETURN_IF_ERROR(proj(a_.h, a_.h16, T, H, w.q_proj, nh * qk, a_.q));
   }
-  DI_RETURN_IF_ERROR(linear(a_.h, L, H, H, w.kv_a_proj, entry, a_.ckv, entry));
-  if (w.kv_a_bias) DI_RETURN_IF_ERROR(kc::add_bias(a_.ckv, w.kv_a_bias, L, entry, entry, DType::kF32, stream_));
-  DI_RETURN_IF_ERROR(kc::rms_norm(a_.ckv, w.kv_a_norm, a_.ckv, L, 1, kvl, entry, kLatentNormEps, DType::kF32, stream_));
-  DI_RETURN_IF_ERROR(rope(a_.q, L, nh * qk, nh, qk, s));
-  DI_RETURN_IF_ERROR(rope(a_.ckv, L, entry, 1, entry, s));
-  DI_RETURN_IF_ERROR(kc::write_cache_rows(a_.ckv, entry, L, entry, seq.views[0], layer, s, 0, 0, stream_));
+  DI_RETURN_IF_ERROR(proj(a_.h, a_.h16, T, H, w.kv_a_proj, entry, a_.ckv));
+  if (w.kv_a_bias) DI_RETURN_IF_ERROR(kc::add_bias(a_.ckv, w.kv_a_bias, T, entry, entry, DType::kF32, stream_));
+  DI_RETURN_IF_ERROR(kc::rms_norm(a_.ckv, w.kv_a_norm, a_.ckv, T, 1, kvl, entry, kLatentNormEps, DType::kF32, stream_));
+  DI_RETURN_IF_ERROR(rope(a_.q, nh * qk, nh, qk));
+  DI_RETURN_IF_ERROR(rope(a_.ckv, entry, 1, entry));
+  // Every row's entry goes to its position of the latent cache before any row attends to it.
+  DI_RETURN_IF_ERROR(kc::write_ring_rows_varlen(tb, a_.ckv, entry, entry, 0, layer, kNoWrap, 0, stream_));
 
-  // Absorbed queries: q_nope through each head's key up-projection into latent space, rope as is.
-  const auto* uk = static_cast<const uint8_t*>(w.w_uk_t);
-  const auto* kvb = static_cast<const uint8_t*>(w.kv_b_proj);
+  // Absorbed queries: each head's q_nope through its key up-projection into latent space (one
+  // batched GEMM over the heads), rope as is.
   const int64_t wb = kc::dtype_bytes(dtype_);
-  for (int64_t head = 0; head < nh; ++head)
-    DI_RETURN_IF_ERROR(linear(a_.q + head * qk, L, nope, nh * qk, uk + head * kvl * nope * wb, kvl,
-                              a_.qlat + head * entry, nh * entry));
-  DI_RETURN_IF_ERROR(kc::cuda_status(cudaMemcpy2DAsync(a_.qlat + kvl, entry * 4, a_.q + nope, qk * 4, rd * 4, L * nh,
+  const void* qn = a_.q;
+  if (dtype_ != DType::kF32) {
+    DI_RETURN_IF_ERROR(kc::convert_from_f32(a_.q, T * nh * qk, linear_stage_, dtype_, stream_));
+    qn = linear_stage_;
+  }
+  DI_RETURN_IF_ERROR(gemm_.linear_batched(qn, T, nope, nh * qk, qk, w.w_uk_t, kvl, kvl * nope, dtype_, a_.qlat,
+                                          nh * entry, entry, DType::kF32, nh));
+  DI_RETURN_IF_ERROR(kc::cuda_status(cudaMemcpy2DAsync(a_.qlat + kvl, entry * 4, a_.q + nope, qk * 4, rd * 4, T * nh,
                                                        cudaMemcpyDeviceToDevice, static_cast<cudaStream_t>(stream_)),
                                      "cudaMemcpy2DAsync"));
-  // MQA with one K=V head of latent | rope over every position so far; no sink. The window covers
-  // the whole context, so position p of the cache is entry p % window = p.
-  kc::SinkAttentionArgs args;
+  // MQA with one K=V head of latent | rope over every position so far, all heads in one launch.
+  kc::MlaAttentionArgs args;
+  args.batch = tb;
   args.q = a_.qlat;
-  args.kv = a_.ckv;
-  args.sinks = nullptr;
   args.out = a_.olat;
-  args.scratch = a_.att_scratch;
-  args.num_tokens = L;
-  args.start_pos = s;
   args.num_heads = static_cast<int32_t>(nh);
-  args.head_dim = static_cast<int32_t>(entry);
+  args.latent_dim = static_cast<int32_t>(kvl);
+  args.rope_dim = static_cast<int32_t>(rd);
   args.scale = static_cast<float>(c.softmax_scale);
-  args.window = s + L;
-  args.window_cache = seq.views[0];
-  args.window_layer = layer;
-  args.max_keys = max_keys_;
-  DI_RETURN_IF_ERROR(kc::sink_attention(args, stream_));
-  // The output's latent part through each head's value up-projection (its rope tail is unused).
-  for (int64_t head = 0; head < nh; ++head)
-    DI_RETURN_IF_ERROR(linear(a_.olat + head * entry, L, kvl, nh * entry, kvb + (head * (nope + v) + nope) * kvl * wb,
-                              v, a_.attn + head * v, nh * v));
-  DI_RETURN_IF_ERROR(linear(a_.attn, L, nh * v, nh * v, w.o_proj, H, a_.out, H));
-  if (w.o_bias) DI_RETURN_IF_ERROR(kc::add_bias(a_.out, w.o_bias, L, H, H, DType::kF32, stream_));
+  args.cache_group = 0;
+  args.cache_layer = layer;
+  args.splits = splits_;
+  args.keys_per_split = kc::mla_attention_keys_per_split(max_end_, splits_);
+  args.partial = a_.partial;
+  DI_RETURN_IF_ERROR(kc::mla_attention(args, stream_));
+  // The output's latent part through each head's value up-projection (one batched GEMM).
+  const void* ol = a_.olat;
+  if (dtype_ != DType::kF32) {
+    DI_RETURN_IF_ERROR(kc::convert_from_f32(a_.olat, T * nh * kvl, linear_stage_, dtype_, stream_));
+    ol = linear_stage_;
+  }
+  const void* w_uv = static_cast<const uint8_t*>(w.kv_b_proj) + nope * kvl * wb;
+  DI_RETURN_IF_ERROR(gemm_.linear_batched(ol, T, kvl, nh * kvl, kvl, w_uv, v, (nope + v) * kvl, dtype_, a_.attn, nh * v,
+                                          v, DType::kF32, nh));
+  DI_RETURN_IF_ERROR(linear(a_.attn, T, nh * v, nh * v, w.o_proj, H, a_.out, H));
+  if (w.o_bias) DI_RETURN_IF_ERROR(kc::add_bias(a_.out, w.o_bias, T, H, H, DType::kF32, stream_));
   return Status::ok();
 }
 
-Status MlaCudaModel::mlp(const MlaCudaMlp& m, const float* x, int64_t rows, float* y) {
+Status MlaCudaModel::mlp(const MlaCudaMlp& m, const float* x, const void* x16, int64_t rows, float* y) {
   const int64_t H = config_.hidden_size, I = m.inter;
-  DI_RETURN_IF_ERROR(linear(x, rows, H, H, m.gate_up, 2 * I, a_.gu, 2 * I));
+  DI_RETURN_IF_ERROR(proj(x, x16, rows, H, m.gate_up, 2 * I, a_.gu));
   if (m.gate_up_bias) DI_RETURN_IF_ERROR(kc::add_bias(a_.gu, m.gate_up_bias, rows, 2 * I, 2 * I, DType::kF32, stream_));
   DI_RETURN_IF_ERROR(kc::silu_and_mul(a_.gu, rows, I, a_.act, DType::kF32, stream_));
   DI_RETURN_IF_ERROR(linear(a_.act, rows, I, I, m.down, H, y, H));
@@ -279,14 +474,14 @@ Status MlaCudaModel::mlp(const MlaCudaMlp& m, const float* x, int64_t rows, floa
   return Status::ok();
 }
 
-Status MlaCudaModel::moe(const Seq& seq, int32_t layer) {
+Status MlaCudaModel::moe(int32_t layer, bool grouped) {
   const MlaConfig& c = config_;
   const MlaCudaLayer& w = layers_[layer];
-  const int64_t L = seq.L, H = c.hidden_size, E = c.n_routed_experts, K = c.num_experts_per_tok;
-  DI_RETURN_IF_ERROR(linear(a_.h, L, H, H, w.router, E, a_.rlogits, E));
+  const int64_t T = rows_, H = c.hidden_size, E = c.n_routed_experts, K = c.num_experts_per_tok;
+  DI_RETURN_IF_ERROR(proj(a_.h, a_.h16, T, H, w.router, E, a_.rlogits));
   kc::RoutingArgs r;
   r.logits = a_.rlogits;
-  r.rows = L;
+  r.rows = T;
   r.experts = static_cast<int32_t>(E);
   r.top_k = static_cast<int32_t>(K);
   const bool v3 = c.routing == Routing::kSigmoidNoAux;
@@ -304,24 +499,53 @@ Status MlaCudaModel::moe(const Seq& seq, int32_t layer) {
   DI_RETURN_IF_ERROR(kc::moe_route(r, stream_));
   // The shared experts write the output; routed experts add to it, in expert order as on the CPU.
   if (w.shared.inter > 0) {
-    DI_RETURN_IF_ERROR(mlp(w.shared, a_.h, L, a_.out));
+    DI_RETURN_IF_ERROR(mlp(w.shared, a_.h, a_.h16, T, a_.out));
   } else {
-    DI_RETURN_IF_ERROR(kc::cuda_status(cudaMemsetAsync(a_.out, 0, L * H * 4, static_cast<cudaStream_t>(stream_)),
+    DI_RETURN_IF_ERROR(kc::cuda_status(cudaMemsetAsync(a_.out, 0, T * H * 4, static_cast<cudaStream_t>(stream_)),
                                        "cudaMemsetAsync"));
   }
+  return grouped ? moe_routed_grouped(w) : moe_routed_by_expert(w);
+}
+
+Status MlaCudaModel::moe_routed_grouped(const MlaCudaLayer& w) {
+  const MlaConfig& c = config_;
+  const int64_t T = rows_, K = c.num_experts_per_tok, pairs = T * K;
+  DI_RETURN_IF_ERROR(kc::moe_group_pairs(a_.eids, pairs, c.n_routed_experts, a_.offsets, a_.slot_pair,
+                                         bad_id_.as<int32_t>(), stream_));
+  kc::MoeGroupedArgs g;
+  g.x = a_.h;
+  g.offsets = a_.offsets;
+  g.slot_pair = a_.slot_pair;
+  g.pairs = pairs;
+  g.top_k = static_cast<int32_t>(K);
+  g.experts = c.n_routed_experts;
+  g.hidden = c.hidden_size;
+  g.inter = c.moe_intermediate_size;
+  g.w13 = w.gate_up_table;
+  g.w2 = w.down_table;
+  g.dtype = dtype_;
+  g.swiglu_limit = std::numeric_limits<float>::infinity();  // plain SwiGLU: no clip
+  g.act = a_.pair_act;
+  g.y = a_.pair_y;
+  DI_RETURN_IF_ERROR(kc::moe_grouped_mlp(g, stream_));
+  return kc::moe_combine_pairs(a_.pair_y, a_.ew, a_.eids, T, static_cast<int32_t>(K), c.hidden_size, a_.out, stream_);
+}
+
+Status MlaCudaModel::moe_routed_by_expert(const MlaCudaLayer& w) {
+  const MlaConfig& c = config_;
+  const int64_t T = rows_, H = c.hidden_size, E = c.n_routed_experts, K = c.num_experts_per_tok;
   // Which rows each expert takes: the routing comes back to the host (one sync per MoE layer).
   DI_ASSIGN_OR_RETURN(const std::vector<int64_t> count,
-                      expert_rows_.group(a_.eids, a_.ew, L, K, E, a_.erows, a_.erow_weights, stream_, c.model_type));
+                      expert_rows_.group(a_.eids, a_.ew, T, K, E, a_.erows, a_.erow_weights, stream_, c.model_type));
   for (int64_t e = 0; e < E; ++e) {
-    const int64_t n = count[e + 1] - count[e];  // distinct experts per token: at most L rows
+    const int64_t n = count[e + 1] - count[e];  // distinct experts per token: at most T rows
     if (n == 0) continue;
     DI_RETURN_IF_ERROR(kc::gather_rows(a_.h, a_.erows + count[e], n, H, a_.gx, stream_));
-    DI_RETURN_IF_ERROR(mlp(w.experts[e], a_.gx, n, a_.y));
+    DI_RETURN_IF_ERROR(mlp(w.experts[e], a_.gx, nullptr, n, a_.y));
     DI_RETURN_IF_ERROR(
         kc::scatter_add_rows(a_.y, a_.erows + count[e], a_.erow_weights + count[e], n, H, a_.out, stream_));
   }
-  // The copies above read host vectors asynchronously: they must finish before the next reuse.
-  return kc::stream_synchronize(stream_);
+  return Status::ok();
 }
 
 }  // namespace di::engine::deepseek_v2

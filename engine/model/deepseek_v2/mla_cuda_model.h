@@ -1,8 +1,12 @@
 // MlaCudaModel: deepseek_v2 / deepseek_v3 on one CUDA GPU, op for op the CPU MlaModel (the
 // reference it must match): large matrices in the checkpoint's dtype (fp32 or bf16, fp32
-// accumulation), activations, norms and the latent cache in fp32. Attention always takes the
-// weight-absorbed form: MQA in latent space with one K=V head of kv_lora_rank + rope channels.
-// CUDA builds only.
+// accumulation; bf16 GEMM operands staged once per norm), activations, norms and the latent
+// cache in fp32. Attention always takes the weight-absorbed form: MQA in latent space with one
+// K=V head of kv_lora_rank + rope channels. Every op runs once for all rows of a step (prefill
+// chunks and decode tokens of many sequences, through a TokenBatch), all heads in one launch;
+// experts are routed and grouped on the device, so decode steps replay as CUDA graphs (padded
+// batch buckets). Steps of many (row, expert) pairs, and experts with biases, group on the host
+// instead (one sync per MoE layer, one cuBLAS GEMM per expert). CUDA builds only.
 #pragma once
 
 #ifdef DI_WITH_CUDA
@@ -14,6 +18,8 @@
 #include "engine/model/cuda/device_model.h"
 #include "engine/model/cuda/device_weights.h"
 #include "engine/model/cuda/expert_rows.h"
+#include "engine/model/cuda/graph_cache.h"
+#include "engine/model/cuda/step_batch.h"
 #include "engine/model/deepseek_v2/mla_config.h"
 #include "engine/model/deepseek_v2/mla_weights.h"
 #include "engine/model/rotary_embedding.h"
@@ -51,6 +57,8 @@ struct MlaCudaLayer {
   const float* correction_bias = nullptr;
   std::vector<MlaCudaMlp> experts;
   MlaCudaMlp shared;  // inter 0: none
+  const void* const* gate_up_table = nullptr;  // device [experts] of the experts' gate_up / down pointers
+  const void* const* down_table = nullptr;
 };
 
 class MlaCudaModel final : public cuda::DeviceModel {
@@ -58,41 +66,65 @@ class MlaCudaModel final : public cuda::DeviceModel {
   // Uploads `host` (as load_mla_weights returned it) in the checkpoint's dtype, then drops it.
   static Result<std::unique_ptr<Model>> load(const std::string& model_dir, MlaConfig config,
                                              std::unique_ptr<MlaWeights> host, const ModelOptions& options);
+  // A model of `config`'s shape with random weights drawn on the device from `seed` (benchmarks:
+  // no checkpoint, no host copies).
+  static Result<std::unique_ptr<MlaCudaModel>> random(MlaConfig config, kernels::cuda::DType dtype, uint64_t seed,
+                                                      const ModelOptions& options);
+  ~MlaCudaModel() override;
 
   Result<float*> enqueue_forward(const ForwardBatch& batch, int64_t* rows) override;
+  Status check_forward() override;
+  int64_t weight_bytes() const { return weights_.bytes(); }
+  const MlaConfig& config() const { return config_; }
 
  private:
-  using Seq = cuda::DeviceSeq;  // views[0]: the latent cache
-
   MlaCudaModel(MlaConfig config, kernels::cuda::DType dtype, const ModelOptions& options, std::string model_dir);
+  static Status check_shape(const MlaConfig& c);
   Status init_device();
   Status upload(const MlaWeights& host);
+  Status randomize(uint64_t seed);
   Status put_mlp(const MlpWeights& h, MlaCudaMlp& d);
-  Status reserve(const ForwardBatch& batch);
-  Status run_sequence(const Seq& seq, float* logits);
-  Status rope(float* x, int64_t L, int64_t row_stride, int64_t count, int64_t width, int64_t start_pos);
-  Status attention(const Seq& seq, int32_t layer);
-  Status mlp(const MlaCudaMlp& m, const float* x, int64_t rows, float* y);
-  Status moe(const Seq& seq, int32_t layer);
+  Status build_expert_tables();
+  // Workspaces for `rows` rows, contexts up to `max_end` tokens and `logit_rows` logits rows;
+  // sets *moved when they had to be reallocated.
+  Status reserve(int64_t rows, int64_t max_end, int64_t logit_rows, bool* moved);
+  // The whole forward over the uploaded StepBatch, into logits_dev_ (capturable when `grouped_moe`).
+  Status run_step(bool grouped_moe);
+  // y [rows, N] = x W^T with x as staged (x16 for bf16 weights, x for fp32; a null x16 stages x now).
+  Status proj(const float* x, const void* x16, int64_t rows, int64_t K, const void* w, int64_t N, float* y);
+  Status rope(float* x, int64_t row_stride, int64_t count, int64_t width);
+  Status attention(int32_t layer);
+  Status mlp(const MlaCudaMlp& m, const float* x, const void* x16, int64_t rows, float* y);
+  Status moe(int32_t layer, bool grouped);
+  Status moe_routed_grouped(const MlaCudaLayer& w);
+  Status moe_routed_by_expert(const MlaCudaLayer& w);
 
   MlaConfig config_;
   RotaryEmbedding rope_;
+  bool enforce_eager_ = false;
+  bool experts_biased_ = false;  // routed experts with biases: grouped on the host
 
   cuda::DeviceWeights weights_;
-  const void* embed_ = nullptr;
+  const float* embed_ = nullptr;  // fp32: rows are gathered into fp32 activations
   const void* head_ = nullptr;
   const float* norm_ = nullptr;
   std::vector<MlaCudaLayer> layers_;
-  kernels::cuda::DeviceBuffer inv_freq_;
+  kernels::cuda::DeviceBuffer inv_freq_, expert_tables_;
 
-  kernels::cuda::DeviceBuffer act_, positions_;
+  cuda::StepBatch step_;
+  int64_t rows_ = 0, max_end_ = 0, logit_rows_ = 0;  // what the workspaces are carved for
+  int64_t grouped_pairs_ = 0;
+  int32_t splits_ = 1;
+  kernels::cuda::DeviceBuffer act_, logits_dev_, bad_id_;  // bad_id_: set when a routed id is out of range
+  int32_t* bad_id_host_ = nullptr;                        // pinned: bad_id_ after each forward
   cuda::ExpertRows expert_rows_;
   struct Act {
-    float *x, *h, *out, *qa, *q, *ckv, *qlat, *olat, *attn, *att_scratch, *rlogits, *ew, *gx, *gu, *act, *y;
-    int32_t *eids, *erows;
-    float* erow_weights;
+    float *x, *h, *out, *qa, *q, *ckv, *qlat, *olat, *attn, *partial, *rlogits, *ew, *gx, *gu, *act, *y;
+    float *erow_weights, *pair_act, *pair_y, *head_x;
+    float *h16, *qa16;  // h and qa rounded to bf16: the GEMM operand, staged once
+    int32_t *eids, *erows, *offsets, *slot_pair;
   } a_{};
-  int64_t max_keys_ = 0;
+  cuda::GraphCache graphs_;  // decode steps by (rows, context bucket)
 };
 
 }  // namespace di::engine::deepseek_v2

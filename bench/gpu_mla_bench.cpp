@@ -1,0 +1,209 @@
+// bench_gpu_mla: a DeepSeek-V2-Lite-shaped model (hidden 2048, 27 layers, 16 heads, kv_lora 512,
+// qk_nope 128, qk_rope 64, v_head 128, no q_lora, 64 routed experts of width 1408, top-6 + 2
+// shared, the first layer dense of width 10944, vocab 102,400; its YaRN rope) with random bf16
+// weights drawn on the GPU (no checkpoint). Decode at batch 1 and 32 after a 4k-token context
+// against the bytes a step must read (the weights it touches once, each sequence's latent cache),
+// at the read bandwidth measured in the same run. The targets: 600 tok/s at B=1, 3,600
+// tok/s at B=32. Prints a table and, with --append FILE COMMIT DEVICE, appends rows to
+// bench/RESULTS.md.
+#include <cuda_profiler_api.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench/gpu_bench_util.h"
+#include "bench/gpu_ceilings.h"
+#include "engine/model/cuda/device_cache.h"
+#include "engine/model/deepseek_v2/mla_config.h"
+#include "engine/model/deepseek_v2/mla_cuda_model.h"
+#include "kernels/cuda/device.h"
+
+namespace kc = di::kernels::cuda;
+using namespace di::engine;
+
+using di::bench::median;
+using di::bench::now_ms;
+using di::bench::ResultRow;
+
+namespace {
+
+// DeepSeek-V2-Lite's config.json, the fields that shape the compute.
+nlohmann::json v2_lite_config() {
+  return {{"model_type", "deepseek_v2"},
+          {"vocab_size", 102400},
+          {"hidden_size", 2048},
+          {"intermediate_size", 10944},
+          {"moe_intermediate_size", 1408},
+          {"num_hidden_layers", 27},
+          {"num_attention_heads", 16},
+          {"q_lora_rank", nullptr},
+          {"kv_lora_rank", 512},
+          {"qk_nope_head_dim", 128},
+          {"qk_rope_head_dim", 64},
+          {"v_head_dim", 128},
+          {"n_routed_experts", 64},
+          {"n_shared_experts", 2},
+          {"num_experts_per_tok", 6},
+          {"first_k_dense_replace", 1},
+          {"topk_method", "greedy"},
+          {"n_group", 1},
+          {"topk_group", 1},
+          {"norm_topk_prob", false},
+          {"routed_scaling_factor", 1.0},
+          {"max_position_embeddings", 163840},
+          {"rope_theta", 10000},
+          {"rope_scaling",
+           {{"type", "yarn"},
+            {"factor", 40},
+            {"original_max_position_embeddings", 4096},
+            {"beta_fast", 32},
+            {"beta_slow", 1},
+            {"mscale", 0.707},
+            {"mscale_all_dim", 0.707}}},
+          {"rms_norm_eps", 1e-6},
+          {"bos_token_id", 100000},
+          {"eos_token_id", 100001}};
+}
+
+// Parameters (bf16 elements) a decode step reads whatever the batch, and those of one routed expert.
+struct Params {
+  double dense = 0, expert = 0, head = 0;
+  int moe_layers = 0;
+};
+
+Params count_params(const deepseek_v2::MlaConfig& c) {
+  const double H = c.hidden_size, nh = c.num_attention_heads, qk = c.qk_head_dim(), nope = c.qk_nope_head_dim,
+               v = c.v_head_dim, kvl = c.kv_lora_rank, rd = c.qk_rope_head_dim, E = c.n_routed_experts,
+               I = c.moe_intermediate_size;
+  Params p;
+  p.expert = 3 * H * I;
+  for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
+    // q_proj, kv_a, the absorbed key half (w_uk_t) and the value half of kv_b, o_proj.
+    p.dense += nh * qk * H + (kvl + rd) * H + nh * kvl * nope + nh * v * kvl + H * nh * v;
+    if (c.is_moe_layer(l)) {
+      p.dense += E * H + 3 * H * I * c.n_shared_experts;  // router + shared experts
+      ++p.moe_layers;
+    } else {
+      p.dense += 3 * H * double(c.intermediate_size);
+    }
+  }
+  p.head = double(c.vocab_size) * H;
+  return p;
+}
+
+// Copies every group of `from` into `to` (same specs): sequences that share a prefilled context.
+void copy_cache(const std::vector<CacheGroupSpec>& specs, SequenceCache& from, SequenceCache& to) {
+  for (size_t g = 0; g < specs.size(); ++g) {
+    PagedGroupView a, b;
+    if (!from.paged_view(static_cast<int32_t>(g), &a) || !to.paged_view(static_cast<int32_t>(g), &b)) std::exit(1);
+    CHECK(kc::cuda_status(cudaMemcpy(b.base, a.base, static_cast<size_t>(a.layer_stride * specs[g].num_layers),
+                                     cudaMemcpyDeviceToDevice),
+                          "cache copy"));
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const di::bench::BenchArgs args = di::bench::parse_bench_args(argc, argv);
+  auto bw_r = di::bench::measure_read_bandwidth(int64_t{4} << 30);
+  CHECK(bw_r.status());
+  const double bw = *bw_r;
+  std::printf("ceiling: read %.2f TB/s (%s)\n", bw / 1e12, args.gpu_name.c_str());
+
+  auto parsed = deepseek_v2::parse_mla_config(v2_lite_config());
+  CHECK(parsed.status());
+  const deepseek_v2::MlaConfig cfg = *parsed;
+  ModelOptions opts;
+  opts.device = "cuda";
+  const double t_load = now_ms();
+  auto made = deepseek_v2::MlaCudaModel::random(cfg, kc::DType::kBF16, 1234, opts);
+  CHECK(made.status());
+  deepseek_v2::MlaCudaModel& model = **made;
+  const Params params = count_params(cfg);
+  std::printf("model: %.2f GB of weights (made in %.1f s); a step reads %.2f GB dense + head, %.1f MB per routed expert\n",
+              model.weight_bytes() / 1e9, (now_ms() - t_load) / 1e3, (params.dense + params.head) * 2 / 1e9,
+              params.expert * 2 / 1e6);
+
+  const int64_t V = cfg.vocab_size, E = cfg.n_routed_experts, K = cfg.num_experts_per_tok;
+  const double entry_bytes = (double(cfg.kv_lora_rank) + cfg.qk_rope_head_dim) * 4;  // fp32 latent cache
+  std::mt19937 rng(42);
+  std::uniform_int_distribution<int32_t> tok(0, static_cast<int32_t>(V - 1));
+  std::vector<ResultRow> rows;
+
+  const int ctx = 4096;
+  std::vector<int32_t> prompt(ctx);
+  for (int32_t& x : prompt) x = tok(rng);
+  auto first = cuda::DeviceSequenceCache::create(model.cache_groups(), ctx + 64);
+  CHECK(first.status());
+  std::vector<float> logits;
+  {
+    ForwardBatch pre;
+    pre.seqs.push_back({prompt.data(), ctx, 0, first->get(), false});
+    const double t0 = now_ms();
+    CHECK(model.forward(pre, logits));
+    std::printf("context: one %d-token prefill %.1f ms (first forward: includes cuBLAS warm-up)\n", ctx,
+                now_ms() - t0);
+  }
+
+  // --profile B: one decode step of batch B between profiler marks (for ncu), after warm-up steps.
+  const std::vector<int> batches = args.profile_batch > 0 ? std::vector<int>{args.profile_batch}
+                                                          : std::vector<int>{1, 32};
+  for (int B : batches) {
+    const int steps = B >= 32 ? 16 : 32;
+    di::bench::DecodeBatch d;
+    for (int b = 0; b < B; ++b) {
+      auto c = cuda::DeviceSequenceCache::create(model.cache_groups(), ctx + 64);  // the layout of `first`
+      CHECK(c.status());
+      copy_cache(model.cache_groups(), **first, **c);
+      d.caches.push_back(std::move(c).value());
+      d.ids.push_back(prompt);
+    }
+    std::vector<double> t, t_sampled;
+    std::vector<di::Result<di::engine::SampledToken>> drawn;
+    for (int s = 0; s < steps + 2; ++s) {
+      for (std::vector<int32_t>& seq : d.ids) seq.push_back(tok(rng));
+      ForwardBatch step = d.last_tokens();
+      const bool marked = args.profile_batch > 0 && s == steps + 1;
+      if (marked) cudaProfilerStart();
+      const bool sampled = s >= steps + 2 - steps / 4;  // the last quarter draws with top-p
+      const auto specs = di::bench::decode_specs(B, sampled, d.ids[0].size());
+      const double t0 = now_ms();
+      CHECK(model.forward_sample(step, specs, drawn));
+      if (marked) cudaProfilerStop();
+      if (s >= 2) (sampled ? t_sampled : t).push_back(now_ms() - t0);  // the first steps capture the graph
+    }
+    std::printf("  B=%d: step with greedy draws %.3f ms, with T=0.8 top-p 0.95 draws %.3f ms\n", B, median(t),
+                median(t_sampled));
+    if (args.profile_batch > 0) return 0;
+    const double ms = median(t);
+    // Routed experts a step touches: each MoE layer's distinct experts among B * K uniform picks.
+    const double touched = params.moe_layers * E * (1 - std::pow(1 - double(K) / E, B));
+    const double kv = double(B) * (ctx + steps / 2.0) * cfg.num_hidden_layers * entry_bytes;
+    const double bytes = (params.dense + params.head + touched * params.expert) * 2 + kv;
+    const double floor_ms = bytes / bw * 1e3;
+    const double target = B == 1 ? 600 : B == 32 ? 3600 : 0;
+    char m[160], c[220], r[32], n[320];
+    std::snprintf(m, sizeof m, "%.3f ms/step = %.1f tok/s", ms, B * 1e3 / ms);
+    std::snprintf(c, sizeof c, "floor %.3f ms (%.2f GB: weights touched + %.2f GB fp32 latent cache at %.2f TB/s read)",
+                  floor_ms, bytes / 1e9, kv / 1e9, bw / 1e12);
+    std::snprintf(r, sizeof r, "%.0f%%", 100 * floor_ms / ms);
+    std::snprintf(n, sizeof n,
+                  "median of %d steps, host wall time per forward incl. metadata upload and greedy sampling on the "
+                  "device; decode replayed as CUDA graphs; experts grouped on the device; target %.0f tok/s",
+                  steps, target);
+    rows.push_back({"deepseek-v2-lite shape (27 layers, 64 experts top-6 + 2 shared) bf16 decode batch " +
+                        std::to_string(B) + ", ctx 4096",
+                    m, c, r, n});
+    std::printf("decode B=%d ctx=%d: %s | %s | %s | target %.0f tok/s: %s\n", B, ctx, m, c, r, target,
+                B * 1e3 / ms >= target ? "met" : "NOT met");
+  }
+
+  di::bench::append_rows(args, rows);
+  return 0;
+}

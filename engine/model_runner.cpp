@@ -252,7 +252,10 @@ Status ModelRunner::run(const ForwardBatch& batch, const ScheduledSequence* firs
     DI_RETURN_IF_ERROR(model_->forward_sample(b, specs_, drawn));
     timing_.forward_s += seconds_since(t0);
     if (drawn.size() != tasks.size()) return Status::internal("forward_sample: wrong number of draws");
-    for (auto& r : drawn) results.push_back(std::move(r));
+    for (auto& r : drawn) {
+      results.push_back(std::move(r));
+      accepted_.emplace_back();  // device models draft nothing: no accepted drafts to commit first
+    }
     return Status::ok();
   }
   DI_RETURN_IF_ERROR(model_->forward(b, logits_));

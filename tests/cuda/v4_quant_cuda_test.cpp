@@ -2,8 +2,9 @@
 // 128 x 128 blocks, fp4 experts re-encoded to fp8 at load; tools/fixtures/gen_quantized.py; its
 // other tensors bf16, so the GPU runs bf16 activations) against the CPU model on the same files,
 // which equals the dequantized checkpoint exactly (tests/model_quant). With bf16 activations the
-// gap is bf16 rounding; with the fp8 activation scheme (DeepSeek's, for steps of 4+ rows) it is
-// reported and bounded looser. Greedy tokens are compared where the CPU's top two logits are
+// gap is bf16 rounding; with the fp8 activation scheme on (DeepSeek's, for steps of 4+ rows) it is
+// reported and bounded looser (this fixture's widths are below what cuBLASLt's fp8 GEMM takes, so
+// here both modes use the bf16 paths; tests/cuda/fp8_linear_test.cpp covers the fp8 GEMM). Greedy tokens are compared where the CPU's top two logits are
 // apart by more than the gap could move them.
 #include <gtest/gtest.h>
 

@@ -3,6 +3,7 @@
 
 #include "kernels/cuda/common.cuh"
 #include "kernels/cuda/fp8_linear.h"
+#include "kernels/cuda/fp8_math.cuh"
 
 namespace di::kernels::cuda {
 namespace {
@@ -13,18 +14,6 @@ constexpr int kUnroll = 4;       // chunks in flight per lane
 constexpr float kE4m3Max = 448.0f;
 
 __host__ __device__ inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
-
-// 16 e4m3 bytes to fp32, exactly (e4m3 -> half is exact).
-__device__ __forceinline__ void e4m3x16_to_f32(const uint4& raw, float* f) {
-  const auto* pairs = reinterpret_cast<const __nv_fp8x2_storage_t*>(&raw);
-#pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(pairs[i], __NV_E4M3);
-    const float2 t = __half22float2(*reinterpret_cast<const __half2*>(&h));
-    f[2 * i] = t.x;
-    f[2 * i + 1] = t.y;
-  }
-}
 
 __device__ __forceinline__ void bf16x16_to_f32(const __nv_bfloat16* p, float* f) {
   const uint4 a = __ldg(reinterpret_cast<const uint4*>(p)), b = __ldg(reinterpret_cast<const uint4*>(p + 8));
@@ -118,7 +107,6 @@ __global__ void __launch_bounds__(kWarps * 32) w8a16_kernel(W8A16Args<X> a) {
   }
 }
 
-__device__ __forceinline__ float e4m3_value(uint8_t b);
 __device__ __forceinline__ float x_value(const float* p) { return *p; }
 __device__ __forceinline__ float x_value(const __nv_bfloat16* p) { return __bfloat162float(*p); }
 
@@ -168,11 +156,6 @@ Status run_w8a16(const W8A16Args<X>& a, int64_t batch, void* stream) {
 // e4m3 byte of v, rounded to nearest even and saturated to +-448.
 __device__ __forceinline__ uint8_t to_e4m3(float v) {
   return static_cast<uint8_t>(__nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E4M3));
-}
-
-__device__ __forceinline__ float e4m3_value(uint8_t b) {
-  const __half_raw h = __nv_cvt_fp8_to_halfraw(static_cast<__nv_fp8_storage_t>(b), __NV_E4M3);
-  return __half2float(*reinterpret_cast<const __half*>(&h));
 }
 
 // The power of two at or above t > 0 (exact: frexp splits t = f * 2^e, f in [0.5, 1)).

@@ -2,12 +2,11 @@
 // Each pass runs a block per (expert, column tile): it loads up to kRows of its expert's input
 // rows into shared memory, and each warp streams its columns' weight rows once for them with
 // 16-byte loads, so the bytes read are each active expert's weights, once.
-#include <cuda_fp8.h>
-
 #include <algorithm>
 #include <type_traits>
 
 #include "kernels/cuda/common.cuh"
+#include "kernels/cuda/fp8_math.cuh"
 #include "kernels/cuda/moe_grouped.h"
 #include "kernels/cuda/moe_routing.h"
 
@@ -87,15 +86,7 @@ template <typename W, int VEC>
 __device__ __forceinline__ void load_vec(const W* w, int64_t k, float* f) {
   if constexpr (std::is_same_v<W, uint8_t>) {
     static_assert(VEC == 16);
-    const uint4 raw = *reinterpret_cast<const uint4*>(w + k);
-    const auto* pairs = reinterpret_cast<const __nv_fp8x2_storage_t*>(&raw);
-#pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(pairs[i], __NV_E4M3);
-      const float2 t = __half22float2(*reinterpret_cast<const __half2*>(&h));
-      f[2 * i] = t.x;
-      f[2 * i + 1] = t.y;
-    }
+    e4m3x16_to_f32(*reinterpret_cast<const uint4*>(w + k), f);
   } else if constexpr (VEC == 1) {
     f[0] = to_f32(w[k]);
   } else if constexpr (sizeof(W) == 2) {

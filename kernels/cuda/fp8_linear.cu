@@ -1,9 +1,12 @@
 // fp8 linear kernels. See fp8_linear.h.
 #include <cuda_fp8.h>
 
+#include <type_traits>
+
 #include "kernels/cuda/common.cuh"
 #include "kernels/cuda/fp8_linear.h"
 #include "kernels/cuda/fp8_math.cuh"
+#include "kernels/cuda/fp8_mma.cuh"
 
 namespace di::kernels::cuda {
 namespace {
@@ -107,6 +110,78 @@ __global__ void __launch_bounds__(kWarps * 32) w8a16_kernel(W8A16Args<X> a) {
   }
 }
 
+// The tensor-core product for bf16 activations: a block per 16 weight rows of one group, its
+// warps splitting the 64-wide k chunks (each inside one 128-wide scale block, so a chunk's sums
+// are scaled once), kTiles tiles of 8 activation rows against each weight load, warp 0 adding the
+// warps' sums. Wants K % 64 == 0, 16 | rows per group, 16-byte aligned rows.
+constexpr int kMmaWarps = 8;
+
+template <int kTiles>
+__global__ void __launch_bounds__(kMmaWarps * 32) w8a16_mma_kernel(W8A16Args<__nv_bfloat16> a) {
+  __shared__ float red[kMmaWarps][kTiles * 4][32];
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const int64_t b = blockIdx.y, nb0 = int64_t{blockIdx.x} * 16, n0 = b * a.rows_per_batch + nb0, K = a.w.cols;
+  const uint8_t* w_lo = a.w.data + (n0 + g) * K + 16 * t;
+  const uint8_t* w_hi = w_lo + 8 * K;
+  const float* s_lo = a.w.scale + ((n0 + g) / a.w.block_rows) * a.w.scale_row_stride;
+  const float* s_hi = a.w.scale + ((n0 + g + 8) / a.w.block_rows) * a.w.scale_row_stride;
+  const __nv_bfloat16* xb = a.x + b * a.x_stride;
+  float* yb = a.y + b * a.y_stride;
+  const int64_t chunks = K / 64;
+  const uint4 zero = make_uint4(0, 0, 0, 0);
+  for (int64_t m0 = 0; m0 < a.M; m0 += 8 * kTiles) {
+    const __nv_bfloat16* xr[kTiles];
+    bool valid[kTiles];
+#pragma unroll
+    for (int i = 0; i < kTiles; ++i) {
+      const int64_t m = m0 + 8 * i + g;
+      valid[i] = m < a.M;
+      xr[i] = xb + (valid[i] ? m : 0) * a.ldx + 16 * t;
+    }
+    float d[kTiles][4] = {};
+#pragma unroll 2
+    for (int64_t c = warp; c < chunks; c += kMmaWarps) {
+      const int64_t k = c * 64;
+      const uint4 lo = __ldg(reinterpret_cast<const uint4*>(w_lo + k));
+      const uint4 hi = __ldg(reinterpret_cast<const uint4*>(w_hi + k));
+      uint4 x[2 * kTiles];
+#pragma unroll
+      for (int i = 0; i < kTiles; ++i) {
+        x[2 * i] = valid[i] ? __ldg(reinterpret_cast<const uint4*>(xr[i] + k)) : zero;
+        x[2 * i + 1] = valid[i] ? __ldg(reinterpret_cast<const uint4*>(xr[i] + k + 8)) : zero;
+      }
+      float p[kTiles][4] = {};
+      fp8_mma_chunk<kTiles>(p, lo, hi, x);
+      const int64_t sk = (k / kFp8BlockCols) * a.w.scale_col_stride;
+      const float sl = __ldg(s_lo + sk), sh = __ldg(s_hi + sk);
+#pragma unroll
+      for (int i = 0; i < kTiles; ++i) {
+        d[i][0] = fmaf(p[i][0], sl, d[i][0]);
+        d[i][1] = fmaf(p[i][1], sl, d[i][1]);
+        d[i][2] = fmaf(p[i][2], sh, d[i][2]);
+        d[i][3] = fmaf(p[i][3], sh, d[i][3]);
+      }
+    }
+    __syncthreads();  // the previous tiles' sums are read
+#pragma unroll
+    for (int i = 0; i < kTiles; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) red[warp][4 * i + j][lane] = d[i][j];
+    __syncthreads();
+    if (warp != 0) continue;
+#pragma unroll
+    for (int i = 0; i < kTiles; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        float v = 0.f;
+        for (int q = 0; q < kMmaWarps; ++q) v += red[q][4 * i + j][lane];
+        // d[.][j]: weight row nb0 + g (+ 8 for j >= 2) of activation row m0 + 8i + 2t (+ 1 for odd j).
+        const int64_t m = m0 + 8 * i + 2 * t + (j & 1);
+        if (m < a.M) yb[m * a.ldy + nb0 + g + (j >> 1) * 8] = v;
+      }
+  }
+}
+
 __device__ __forceinline__ float x_value(const float* p) { return *p; }
 __device__ __forceinline__ float x_value(const __nv_bfloat16* p) { return __bfloat162float(*p); }
 
@@ -138,7 +213,27 @@ Status launch_w8a16(const W8A16Args<X>& a, int64_t batch, void* stream) {
 }
 
 template <typename X>
-Status run_w8a16(const W8A16Args<X>& a, int64_t batch, void* stream) {
+bool takes_mma(const W8A16Args<X>& a) {
+  if constexpr (!std::is_same_v<X, __nv_bfloat16>) {
+    return false;
+  } else {
+    return a.w.cols % 64 == 0 && a.rows_per_batch % 16 == 0 && a.ldx % 8 == 0 && a.x_stride % 8 == 0 &&
+           aligned16(a.x) && aligned16(a.w.data);
+  }
+}
+
+template <typename X>
+Status run_w8a16(const W8A16Args<X>& a, int64_t batch, bool cuda_cores, void* stream) {
+  if constexpr (std::is_same_v<X, __nv_bfloat16>) {
+    if (!cuda_cores && takes_mma(a)) {
+      const dim3 grid(static_cast<unsigned>(a.rows_per_batch / 16), static_cast<unsigned>(batch));
+      if (a.M <= 8)
+        w8a16_mma_kernel<1><<<grid, kMmaWarps * 32, 0, as_stream(stream)>>>(a);
+      else
+        w8a16_mma_kernel<2><<<grid, kMmaWarps * 32, 0, as_stream(stream)>>>(a);
+      return launch_status("fp8_linear_w8a16 (tensor cores)");
+    }
+  }
   const bool vector = a.w.cols % kChunk == 0 && a.ldx % 8 == 0 && a.x_stride % 8 == 0 && aligned16(a.x) &&
                       aligned16(a.w.data);
   if (!vector) {
@@ -287,7 +382,7 @@ __global__ void ue8m0_kernel(const uint8_t* in, int64_t n, float* out) {
 }  // namespace
 
 Status fp8_linear_w8a16(const void* x, DType x_type, int64_t M, int64_t ldx, int64_t x_stride, const Fp8Matrix& w,
-                        int64_t batch, float* y, int64_t ldy, int64_t y_stride, void* stream) {
+                        int64_t batch, float* y, int64_t ldy, int64_t y_stride, void* stream, bool cuda_cores) {
   if (M == 0) return Status::ok();
   if (M < 0 || batch < 1 || w.rows % batch != 0 || w.block_rows < 1)
     return Status::invalid_argument("fp8_linear_w8a16: rows " + std::to_string(w.rows) + " do not split into " +
@@ -295,10 +390,10 @@ Status fp8_linear_w8a16(const void* x, DType x_type, int64_t M, int64_t ldx, int
   if (x_type == DType::kF32)
     return run_w8a16(W8A16Args<float>{static_cast<const float*>(x), M, ldx, x_stride, w, w.rows / batch, y, ldy,
                                       y_stride},
-                     batch, stream);
+                     batch, cuda_cores, stream);
   return run_w8a16(W8A16Args<__nv_bfloat16>{static_cast<const __nv_bfloat16*>(x), M, ldx, x_stride, w,
                                             w.rows / batch, y, ldy, y_stride},
-                   batch, stream);
+                   batch, cuda_cores, stream);
 }
 
 Status quantize_rows_fp8(const void* x, int64_t M, int64_t K, int64_t ldx, bool pow2_scales, uint8_t* q, float* scales,

@@ -41,8 +41,12 @@ constexpr int64_t kW8A16MaxRows = 16;
 // `batch` products: x_b = x + b * x_stride, W_b = rows b * w.rows / batch.. of `w` (a grouped
 // projection: each group of heads through its own slice of one matrix), y_b = y + b * y_stride.
 // Strides in elements. K = w.cols; scale rows follow W's own row index (groups may split a block).
+// bf16 activations with K % 64 == 0, 16 | rows per group and 16-byte aligned rows run on the
+// tensor cores (the codes made bf16 in registers, fp32 sums); the rest, or `cuda_cores` (tests and
+// benches compare the two), on a CUDA-core kernel. Both take M up to kW8A16MaxRows per pass.
 Status fp8_linear_w8a16(const void* x, DType x_type, int64_t M, int64_t ldx, int64_t x_stride, const Fp8Matrix& w,
-                        int64_t batch, float* y, int64_t ldy, int64_t y_stride, void* stream);
+                        int64_t batch, float* y, int64_t ldy, int64_t y_stride, void* stream,
+                        bool cuda_cores = false);
 
 // Quantizes x[M, K] (bf16, rows ldx apart) per row and 128 columns: q[M, K] e4m3 (rows K apart)
 // and scales[(k / 128) * scale_ld + m] (cuBLASLt's VEC128 layout, M-contiguous; scale_ld >= M),

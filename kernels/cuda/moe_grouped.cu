@@ -7,6 +7,7 @@
 
 #include "kernels/cuda/common.cuh"
 #include "kernels/cuda/fp8_math.cuh"
+#include "kernels/cuda/fp8_mma.cuh"
 #include "kernels/cuda/moe_grouped.h"
 #include "kernels/cuda/moe_routing.h"
 
@@ -233,15 +234,6 @@ constexpr int kMmaWarps = 4;
 constexpr int kMmaCols = 16;  // output columns per warp
 constexpr int kMmaRows = 8;   // pair rows per tile
 
-__device__ __forceinline__ void mma_bf16(float* d, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
-                                         uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
-
 // The warp's share of a tile: d (and u, for the up rows) += W[n0.., k] . X[row, k] over the
 // 32-wide k chunks chunk0, chunk0 + stride, ... (the block's warps split k between them, so a
 // column tile has four warps' loads in flight).
@@ -327,6 +319,98 @@ __global__ void mma_pass_kernel(MoeGroupedArgs a, const __nv_bfloat16* in, __nv_
   }
 }
 
+// fp8 experts on the tensor cores: mma_pass_kernel's tiles and k split, the codes made bf16 in
+// registers (fp8_mma.cuh) 64 k at a time, each chunk's sums scaled by its rows' block scale.
+struct ScaleRow {  // one weight row's scales: scale of k = base[(k / 128) * stride]
+  const float* base;
+  int64_t stride;
+};
+
+__device__ __forceinline__ ScaleRow scale_row(const float* s, int32_t block_rows, int64_t rows, int64_t K, int64_t n) {
+  if (block_rows == 1) return {s + n, rows};
+  return {s + (n / block_rows) * ((K + 127) >> 7), 1};
+}
+
+template <bool kGateUp>
+__global__ void fp8_mma_pass_kernel(MoeGroupedArgs a, const __nv_bfloat16* in, __nv_bfloat16* act_out) {
+  __shared__ float red[kMmaWarps][8][32];
+  const int32_t* active = a.offsets + a.experts + 1;
+  if (static_cast<int32_t>(blockIdx.y) >= active[a.experts]) return;  // fewer experts have pairs
+  const int32_t e = active[blockIdx.y];
+  const int32_t begin = a.offsets[e], end = a.offsets[e + 1];
+  const int64_t K = kGateUp ? a.hidden : a.inter, wrows = kGateUp ? 2 * a.inter : a.hidden;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const int64_t n0 = int64_t{blockIdx.x} * kMmaCols;
+  const auto* w = static_cast<const uint8_t*>(kGateUp ? a.w13[e] : a.w2[e]);
+  const float* ws = kGateUp ? a.w13_scale[e] : a.w2_scale[e];
+  const uint8_t* g_lo = w + (n0 + g) * K + 16 * t;
+  const uint8_t* u_lo = w + (a.inter + n0 + g) * K + 16 * t;
+  const ScaleRow sg_lo = scale_row(ws, a.fp8_block_rows, wrows, K, n0 + g);
+  const ScaleRow sg_hi = scale_row(ws, a.fp8_block_rows, wrows, K, n0 + g + 8);
+  const ScaleRow su_lo = scale_row(ws, a.fp8_block_rows, wrows, K, a.inter + n0 + g);
+  const ScaleRow su_hi = scale_row(ws, a.fp8_block_rows, wrows, K, a.inter + n0 + g + 8);
+  const float limit = a.swiglu_limit;
+  const uint4 zero = make_uint4(0, 0, 0, 0);
+  for (int32_t r0 = begin; r0 < end; r0 += kMmaRows) {
+    const int32_t my_slot = r0 + g;  // the pair row this thread feeds as B
+    const bool valid = my_slot < end;
+    const __nv_bfloat16* xr = in + int64_t{valid ? my_slot : begin} * K + 16 * t;
+    float d[4] = {0.f, 0.f, 0.f, 0.f}, u[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll 2
+    for (int64_t c = warp; c < K / 64; c += kMmaWarps) {
+      const int64_t k = c * 64, kb = k >> 7;
+      const uint4 lo = *reinterpret_cast<const uint4*>(g_lo + k), hi = *reinterpret_cast<const uint4*>(g_lo + 8 * K + k);
+      uint4 ulo = zero, uhi = zero;
+      if constexpr (kGateUp) {
+        ulo = *reinterpret_cast<const uint4*>(u_lo + k);
+        uhi = *reinterpret_cast<const uint4*>(u_lo + 8 * K + k);
+      }
+      const uint4 x[2] = {valid ? *reinterpret_cast<const uint4*>(xr + k) : zero,
+                          valid ? *reinterpret_cast<const uint4*>(xr + k + 8) : zero};
+      float p[1][4] = {};
+      fp8_mma_chunk<1>(p, lo, hi, x);
+      const float sl = sg_lo.base[kb * sg_lo.stride], sh = sg_hi.base[kb * sg_hi.stride];
+      d[0] = fmaf(p[0][0], sl, d[0]);
+      d[1] = fmaf(p[0][1], sl, d[1]);
+      d[2] = fmaf(p[0][2], sh, d[2]);
+      d[3] = fmaf(p[0][3], sh, d[3]);
+      if constexpr (kGateUp) {
+        float q[1][4] = {};
+        fp8_mma_chunk<1>(q, ulo, uhi, x);
+        const float tl = su_lo.base[kb * su_lo.stride], th = su_hi.base[kb * su_hi.stride];
+        u[0] = fmaf(q[0][0], tl, u[0]);
+        u[1] = fmaf(q[0][1], tl, u[1]);
+        u[2] = fmaf(q[0][2], th, u[2]);
+        u[3] = fmaf(q[0][3], th, u[3]);
+      }
+    }
+    __syncthreads();  // the previous tile's sums are read
+    for (int i = 0; i < 4; ++i) {
+      red[warp][i][lane] = d[i];
+      red[warp][4 + i][lane] = u[i];
+    }
+    __syncthreads();
+    if (warp != 0) continue;
+    for (int q = 1; q < kMmaWarps; ++q)
+      for (int i = 0; i < 4; ++i) {
+        d[i] += red[q][i][lane];
+        u[i] += red[q][4 + i][lane];
+      }
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int32_t slot = r0 + 2 * t + (i & 1);
+      if (slot >= end) continue;
+      const int64_t n = n0 + g + (i >> 1) * 8;
+      if constexpr (kGateUp) {
+        const float gc = fminf(d[i], limit), uc = fminf(fmaxf(u[i], -limit), limit);
+        act_out[int64_t{slot} * a.inter + n] = __float2bfloat16(gc / (1.0f + expf(-gc)) * uc);
+      } else {
+        a.y[int64_t{a.slot_pair[slot]} * a.hidden + n] = d[i];
+      }
+    }
+  }
+}
+
 Status mma_mlp(const MoeGroupedArgs& a, void* stream) {
   // Scratch: the gathered bf16 inputs live in y (dead until the down pass writes it), the bf16
   // activations in act.
@@ -337,9 +421,15 @@ Status mma_mlp(const MoeGroupedArgs& a, void* stream) {
   DI_RETURN_IF_ERROR(launch_status("moe gather pairs"));
   const int64_t per_block = kMmaCols;
   const dim3 g1(static_cast<unsigned>((a.inter + per_block - 1) / per_block), busy_blocks(a));
+  const dim3 g2(static_cast<unsigned>((a.hidden + per_block - 1) / per_block), busy_blocks(a));
+  if (a.fp8) {
+    fp8_mma_pass_kernel<true><<<g1, kMmaWarps * 32, 0, as_stream(stream)>>>(a, xs, act);
+    DI_RETURN_IF_ERROR(launch_status("moe fp8 mma gate_up"));
+    fp8_mma_pass_kernel<false><<<g2, kMmaWarps * 32, 0, as_stream(stream)>>>(a, act, nullptr);
+    return launch_status("moe fp8 mma down");
+  }
   mma_pass_kernel<true><<<g1, kMmaWarps * 32, 0, as_stream(stream)>>>(a, xs, act);
   DI_RETURN_IF_ERROR(launch_status("moe mma gate_up"));
-  const dim3 g2(static_cast<unsigned>((a.hidden + per_block - 1) / per_block), busy_blocks(a));
   mma_pass_kernel<false><<<g2, kMmaWarps * 32, 0, as_stream(stream)>>>(a, act, nullptr);
   return launch_status("moe mma down");
 }
@@ -400,6 +490,9 @@ Status moe_grouped_mlp(const MoeGroupedArgs& a, void* stream) {
   if (a.fp8) {
     if (!a.w13_scale || !a.w2_scale || (a.fp8_block_rows != 1 && a.fp8_block_rows != 128))
       return Status::invalid_argument("moe_grouped_mlp: fp8 experts need their scale tables and 1 or 128 block rows");
+    // bf16 activations and rows in 64-wide chunks (16-column tiles): the tensor cores.
+    if (a.dtype == DType::kBF16 && a.hidden % 64 == 0 && a.inter % 64 == 0 && !a.force_cuda_cores)
+      return mma_mlp(a, stream);
     DI_RETURN_IF_ERROR((launch_pass<uint8_t, true>(a, stream)));
     return launch_pass<uint8_t, false>(a, stream);
   }

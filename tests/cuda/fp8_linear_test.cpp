@@ -161,7 +161,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Fp8W8A16,
                          ::testing::Values(W8A16Case{1, 256, 512, 128, 1}, W8A16Case{3, 384, 4096, 128, 1},
                                            W8A16Case{8, 128, 384, 1, 1}, W8A16Case{16, 512, 1024, 128, 1},
                                            W8A16Case{21, 256, 256, 128, 1}, W8A16Case{2, 2048, 512, 128, 8},
-                                           W8A16Case{5, 96, 1024, 1, 3}));
+                                           W8A16Case{5, 96, 1024, 1, 3},
+                                           // CUDA-core kernel: K not a multiple of 64, rows not of 16.
+                                           W8A16Case{4, 64, 400, 128, 1}, W8A16Case{2, 40, 256, 128, 1}));
 
 TEST_F(Fp8Kernels, QuantizeRowsMatchesNearestE4m3) {
   const int64_t M = 7, K = 400;  // four blocks, the last 16 wide

@@ -275,13 +275,67 @@ TEST_F(V4Kernels, MoeSqrtSoftplusHashRoutingMatchesCpu) { check_moe(v4::ScoringF
 TEST_F(V4Kernels, MoeSigmoidMatchesCpu) { check_moe(v4::ScoringFunc::kSigmoid, false, 5); }
 TEST_F(V4Kernels, MoeSoftmaxMatchesCpu) { check_moe(v4::ScoringFunc::kSoftmax, false, 6); }
 
+// e4m3 code -> value (sign, 4 exponent bits biased by 7, 3 mantissa bits; exponent 0 subnormal).
+float e4m3_decode(uint8_t b) {
+  const int e = (b >> 3) & 15, m = b & 7;
+  const float v = e ? std::ldexp(1.f + m / 8.f, e - 7) : std::ldexp(m / 8.f, -6);
+  return (b & 0x80) ? -v : v;
+}
+
+// Expert weights as the kernel reads them: bf16, or e4m3 codes with fp32 scales in DeepSeek's
+// 128 x 128 grid or the 1 x 128 (VEC128) layout of re-encoded FP4 experts.
+enum class ExpertWeights { kBf16, kFp8Blocks, kFp8Rows };
+
+// A matrix [rows, cols] of the given kind: the device copy, its scales, and the values the
+// kernel must use (bf16-rounded or dequantized).
+struct ExpertMatrix {
+  kc::DeviceBuffer data, scale;
+  std::vector<float> values;
+};
+
+ExpertMatrix expert_matrix(ExpertWeights kind, int64_t rows, int64_t cols, std::mt19937& rng) {
+  ExpertMatrix m;
+  if (kind == ExpertWeights::kBf16) {
+    m.values = random_vec(rows * cols, rng, -0.2f, 0.2f);
+    std::vector<uint16_t> b;
+    for (float& v : m.values) {
+      uint32_t u;
+      std::memcpy(&u, &v, 4);
+      u += 0x7fffu + ((u >> 16) & 1u);
+      u &= 0xffff0000u;
+      std::memcpy(&v, &u, 4);
+      b.push_back(static_cast<uint16_t>(u >> 16));
+    }
+    m.data = upload(b);
+    return m;
+  }
+  // Codes over exponent fields 0..9 (subnormals included) and both signs; scales 2^-9 .. 2^-5 and
+  // off-power-of-two ones (V3's weight_scale_inv), so the kernel's scaling is exercised.
+  std::uniform_int_distribution<int> exp_field(0, 9), mant(0, 7), sign(0, 1);
+  std::vector<uint8_t> codes(rows * cols);
+  for (uint8_t& c : codes) c = static_cast<uint8_t>(sign(rng) << 7 | exp_field(rng) << 3 | mant(rng));
+  const int64_t kb = (cols + 127) / 128, rb = kind == ExpertWeights::kFp8Blocks ? (rows + 127) / 128 : rows;
+  std::vector<float> scales(rb * kb);
+  std::uniform_real_distribution<float> sc(0.002f, 0.03f);
+  for (float& v : scales) v = sc(rng);
+  m.values.resize(rows * cols);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      const float s = kind == ExpertWeights::kFp8Blocks ? scales[(r / 128) * kb + c / 128] : scales[(c / 128) * rows + r];
+      m.values[r * cols + c] = e4m3_decode(codes[r * cols + c]) * s;
+    }
+  m.data = upload(codes);
+  m.scale = upload(scales);
+  return m;
+}
+
 // The device-grouped experts (grouping, the gate|up and down passes, the combine) against a
-// plain loop on the host over the same bf16 weights and bf16-rounded inputs, for the tensor-core
-// path (hidden and inter multiples of 32) and the CUDA-core one, with a hash-like routing that
-// sends some rows to one expert twice and leaves experts empty.
-void check_grouped_experts(bool cuda_cores, uint32_t seed) {
+// plain loop on the host over the same weights (bf16, or dequantized fp8) and bf16-rounded
+// inputs, for the tensor-core path and the CUDA-core one, with a hash-like routing that sends
+// some rows to one expert twice and leaves experts empty. I = 192: fp8 scale blocks cut partway.
+void check_grouped_experts(ExpertWeights kind, bool cuda_cores, uint32_t seed) {
   std::mt19937 rng(seed);
-  const int64_t rows = 37, H = 128, I = 96, E = 9, K = 3;
+  const int64_t rows = 37, H = 128, I = kind == ExpertWeights::kBf16 ? 96 : 192, E = 9, K = 3;
   const float limit = 6.f;
   auto bf = [](float v) {  // round to bf16, nearest even
     uint32_t u;
@@ -292,25 +346,20 @@ void check_grouped_experts(bool cuda_cores, uint32_t seed) {
     std::memcpy(&r, &u, 4);
     return r;
   };
-  auto bits = [](float v) {
-    uint32_t u;
-    std::memcpy(&u, &v, 4);
-    return static_cast<uint16_t>(u >> 16);
-  };
   std::vector<float> x = random_vec(rows * H, rng);
   std::vector<std::vector<float>> w13(E), w2(E);
-  std::vector<kc::DeviceBuffer> d13, d2;
+  std::vector<ExpertMatrix> d13, d2;
   std::vector<const void*> p13, p2;
+  std::vector<const float*> s13, s2;
   for (int64_t e = 0; e < E; ++e) {
-    w13[e] = random_vec(2 * I * H, rng, -0.2f, 0.2f);
-    w2[e] = random_vec(H * I, rng, -0.2f, 0.2f);
-    std::vector<uint16_t> b13, b2;
-    for (float& v : w13[e]) b13.push_back(bits(v = bf(v)));
-    for (float& v : w2[e]) b2.push_back(bits(v = bf(v)));
-    d13.push_back(upload(b13));
-    d2.push_back(upload(b2));
-    p13.push_back(d13.back().get());
-    p2.push_back(d2.back().get());
+    d13.push_back(expert_matrix(kind, 2 * I, H, rng));
+    d2.push_back(expert_matrix(kind, H, I, rng));
+    w13[e] = d13.back().values;
+    w2[e] = d2.back().values;
+    p13.push_back(d13.back().data.get());
+    p2.push_back(d2.back().data.get());
+    s13.push_back(d13.back().scale.as<float>());
+    s2.push_back(d2.back().scale.as<float>());
   }
   std::uniform_int_distribution<int32_t> pick(0, static_cast<int32_t>(E - 2));  // expert E-1 stays empty
   std::vector<int32_t> ids(rows * K);
@@ -345,7 +394,7 @@ void check_grouped_experts(bool cuda_cores, uint32_t seed) {
   }
 
   kc::DeviceBuffer dx = upload(x), dids = upload(ids), dw = upload(weights), dout = upload(out0);
-  kc::DeviceBuffer t13 = upload(p13), t2 = upload(p2);
+  kc::DeviceBuffer t13 = upload(p13), t2 = upload(p2), ts13 = upload(s13), ts2 = upload(s2);
   kc::DeviceBuffer offsets, slots, bad, act, y;
   ASSERT_TRUE(offsets.allocate((2 * E + 2) * 4).is_ok());
   ASSERT_TRUE(slots.allocate(rows * K * 4).is_ok());
@@ -372,6 +421,12 @@ void check_grouped_experts(bool cuda_cores, uint32_t seed) {
   g.act = act.as<float>();
   g.y = y.as<float>();
   g.force_cuda_cores = cuda_cores;
+  if (kind != ExpertWeights::kBf16) {
+    g.fp8 = true;
+    g.w13_scale = ts13.as<const float*>();
+    g.w2_scale = ts2.as<const float*>();
+    g.fp8_block_rows = kind == ExpertWeights::kFp8Blocks ? 128 : 1;
+  }
   ASSERT_TRUE(kc::moe_grouped_mlp(g, nullptr).is_ok());
   ASSERT_TRUE(kc::moe_combine_pairs(y.as<float>(), dw.as<float>(), dids.as<int32_t>(), rows, K, H, dout.as<float>(),
                                     nullptr)
@@ -380,13 +435,26 @@ void check_grouped_experts(bool cuda_cores, uint32_t seed) {
   const std::vector<float> flag = download(bad, 1);
   EXPECT_EQ(flag[0], 0.f);
   const double err = max_rel(got, ref);
-  std::printf("grouped experts (%s): max rel err %.3g\n", cuda_cores ? "cuda cores" : "tensor cores", err);
+  const char* what = kind == ExpertWeights::kBf16 ? "bf16" : kind == ExpertWeights::kFp8Blocks ? "fp8 128x128" : "fp8 1x128";
+  std::printf("grouped experts (%s, %s): max rel err %.3g\n", what, cuda_cores ? "cuda cores" : "tensor cores", err);
   // fp32 sums in another order, and an activation that may round to the other bf16 neighbour.
   EXPECT_LT(err, 2e-3);
 }
 
-TEST_F(V4Kernels, GroupedExpertsOnTensorCoresMatchAHostLoop) { check_grouped_experts(false, 11); }
-TEST_F(V4Kernels, GroupedExpertsOnCudaCoresMatchAHostLoop) { check_grouped_experts(true, 12); }
+TEST_F(V4Kernels, GroupedExpertsOnTensorCoresMatchAHostLoop) { check_grouped_experts(ExpertWeights::kBf16, false, 11); }
+TEST_F(V4Kernels, GroupedExpertsOnCudaCoresMatchAHostLoop) { check_grouped_experts(ExpertWeights::kBf16, true, 12); }
+TEST_F(V4Kernels, GroupedFp8BlockExpertsOnTensorCoresMatchAHostLoop) {
+  check_grouped_experts(ExpertWeights::kFp8Blocks, false, 13);
+}
+TEST_F(V4Kernels, GroupedFp8BlockExpertsOnCudaCoresMatchAHostLoop) {
+  check_grouped_experts(ExpertWeights::kFp8Blocks, true, 14);
+}
+TEST_F(V4Kernels, GroupedFp8RowExpertsOnTensorCoresMatchAHostLoop) {
+  check_grouped_experts(ExpertWeights::kFp8Rows, false, 15);
+}
+TEST_F(V4Kernels, GroupedFp8RowExpertsOnCudaCoresMatchAHostLoop) {
+  check_grouped_experts(ExpertWeights::kFp8Rows, true, 16);
+}
 
 }  // namespace
 }  // namespace di::test

@@ -225,7 +225,9 @@ bool takes_mma(const W8A16Args<X>& a) {
 template <typename X>
 Status run_w8a16(const W8A16Args<X>& a, int64_t batch, bool cuda_cores, void* stream) {
   if constexpr (std::is_same_v<X, __nv_bfloat16>) {
-    if (!cuda_cores && takes_mma(a)) {
+    // One row streams faster through the CUDA-core kernel (measured on an H200: 0.031 vs 0.037 ms
+    // for 16384 x 4096); from two rows the tensor cores win (0.039 vs 0.139 ms at eight).
+    if (!cuda_cores && a.M >= 2 && takes_mma(a)) {
       const dim3 grid(static_cast<unsigned>(a.rows_per_batch / 16), static_cast<unsigned>(batch));
       if (a.M <= 8)
         w8a16_mma_kernel<1><<<grid, kMmaWarps * 32, 0, as_stream(stream)>>>(a);

@@ -2,8 +2,8 @@
 // (128 x 128 blocks, ue8m0 scales made fp32 exactly at load) or as FP4 experts become at load
 // (1 x 128 blocks). Two products, chosen by the number of rows:
 //   - few rows (decode): fp8_linear_w8a16 streams each weight row once with 16-byte loads and
-//     dequantizes in registers against bf16 activations, fp32 accumulation: memory-bound, and the
-//     dequantized weights are used exactly (w = q * s);
+//     dequantizes in registers against bf16 activations (on the tensor cores from two rows), fp32
+//     accumulation: memory-bound, and the dequantized weights are used exactly (w = q * s);
 //   - many rows (prefill): the activations are quantized per 1 x 128 to e4m3 on the fly
 //     (quantize_rows_fp8, DeepSeek's activation scheme) and multiplied on the fp8 tensor cores by
 //     cuBLASLt's block-scaled GEMM (Fp8Gemm in fp8_gemm.h).
@@ -41,8 +41,8 @@ constexpr int64_t kW8A16MaxRows = 16;
 // `batch` products: x_b = x + b * x_stride, W_b = rows b * w.rows / batch.. of `w` (a grouped
 // projection: each group of heads through its own slice of one matrix), y_b = y + b * y_stride.
 // Strides in elements. K = w.cols; scale rows follow W's own row index (groups may split a block).
-// bf16 activations with K % 64 == 0, 16 | rows per group and 16-byte aligned rows run on the
-// tensor cores (the codes made bf16 in registers, fp32 sums); the rest, or `cuda_cores` (tests and
+// From two rows, bf16 activations with K % 64 == 0, 16 | rows per group and 16-byte aligned rows
+// run on the tensor cores (the codes made bf16 in registers, fp32 sums); the rest, or `cuda_cores` (tests and
 // benches compare the two), on a CUDA-core kernel. Both take M up to kW8A16MaxRows per pass.
 Status fp8_linear_w8a16(const void* x, DType x_type, int64_t M, int64_t ldx, int64_t x_stride, const Fp8Matrix& w,
                         int64_t batch, float* y, int64_t ldy, int64_t y_stride, void* stream,

@@ -30,6 +30,32 @@ __device__ __forceinline__ float row_inv_rms(const float* x, int64_t n, float rm
 
 // A thread per entry of the hc x hc mix; each row (column) sum is taken by every thread of that
 // row (column) in index order, so the result is the sequential loop's to the bit.
+// The same softmax and Sinkhorn steps as hc_pre_kernel's block path, for hc * hc <= 32: lane
+// t < hc * hc holds entry t, and a row's or column's sum is gathered by shuffles in index order,
+// so the result is the block path's (and the CPU loop's) to the bit. All 32 lanes call it.
+__device__ __forceinline__ float sinkhorn_in_warp(float c, int hc, int iters, float eps) {
+  const int t = threadIdx.x & 31, i = t / hc, j = t % hc;
+  auto row_at = [&](int q) { return (i * hc + q) & 31; };
+  auto col_at = [&](int q) { return (q * hc + j) & 31; };
+  float mx = -INFINITY;
+  for (int q = 0; q < hc; ++q) mx = fmaxf(mx, __shfl_sync(0xffffffffu, c, row_at(q)));
+  const float e = expf(c - mx);
+  float sum = 0.f;
+  for (int q = 0; q < hc; ++q) sum += __shfl_sync(0xffffffffu, e, row_at(q));
+  c = e / sum + eps;
+  for (int it = 0; it < (iters > 1 ? iters : 1); ++it) {
+    if (it > 0) {
+      float s = 0.f;
+      for (int q = 0; q < hc; ++q) s += __shfl_sync(0xffffffffu, c, row_at(q));
+      c = c / (s + eps);
+    }
+    float s = 0.f;
+    for (int q = 0; q < hc; ++q) s += __shfl_sync(0xffffffffu, c, col_at(q));
+    c = c / (s + eps);
+  }
+  return c;
+}
+
 __global__ void hc_pre_kernel(const float* mixes, const float* base, const float* scale, const float* streams,
                               int32_t hc, int64_t dim, int32_t iters, float eps, float rms_eps, float* collapsed,
                               float* post, float* comb) {
@@ -44,43 +70,52 @@ __global__ void hc_pre_kernel(const float* mixes, const float* base, const float
     pre[t] = sigmoid(m[t] * inv * scale[0] + base[t]) + eps;
     post[r * hc + t] = 2.0f * sigmoid(m[hc + t] * inv * scale[1] + base[hc + t]);
   }
-  if (t < n) cm[t] = m[2 * hc + t] * inv * scale[2] + base[2 * hc + t];
-  __syncthreads();
-  if (t < n) {
-    float mx = -INFINITY;
-    for (int q = 0; q < hc; ++q) mx = fmaxf(mx, cm[i * hc + q]);
-    tmp[t] = expf(cm[t] - mx);
-  }
-  __syncthreads();
-  if (t < n) {
-    float sum = 0.f;
-    for (int q = 0; q < hc; ++q) sum += tmp[i * hc + q];
-    cm[t] = tmp[t] / sum + eps;
-  }
-  __syncthreads();
-  for (int it = 0; it < (iters > 1 ? iters : 1); ++it) {  // at least the first column pass
-    if (it > 0) {
+  if (n <= 32) {  // V4's hc 4: the mix in one warp's registers, no block syncs per Sinkhorn step
+    if (t < 32) {
+      const float c = t < n ? m[2 * hc + t] * inv * scale[2] + base[2 * hc + t] : 0.f;
+      const float v = sinkhorn_in_warp(c, hc, iters, eps);
+      if (t < n) comb[r * n + t] = v;
+    }
+    __syncthreads();  // pre
+  } else {
+    if (t < n) cm[t] = m[2 * hc + t] * inv * scale[2] + base[2 * hc + t];
+    __syncthreads();
+    if (t < n) {
+      float mx = -INFINITY;
+      for (int q = 0; q < hc; ++q) mx = fmaxf(mx, cm[i * hc + q]);
+      tmp[t] = expf(cm[t] - mx);
+    }
+    __syncthreads();
+    if (t < n) {
+      float sum = 0.f;
+      for (int q = 0; q < hc; ++q) sum += tmp[i * hc + q];
+      cm[t] = tmp[t] / sum + eps;
+    }
+    __syncthreads();
+    for (int it = 0; it < (iters > 1 ? iters : 1); ++it) {  // at least the first column pass
+      if (it > 0) {
+        float v = 0.f;
+        if (t < n) {
+          float s = 0.f;
+          for (int q = 0; q < hc; ++q) s += cm[i * hc + q];
+          v = cm[t] / (s + eps);
+        }
+        __syncthreads();
+        if (t < n) cm[t] = v;
+        __syncthreads();
+      }
       float v = 0.f;
       if (t < n) {
         float s = 0.f;
-        for (int q = 0; q < hc; ++q) s += cm[i * hc + q];
+        for (int q = 0; q < hc; ++q) s += cm[q * hc + j];
         v = cm[t] / (s + eps);
       }
       __syncthreads();
       if (t < n) cm[t] = v;
       __syncthreads();
     }
-    float v = 0.f;
-    if (t < n) {
-      float s = 0.f;
-      for (int q = 0; q < hc; ++q) s += cm[q * hc + j];
-      v = cm[t] / (s + eps);
-    }
-    __syncthreads();
-    if (t < n) cm[t] = v;
-    __syncthreads();
+    if (t < n) comb[r * n + t] = cm[t];
   }
-  if (t < n) comb[r * n + t] = cm[t];
   for (int64_t d = threadIdx.x; d < dim; d += blockDim.x) {
     float acc = 0.f;
     for (int k = 0; k < hc; ++k) acc += pre[k] * x[k * dim + d];

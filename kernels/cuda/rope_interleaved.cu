@@ -16,17 +16,21 @@ __global__ void rope_interleaved_kernel(float* x, int64_t row_stride, int64_t co
   float* row = x + blockIdx.x * row_stride;
   // The row's angles once (sin and cos in double are the costly part), shared by its vectors.
   __shared__ float cs[kMaxRotPairs], sn[kMaxRotPairs];
-  for (int64_t i = threadIdx.x; i < half; i += blockDim.x) {
+  for (int i = threadIdx.x; i < half; i += blockDim.x) {
     const float f = __fmul_rn(inv_freq[i], pos);  // no contraction: the CPU rounds this product
-    cs[i] = static_cast<float>(cos(static_cast<double>(f))) * scale;
-    const float s = static_cast<float>(sin(static_cast<double>(f))) * scale;
+    double sd, cd;
+    sincos(static_cast<double>(f), &sd, &cd);  // one argument reduction for both
+    cs[i] = static_cast<float>(cd) * scale;
+    const float s = static_cast<float>(sd) * scale;
     sn[i] = inverse ? -s : s;
   }
   __syncthreads();
-  for (int64_t k = threadIdx.x; k < count * half; k += blockDim.x) {
-    const int64_t v = k / half, i = k % half;
+  // 32-bit index arithmetic: a 64-bit division per pair cost more than the rotation.
+  const int pairs = static_cast<int>(count * half), h = static_cast<int>(half);
+  for (int k = threadIdx.x; k < pairs; k += blockDim.x) {
+    const int v = k / h, i = k - v * h;
     const float c = cs[i], s = sn[i];
-    float* r = row + v * vec_stride + (width - rot_dim);
+    float* r = row + int64_t{v} * vec_stride + (width - rot_dim);
     const float x0 = r[2 * i], x1 = r[2 * i + 1];
     r[2 * i] = __fsub_rn(__fmul_rn(x0, c), __fmul_rn(x1, s));
     r[2 * i + 1] = __fadd_rn(__fmul_rn(x1, c), __fmul_rn(x0, s));

@@ -3,8 +3,12 @@
 
 #include "engine/model/cuda/device_cache.h"
 
+#include <cuda_runtime.h>
+
 #include <algorithm>
 #include <stdexcept>
+
+#include "kernels/cuda/device.h"
 
 namespace di::engine::cuda {
 namespace kc = di::kernels::cuda;
@@ -21,7 +25,20 @@ void DeviceCacheMemory::release(uint8_t* p) {
 }
 
 Status DeviceCacheMemory::copy(uint8_t* dst, const uint8_t* src, int64_t bytes) {
-  return kc::copy_device_to_device(dst, src, bytes);
+  if (!stream_) return kc::copy_device_to_device(dst, src, bytes);
+  if (bytes <= 0) return Status::ok();
+  return kc::cuda_status(cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes), cudaMemcpyDeviceToDevice,
+                                         static_cast<cudaStream_t>(stream_)),
+                         "cudaMemcpyAsync D2D (kv cache)");
+}
+
+Status DeviceCacheMemory::copy_rows(uint8_t* dst, int64_t dst_pitch, const uint8_t* src, int64_t src_pitch,
+                                    int64_t width, int64_t rows) {
+  if (width <= 0 || rows <= 0) return Status::ok();
+  return kc::cuda_status(cudaMemcpy2DAsync(dst, static_cast<size_t>(dst_pitch), src, static_cast<size_t>(src_pitch),
+                                           static_cast<size_t>(width), static_cast<size_t>(rows),
+                                           cudaMemcpyDeviceToDevice, static_cast<cudaStream_t>(stream_)),
+                         "cudaMemcpy2DAsync D2D (kv cache rows)");
 }
 
 int64_t DeviceCacheMemory::budget_bytes() const {

@@ -26,6 +26,7 @@
 #include "kernels/cuda/moe_experts.h"
 #include "kernels/cuda/moe_grouped.h"
 #include "kernels/cuda/moe_routing.h"
+#include "kernels/cuda/mtp_input.h"
 #include "kernels/cuda/rope_interleaved.h"
 #include "kernels/cuda/sink_attention_varlen.h"
 
@@ -118,16 +119,14 @@ Status V4CudaModel::upload(const DeepseekV4Weights& w) {
     DI_RETURN_IF_ERROR(put_linear({&h.w1, &h.w3}, name + ".w1|w3", d.w13));
     return put_linear({&h.w2}, name + ".w2", d.w2);
   };
-  layers_.resize(c.num_hidden_layers);
-  for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
-    const LayerWeights& h = w.layers[l];
-    V4CudaLayer& d = layers_[l];
+  // One decoder block: a main layer (layers.N.) or the MTP layer's (mtp.0.), by `label`.
+  auto put_layer = [&](const LayerWeights& h, AttnType type, const std::string& label, V4CudaLayer& d) -> Status {
     DI_ASSIGN_OR_RETURN(d.attn_norm, weights_.put_f32(h.attn_norm, H));
     DI_ASSIGN_OR_RETURN(d.ffn_norm, weights_.put_f32(h.ffn_norm, H));
     DI_RETURN_IF_ERROR(put_hc(h.hc_attn, d.hc_attn));
     DI_RETURN_IF_ERROR(put_hc(h.hc_ffn, d.hc_ffn));
     const AttentionWeights& a = h.attn;
-    const std::string at = "layers." + std::to_string(l) + ".attn.";
+    const std::string at = label + ".attn.";
     DI_RETURN_IF_ERROR(put_linear({&a.wq_a}, at + "wq_a", d.wq_a));
     DI_ASSIGN_OR_RETURN(d.q_norm, weights_.put_f32(a.q_norm, qlr));
     DI_RETURN_IF_ERROR(put_linear({&a.wq_b}, at + "wq_b", d.wq_b));
@@ -136,8 +135,8 @@ Status V4CudaModel::upload(const DeepseekV4Weights& w) {
     DI_RETURN_IF_ERROR(put_linear({&a.wo_a}, at + "wo_a", d.wo_a));
     DI_RETURN_IF_ERROR(put_linear({&a.wo_b}, at + "wo_b", d.wo_b));
     DI_ASSIGN_OR_RETURN(d.sinks, weights_.put_f32(a.sinks, nh));
-    if (c.layer_types[l] != AttnType::kSliding) DI_RETURN_IF_ERROR(put_compressor(a.compressor, d.compressor));
-    if (c.layer_types[l] == AttnType::kCSA) {
+    if (type != AttnType::kSliding) DI_RETURN_IF_ERROR(put_compressor(a.compressor, d.compressor));
+    if (type == AttnType::kCSA) {
       DI_RETURN_IF_ERROR(put_compressor(a.indexer, d.indexer));
       DI_RETURN_IF_ERROR(put_linear({&a.index_wq_b}, at + "indexer.wq_b", d.index_wq_b));
       DI_ASSIGN_OR_RETURN(d.index_weights_proj, weights_.put(a.index_weights_proj, int64_t{c.index_n_heads} * H));
@@ -150,11 +149,29 @@ Status V4CudaModel::upload(const DeepseekV4Weights& w) {
       DI_ASSIGN_OR_RETURN(d.gate_bias, weights_.put_f32(m.bias, E));
     }
     d.experts.resize(E);
-    const std::string ffn = "layers." + std::to_string(l) + ".ffn.";
+    const std::string ffn = label + ".ffn.";
     for (int64_t e = 0; e < E; ++e)
       DI_RETURN_IF_ERROR(put_expert(m.experts[e], d.experts[e], ffn + "experts." + std::to_string(e)));
-    DI_RETURN_IF_ERROR(put_expert(m.shared, d.shared, ffn + "shared_experts"));
+    return put_expert(m.shared, d.shared, ffn + "shared_experts");
+  };
+  layers_.resize(c.num_hidden_layers + (w.mtp_layers.empty() ? 0 : 1));
+  for (int32_t l = 0; l < c.num_hidden_layers; ++l)
+    DI_RETURN_IF_ERROR(put_layer(w.layers[l], c.layer_types[l], "layers." + std::to_string(l), layers_[l]));
+  if (!w.mtp_layers.empty()) {
+    // MTP layer 0 only: DeepSeek drafts with its one MTP layer applied recursively.
+    const MtpLayerWeights& h = w.mtp_layers[0];
+    DI_RETURN_IF_ERROR(put_layer(h.block, AttnType::kSliding, "mtp.0", layers_[c.num_hidden_layers]));
+    DI_RETURN_IF_ERROR(put_linear({&h.e_proj}, "mtp.0.e_proj", mtp_.e_proj));
+    DI_RETURN_IF_ERROR(put_linear({&h.h_proj}, "mtp.0.h_proj", mtp_.h_proj));
+    DI_ASSIGN_OR_RETURN(mtp_.enorm, weights_.put_f32(h.enorm, H));
+    DI_ASSIGN_OR_RETURN(mtp_.hnorm, weights_.put_f32(h.hnorm, H));
+    DI_ASSIGN_OR_RETURN(mtp_.norm, weights_.put_f32(h.norm, H));
+    DI_ASSIGN_OR_RETURN(mtp_.head.fn, weights_.put_f32(h.hc_head_fn, hc * hc * H));
+    DI_ASSIGN_OR_RETURN(mtp_.head.base, weights_.put_f32(h.hc_head_base, hc));
+    DI_ASSIGN_OR_RETURN(mtp_.head.scale, weights_.put_f32(h.hc_head_scale, 1));
+    has_mtp_ = true;
   }
+  mtp_unavailable_ = w.mtp_unavailable;
   return reserve_dequant_stage(largest_fp8);
 }
 
@@ -173,6 +190,8 @@ Result<std::unique_ptr<Model>> V4CudaModel::load(const std::string& model_dir, D
       dtype = t->dtype == engine::DType::kF32 ? DType::kF32 : DType::kBF16;
   std::unique_ptr<V4CudaModel> m(new V4CudaModel(std::move(config), dtype, options, model_dir));
   m->fp8_pow2_scales_ = true;  // DeepSeek-V4 quantizes its activations with ue8m0 (power-of-two) scales
+  // The MTP layer's sliding-ring rows follow the main layers' (as the CPU model declares them).
+  m->groups_ = make_cache_groups(m->config_, &m->layout_, host->mtp_layers.empty() ? 0 : 1);
   DI_RETURN_IF_ERROR(m->init_device());
   DI_RETURN_IF_ERROR(m->upload(*host));
   DI_RETURN_IF_ERROR(m->build_expert_tables());
@@ -181,7 +200,7 @@ Result<std::unique_ptr<Model>> V4CudaModel::load(const std::string& model_dir, D
 
 // Per layer four device arrays of E pointers: w13 codes or values, w2's, then (fp8) their scales.
 Status V4CudaModel::build_expert_tables() {
-  const int64_t L = config_.num_hidden_layers, E = config_.n_routed_experts;
+  const int64_t L = static_cast<int64_t>(layers_.size()), E = config_.n_routed_experts;
   std::vector<const void*> table(static_cast<size_t>(4 * L * E));
   auto data = [](const cuda::DeviceLinear& d) -> const void* { return d.is_fp8() ? d.fp8.data : d.dense; };
   for (int64_t l = 0; l < L; ++l)
@@ -410,8 +429,209 @@ Result<float*> V4CudaModel::enqueue_forward(const ForwardBatch& batch, int64_t* 
   } else {
     DI_RETURN_IF_ERROR(run_step(grouped_pairs_ > 0));
   }
+  DI_RETURN_IF_ERROR(keep_hidden(batch));
   DI_RETURN_IF_ERROR(kc::copy_to_host_async(bad_id_host_, bad_id_.get(), 4, stream_));
   return logits_dev_.as<float>();
+}
+
+// The final streams (before the hc head) of the sequences that asked for them: the MTP layer's
+// input in propose_drafts(). One copy of the step's rows, in step order.
+Status V4CudaModel::keep_hidden(const ForwardBatch& batch) {
+  const int64_t S = static_cast<int64_t>(batch.seqs.size()), width = int64_t{config_.hc_mult} * config_.hidden_size;
+  kept_row0_.assign(static_cast<size_t>(S), -1);
+  kept_rows_.assign(static_cast<size_t>(S), 0);
+  bool any = false;
+  int64_t row = 0;
+  for (int64_t b = 0; b < S; ++b) {
+    const SequenceInput& in = batch.seqs[b];
+    if (in.keep_hidden && has_mtp_) {
+      kept_row0_[b] = row;
+      kept_rows_[b] = in.num_tokens;
+      any = true;
+    }
+    row += in.num_tokens;
+  }
+  if (!any) return Status::ok();
+  const int64_t bytes = row * width * 4;
+  if (bytes > kept_.bytes()) DI_RETURN_IF_ERROR(kept_.allocate(std::max(bytes, kept_.bytes() * 3 / 2)));
+  return kc::cuda_status(cudaMemcpyAsync(kept_.get(), a_.streams, static_cast<size_t>(bytes), cudaMemcpyDeviceToDevice,
+                                         static_cast<cudaStream_t>(stream_)),
+                         "cudaMemcpyAsync (kept streams)");
+}
+
+Status V4CudaModel::drafts_supported() const {
+  if (has_mtp_) return Status::ok();
+  return Status::unsupported("deepseek_v4: speculative decoding needs the checkpoint's MTP layers: " +
+                             (mtp_unavailable_.empty() ? std::string("it has none (num_nextn_predict_layers 0)")
+                                                       : mtp_unavailable_));
+}
+
+Status V4CudaModel::prepare_eager_step(int64_t rows, int64_t logit_rows) {
+  bool moved_ws = false, moved_meta = false;
+  DI_RETURN_IF_ERROR(reserve(rows, step_.max_end(), logit_rows, &moved_ws));
+  DI_RETURN_IF_ERROR(step_.upload(stream_, &moved_meta));
+  // The decode graphs point at the workspaces and the step buffer: recapture them if they moved.
+  if (moved_ws || moved_meta) graphs_.clear();
+  return Status::ok();
+}
+
+Status V4CudaModel::reserve_mtp(int64_t rows, int64_t seqs, int64_t saved_rows) {
+  const int64_t width = int64_t{config_.hc_mult} * config_.hidden_size, H = config_.hidden_size;
+  const int64_t parts[] = {rows * width, rows * width, rows * H, seqs * width, saved_rows * config_.head_dim};
+  int64_t floats = 0;
+  for (int64_t n : parts) floats += (n + 63) / 64 * 64;
+  if (floats * 4 > mtp_ws_.bytes()) DI_RETURN_IF_ERROR(mtp_ws_.allocate(std::max(floats * 4, mtp_ws_.bytes() * 3 / 2)));
+  float* p = mtp_ws_.as<float>();
+  float** dst[] = {&m_.gathered, &m_.normed, &m_.embed, &m_.drafts, &m_.saved};
+  for (int i = 0; i < 5; ++i) {
+    *dst[i] = p;
+    p += (parts[i] + 63) / 64 * 64;
+  }
+  return Status::ok();
+}
+
+Status V4CudaModel::run_mtp(const float* hidden) {
+  const DeepseekV4Config& c = config_;
+  const int64_t T = rows_, H = c.hidden_size, hc = c.hc_mult;
+  const float eps = static_cast<float>(c.rms_norm_eps);
+  // x[i, s] = e_proj(enorm(embed(next[i]))) + h_proj(hnorm(hidden[i, s])), as DeepseekV4Model::mtp_forward.
+  DI_RETURN_IF_ERROR(kc::rms_norm(hidden, mtp_.hnorm, m_.normed, T * hc, 1, H, H, eps, DType::kF32, stream_));
+  for (int64_t s = 0; s < hc; ++s)
+    DI_RETURN_IF_ERROR(project(mtp_.h_proj, m_.normed + s * H, hc * H, nullptr, T, a_.streams + s * H, hc * H));
+  DI_RETURN_IF_ERROR(kc::hc_embed(step_.device().ids, T, embed_, H, 1, dtype_, m_.embed, stream_));
+  DI_RETURN_IF_ERROR(kc::rms_norm(m_.embed, mtp_.enorm, m_.embed, T, 1, H, H, eps, DType::kF32, stream_));
+  DI_RETURN_IF_ERROR(project(mtp_.e_proj, m_.embed, H, nullptr, T, a_.x, H));
+  DI_RETURN_IF_ERROR(kc::add_to_streams(a_.streams, a_.x, T, static_cast<int32_t>(hc), H, stream_));
+  DI_RETURN_IF_ERROR(run_layer(c.num_hidden_layers, grouped_pairs_ > 0));
+  DI_RETURN_IF_ERROR(head(mtp_.head, mtp_.norm));
+  return kc::copy_to_host_async(bad_id_host_, bad_id_.get(), 4, stream_);
+}
+
+Status V4CudaModel::propose_drafts(std::span<const DraftInput> inputs, DraftChooser& chooser) {
+  DI_RETURN_IF_ERROR(drafts_supported());
+  const DeepseekV4Config& c = config_;
+  const int64_t H = c.hidden_size, width = int64_t{c.hc_mult} * H, V = c.vocab_size, W = c.sliding_window,
+                hd = c.head_dim;
+  const int32_t mtp_layer = c.num_hidden_layers;  // the swa_kv rows of MTP layer 0
+  const auto S = static_cast<int64_t>(inputs.size());
+  if (S == 0) return Status::ok();
+  auto copy = [&](void* dst, const void* src, int64_t bytes) {
+    return kc::cuda_status(cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes), cudaMemcpyDeviceToDevice,
+                                           static_cast<cudaStream_t>(stream_)),
+                           "cudaMemcpyAsync (drafts)");
+  };
+  // Draft steps past the known positions, each input's (its ring rows there are saved first).
+  std::vector<int32_t> steps(static_cast<size_t>(S), 0);
+  ForwardBatch known;
+  int64_t T = 0, max_steps = 0;
+  for (int64_t s = 0; s < S; ++s) {
+    const DraftInput& in = inputs[s];
+    const std::string where = "propose_drafts: input " + std::to_string(s);
+    if (in.batch_index < 0 || static_cast<size_t>(in.batch_index) >= kept_row0_.size() ||
+        kept_row0_[in.batch_index] < 0 || !in.cache)
+      return Status::invalid_argument(where + " names no kept forward row");
+    if (in.num_positions < 1 || in.num_positions > kept_rows_[in.batch_index] || !in.next_tokens)
+      return Status::invalid_argument(where + " has more positions than its forward kept");
+    for (int32_t i = 0; i < in.num_positions; ++i)
+      if (in.next_tokens[i] < 0 || in.next_tokens[i] >= V)
+        return Status::invalid_argument(where + ": next token " + std::to_string(i) + " is outside the vocabulary");
+    SequenceInput si;
+    si.tokens = in.next_tokens;
+    si.num_tokens = in.num_positions;
+    si.start_pos = in.start_pos;
+    si.cache = in.cache;
+    known.seqs.push_back(si);
+    T += in.num_positions;
+    steps[s] = in.max_drafts > 0 ? static_cast<int32_t>(std::min<int64_t>(in.max_drafts, W)) - 1 : 0;
+    max_steps = std::max<int64_t>(max_steps, steps[s]);
+  }
+  DI_RETURN_IF_ERROR(reserve_mtp(T, S, S * max_steps));
+  // The MTP layer reads and writes only its swa_kv rows: the step's room check skips the other
+  // groups, whose blocks may end before the draft positions.
+  std::vector<CacheGroupSpec> mtp_groups = groups_;
+  for (size_t g = 0; g < mtp_groups.size(); ++g)
+    if (static_cast<int32_t>(g) != layout_.swa_kv) {
+      mtp_groups[g].kind = CacheKind::kStateSlot;
+      mtp_groups[g].state_entries = 0;
+    }
+  // The known positions: every row the main model kept for them, gathered in input order.
+  int64_t row = 0;
+  for (const DraftInput& in : inputs) {
+    DI_RETURN_IF_ERROR(copy(m_.gathered + row * width, kept_.as<float>() + kept_row0_[in.batch_index] * width,
+                            in.num_positions * width * 4));
+    row += in.num_positions;
+  }
+  DI_RETURN_IF_ERROR(step_.pack(known, mtp_groups, 0, 0));
+  DI_RETURN_IF_ERROR(prepare_eager_step(T, S));
+  DI_RETURN_IF_ERROR(run_mtp(m_.gathered));
+  bool any_drafts = false;
+  row = 0;
+  for (int64_t s = 0; s < S; ++s) {
+    row += inputs[s].num_positions;
+    any_drafts |= inputs[s].max_drafts > 0;
+    // The streams of its last position: the input of its first draft step.
+    if (inputs[s].max_drafts > 1) DI_RETURN_IF_ERROR(copy(m_.drafts + s * width, a_.streams + (row - 1) * width, width * 4));
+  }
+  auto rows_to_host = [&](int64_t n) -> Status {
+    draft_logits_.resize(static_cast<size_t>(n * V));
+    DI_RETURN_IF_ERROR(kc::copy_to_host_async(draft_logits_.data(), logits_dev_.get(), n * V * 4, stream_));
+    DI_RETURN_IF_ERROR(kc::stream_synchronize(stream_));
+    return check_forward();
+  };
+  if (!any_drafts) {
+    DI_RETURN_IF_ERROR(kc::stream_synchronize(stream_));
+    return check_forward();
+  }
+  DI_RETURN_IF_ERROR(rows_to_host(S));
+  std::vector<int32_t> token(static_cast<size_t>(S), -1);
+  for (int64_t s = 0; s < S; ++s)
+    if (inputs[s].max_drafts > 0)
+      token[s] = chooser.choose(static_cast<size_t>(s), 0, std::span<const float>(draft_logits_.data() + s * V, V));
+  // Draft steps write the MTP layer's ring at positions past the known ones: save those rows and
+  // put them back, so the cache is what a run without drafts leaves.
+  std::vector<uint8_t*> ring_rows(static_cast<size_t>(S * max_steps), nullptr);
+  auto first_of = [&](int64_t s) { return inputs[s].start_pos + inputs[s].num_positions; };
+  for (int64_t s = 0; s < S; ++s)
+    if (token[s] >= 0)
+      for (int32_t j = 1; j <= steps[s]; ++j) {
+        auto* e = static_cast<uint8_t*>(inputs[s].cache->entry(layout_.swa_kv, mtp_layer, (first_of(s) + j - 1) % W));
+        ring_rows[s * max_steps + j - 1] = e;
+        DI_RETURN_IF_ERROR(copy(m_.saved + (s * max_steps + j - 1) * hd, e, hd * 4));
+      }
+  Status st = Status::ok();
+  std::vector<int64_t> active;
+  for (int32_t j = 1; j <= max_steps && st.is_ok(); ++j) {
+    active.clear();
+    for (int64_t s = 0; s < S; ++s)
+      if (token[s] >= 0 && j <= steps[s]) active.push_back(s);
+    if (active.empty()) break;
+    ForwardBatch step;
+    for (int64_t s : active) {
+      SequenceInput si;
+      si.tokens = &token[s];
+      si.num_tokens = 1;
+      si.start_pos = first_of(s) + j - 1;
+      si.cache = inputs[s].cache;
+      step.seqs.push_back(si);
+    }
+    const auto A = static_cast<int64_t>(active.size());
+    for (int64_t r = 0; r < A && st.is_ok(); ++r) st = copy(m_.gathered + r * width, m_.drafts + active[r] * width, width * 4);
+    if (st.is_ok()) st = step_.pack(step, mtp_groups, 0, 0);
+    if (st.is_ok()) st = prepare_eager_step(A, A);
+    if (st.is_ok()) st = run_mtp(m_.gathered);
+    for (int64_t r = 0; r < A && st.is_ok(); ++r) st = copy(m_.drafts + active[r] * width, a_.streams + r * width, width * 4);
+    if (st.is_ok()) st = rows_to_host(A);
+    for (int64_t r = 0; r < A && st.is_ok(); ++r)
+      token[active[r]] = chooser.choose(static_cast<size_t>(active[r]), j,
+                                        std::span<const float>(draft_logits_.data() + r * V, V));
+  }
+  // Put the saved rows back even after a failed step: the cache must not keep a draft's rows.
+  for (size_t i = 0; i < ring_rows.size(); ++i)
+    if (ring_rows[i]) {
+      const Status put = copy(ring_rows[i], m_.saved + static_cast<int64_t>(i) * hd, hd * 4);
+      if (st.is_ok()) st = put;
+    }
+  return st;
 }
 
 Status V4CudaModel::check_forward() {
@@ -445,37 +665,41 @@ Status V4CudaModel::run_step(bool grouped_moe) {
   const DeepseekV4Config& c = config_;
   const int64_t T = rows_, H = c.hidden_size;
   DI_RETURN_IF_ERROR(kc::hc_embed(step_.device().ids, T, embed_, H, c.hc_mult, dtype_, a_.streams, stream_));
-  for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
-    const V4CudaLayer& w = layers_[l];
-    DI_RETURN_IF_ERROR(hc_pre(w.hc_attn));
-    DI_RETURN_IF_ERROR(norm_staged(a_.x, w.attn_norm, a_.x16, T, H));
-    DI_RETURN_IF_ERROR(attention(l));
-    DI_RETURN_IF_ERROR(kc::hc_post(a_.out, a_.post, a_.comb, T, c.hc_mult, H, a_.streams, stream_));
-    DI_RETURN_IF_ERROR(hc_pre(w.hc_ffn));
-    DI_RETURN_IF_ERROR(norm_staged(a_.x, w.ffn_norm, a_.x16, T, H));
-    DI_RETURN_IF_ERROR(moe(l, grouped_moe));
-    DI_RETURN_IF_ERROR(kc::hc_post(a_.out, a_.post, a_.comb, T, c.hc_mult, H, a_.streams, stream_));
-  }
-  return head();
+  for (int32_t l = 0; l < c.num_hidden_layers; ++l) DI_RETURN_IF_ERROR(run_layer(l, grouped_moe));
+  return head(hc_head_, norm_);
 }
 
-Status V4CudaModel::head() {
+Status V4CudaModel::run_layer(int32_t l, bool grouped_moe) {
+  const DeepseekV4Config& c = config_;
+  const int64_t T = rows_, H = c.hidden_size;
+  const V4CudaLayer& w = layers_[l];
+  DI_RETURN_IF_ERROR(hc_pre(w.hc_attn));
+  DI_RETURN_IF_ERROR(norm_staged(a_.x, w.attn_norm, a_.x16, T, H));
+  DI_RETURN_IF_ERROR(attention(l));
+  DI_RETURN_IF_ERROR(kc::hc_post(a_.out, a_.post, a_.comb, T, c.hc_mult, H, a_.streams, stream_));
+  DI_RETURN_IF_ERROR(hc_pre(w.hc_ffn));
+  DI_RETURN_IF_ERROR(norm_staged(a_.x, w.ffn_norm, a_.x16, T, H));
+  DI_RETURN_IF_ERROR(moe(l, grouped_moe));
+  return kc::hc_post(a_.out, a_.post, a_.comb, T, c.hc_mult, H, a_.streams, stream_);
+}
+
+Status V4CudaModel::head(const V4CudaHc& hc_head, const float* norm) {
   const DeepseekV4Config& c = config_;
   const int64_t R = logit_rows_, H = c.hidden_size, hc = c.hc_mult;
   const float eps = static_cast<float>(c.rms_norm_eps);
   DI_RETURN_IF_ERROR(kc::gather_rows(a_.streams, step_.logit_rows(), R, hc * H, a_.head_streams, stream_));
   DI_RETURN_IF_ERROR(
-      gemm_.linear(a_.head_streams, R, hc * H, hc * H, hc_head_.fn, hc, DType::kF32, a_.mixes, hc, DType::kF32));
-  DI_RETURN_IF_ERROR(kc::hc_head(a_.mixes, hc_head_.base, hc_head_.scale, a_.head_streams, R, c.hc_mult, H,
+      gemm_.linear(a_.head_streams, R, hc * H, hc * H, hc_head.fn, hc, DType::kF32, a_.mixes, hc, DType::kF32));
+  DI_RETURN_IF_ERROR(kc::hc_head(a_.mixes, hc_head.base, hc_head.scale, a_.head_streams, R, c.hc_mult, H,
                                  static_cast<float>(c.hc_eps), a_.y, stream_, eps));
-  DI_RETURN_IF_ERROR(kc::rms_norm(a_.y, norm_, a_.y, R, 1, H, H, eps, DType::kF32, stream_));
+  DI_RETURN_IF_ERROR(kc::rms_norm(a_.y, norm, a_.y, R, 1, H, H, eps, DType::kF32, stream_));
   return linear(a_.y, R, H, H, head_, c.vocab_size, logits_dev_.as<float>(), c.vocab_size);
 }
 
 Status V4CudaModel::attention(int32_t layer) {
   const DeepseekV4Config& c = config_;
   const V4CudaLayer& w = layers_[layer];
-  const AttnType type = c.layer_types[layer];
+  const AttnType type = attn_type(layer);
   const Rope& rope = type == AttnType::kSliding ? ropes_.main : ropes_.compress;
   const float* inv = (type == AttnType::kSliding ? inv_freq_main_ : inv_freq_compress_).as<const float>();
   const kc::TokenBatch& tb = step_.device();
@@ -495,7 +719,7 @@ Status V4CudaModel::attention(int32_t layer) {
 
   // Compressed entries first: a query may attend to a window that closes at its own token.
   kc::SinkAttentionVarlenArgs args;
-  const int32_t tl = layout_.type_layer[layer];
+  const int32_t tl = layer < c.num_hidden_layers ? layout_.type_layer[layer] : -1;
   int64_t keys = std::min<int64_t>(max_end_, W);
   if (type == AttnType::kHCA) {
     DI_RETURN_IF_ERROR(compress(w.compressor, layout_.hca_kv, tl, layout_.hca_state, 0));
@@ -609,7 +833,7 @@ Status V4CudaModel::moe(int32_t layer, bool grouped) {
   const int64_t T = rows_, H = c.hidden_size, E = c.n_routed_experts, K = c.num_experts_per_tok,
                 I = c.moe_intermediate_size;
   const float limit = static_cast<float>(c.swiglu_limit);
-  const bool hash = c.mlp_layer_types[layer] == MlpType::kHashMoe;
+  const bool hash = layer < c.num_hidden_layers && c.mlp_layer_types[layer] == MlpType::kHashMoe;
   DI_RETURN_IF_ERROR(proj(a_.x, a_.x16, T, H, w.gate, E, a_.rlogits));
   kc::RoutingArgs r;
   r.logits = a_.rlogits;

@@ -16,7 +16,14 @@ namespace kc = di::kernels::cuda;
 Result<uint8_t*> DeviceCacheMemory::allocate_zeroed(int64_t bytes) {
   kc::DeviceBuffer b;
   DI_RETURN_IF_ERROR(b.allocate(bytes));
-  DI_RETURN_IF_ERROR(kc::fill_zero(b.get(), bytes));
+  if (stream_) {
+    // Zeroed on the stream the copies into it run on: a memset on the legacy stream could still
+    // be running when the first copy lands.
+    DI_RETURN_IF_ERROR(kc::cuda_status(
+        cudaMemsetAsync(b.get(), 0, static_cast<size_t>(bytes), static_cast<cudaStream_t>(stream_)), "cudaMemsetAsync"));
+  } else {
+    DI_RETURN_IF_ERROR(kc::fill_zero(b.get(), bytes));
+  }
   return static_cast<uint8_t*>(b.release());  // release() below frees it
 }
 

@@ -3,7 +3,7 @@
 //     (models/deepseek-v4-demo, its MTP head trained, so acceptance is real): greedy decode
 //     tokens/s at batch 1 (and a batch of the four demo prompts) with drafts off, fixed k = 1, 2,
 //     3 and the variable length (max 5); the ceiling of a speculative row is drafts off in the
-//     same run. Verify steps run eagerly; plain decode steps replay CUDA graphs.
+//     same run. Verify and plain decode steps replay CUDA graphs; the draft steps run eagerly.
 // (b) The verify cost per extra token the variable-length scheduler weighs, on the
 //     V4-Flash-width random model of bench_gpu_v4 (bf16): one forward of n = 1..6 tokens per
 //     sequence (a logits row per token, copied to the host as the drafting runner reads them)
@@ -108,7 +108,7 @@ void engine_part(std::vector<ResultRow>& rows) {
       std::snprintf(q, sizeof q, "%.0f%%", 100 * e.tok_s / r[0].tok_s);
       rows.push_back({"MTP speculative decoding on cuda, " + e.name + ": deepseek-v4-demo greedy, batch " +
                           std::to_string(batch) + ", " + std::to_string(new_tokens) + " new tokens",
-                      m, c, q, "LLM::generate wall time after a warm-up run; verify steps eager, decode in CUDA graphs; "
+                      m, c, q, "LLM::generate wall time after a warm-up run; verify and decode steps in CUDA graphs, draft steps eager; "
                                "`bench_gpu_v4_mtp`"});
     }
   }
@@ -171,7 +171,7 @@ void verify_part(std::vector<ResultRow>& rows) {
     for (int n = 1; n <= max_n; ++n) std::printf("  n=%d %.3f ms", n, ms[n]);
     std::printf("\n  per extra token:");
     for (int n = 2; n <= max_n; ++n) std::printf("  %.3f ms", (ms[n] - ms[1]) / (n - 1));
-    std::printf("  (n=1 is a decode step in a CUDA graph; n>1 eager with a logits row per token)\n");
+    std::printf("  (CUDA graphs; n>1 with a logits row per token)\n");
     char m[400], c[200];
     int at = std::snprintf(m, sizeof m, "forward ms by tokens/seq:");
     for (int n = 1; n <= max_n && at < static_cast<int>(sizeof m); ++n)

@@ -42,6 +42,11 @@ constexpr int64_t kGroupedPairsMax = 2048;  // (row, expert) pairs up to which e
 // Decode graph sizes: a step of n sequences replays the graph of the smallest bucket >= n.
 constexpr int32_t kGraphBuckets[] = {1, 2, 4, 8, 12, 16, 24, 32, 40, 48, 64, 80, 96, 112, 128, 160, 192, 224, 256};
 
+// Verify steps (k + 1 tokens per sequence, k <= this - 1) replay graphs as decode steps do; false
+// runs them eagerly (the switch to flip if a graph ever disagrees with the eager step).
+constexpr bool kVerifyGraphs = true;
+constexpr int64_t kVerifyGraphMaxTokens = 16;
+
 int32_t graph_bucket(int64_t n) {
   for (int32_t b : kGraphBuckets)
     if (b >= n) return b;
@@ -412,11 +417,20 @@ Result<float*> V4CudaModel::enqueue_forward(const ForwardBatch& batch, int64_t* 
   *bad_id_host_ = 0;
   if (out_rows == 0) return static_cast<float*>(nullptr);
   const int64_t S = static_cast<int64_t>(batch.seqs.size());
-  bool decode = S > 0;
-  for (const SequenceInput& s : batch.seqs) decode &= s.num_tokens == 1;
-  const int32_t bucket = decode && !enforce_eager_ ? graph_bucket(S) : -1;
-  const bool graph = bucket > 0 && int64_t{bucket} * c.num_experts_per_tok <= kGroupedPairsMax;
-  DI_RETURN_IF_ERROR(step_.pack(batch, groups_, graph ? bucket : 0, graph ? bucket : 0));
+  // Decode steps replay CUDA graphs, and so do speculative decoding's verify steps: sequences of
+  // one token or of a short run with a logits row per token (every row is then a logits row, so
+  // the padded step's rows line up with its logits rows as a decode step's do).
+  bool decode = S > 0, verify = S > 0;
+  int64_t tokens = 0;
+  for (const SequenceInput& s : batch.seqs) {
+    decode &= s.num_tokens == 1;
+    verify &= s.num_tokens == 1 || (s.all_logits && s.num_tokens <= kVerifyGraphMaxTokens);
+    tokens += s.num_tokens;
+  }
+  const bool graphable = !enforce_eager_ && (decode || (kVerifyGraphs && verify));
+  const int32_t bucket = graphable ? graph_bucket(tokens) : -1, seq_bucket = graphable ? graph_bucket(S) : -1;
+  const bool graph = bucket > 0 && seq_bucket > 0 && int64_t{bucket} * c.num_experts_per_tok <= kGroupedPairsMax;
+  DI_RETURN_IF_ERROR(step_.pack(batch, groups_, graph ? bucket : 0, graph ? seq_bucket : 0));
   const int64_t T = step_.device().num_tokens;
   const int64_t ctx = graph ? (step_.max_end() + kContextBucket - 1) / kContextBucket * kContextBucket : step_.max_end();
   const int64_t R = graph ? T : out_rows;
@@ -425,7 +439,8 @@ Result<float*> V4CudaModel::enqueue_forward(const ForwardBatch& batch, int64_t* 
   DI_RETURN_IF_ERROR(step_.upload(stream_, &moved_meta));
   if (moved_ws || moved_meta) graphs_.clear();
   if (graph) {
-    DI_RETURN_IF_ERROR(graphs_.launch({rows_, max_end_}, stream_, [&] { return run_step(true); }));
+    // The padded sequence count is a kernel argument too (TokenBatch::num_seqs).
+    DI_RETURN_IF_ERROR(graphs_.launch({rows_, seq_bucket, max_end_}, stream_, [&] { return run_step(true); }));
   } else {
     DI_RETURN_IF_ERROR(run_step(grouped_pairs_ > 0));
   }

@@ -3,9 +3,11 @@
 // accumulation; DeepSeek's fp8 projections as shipped and its fp4 experts re-encoded to fp8, see
 // DeviceLinear), activations, mHC streams, norms and caches in fp32. Every op runs once for all
 // rows of a step (prefill chunks and decode tokens of many sequences, through a TokenBatch);
-// decode steps of few tokens route their experts on the device and replay as CUDA graphs
-// (padded batch buckets); larger steps group their experts on the host (one sync per MoE layer)
-// and run one cuBLAS GEMM per expert. CUDA builds only.
+// decode steps of few tokens, and speculative decoding's verify steps (a short run per sequence
+// with a logits row per token), route their experts on the device and replay as CUDA graphs
+// (padded row and sequence buckets); larger steps group their experts on the host (one sync per
+// MoE layer) and run one cuBLAS GEMM per expert. The MTP layer drafts eagerly (propose_drafts).
+// CUDA builds only.
 #pragma once
 
 #ifdef DI_WITH_CUDA

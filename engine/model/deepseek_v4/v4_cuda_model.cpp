@@ -481,27 +481,27 @@ Status V4CudaModel::drafts_supported() const {
                                                        : mtp_unavailable_));
 }
 
-Status V4CudaModel::prepare_eager_step(int64_t rows, int64_t logit_rows) {
-  bool moved_ws = false, moved_meta = false;
-  DI_RETURN_IF_ERROR(reserve(rows, step_.max_end(), logit_rows, &moved_ws));
-  DI_RETURN_IF_ERROR(step_.upload(stream_, &moved_meta));
-  // The decode graphs point at the workspaces and the step buffer: recapture them if they moved.
-  if (moved_ws || moved_meta) graphs_.clear();
-  return Status::ok();
-}
-
-Status V4CudaModel::reserve_mtp(int64_t rows, int64_t seqs, int64_t saved_rows) {
+Status V4CudaModel::reserve_mtp(int64_t rows) {
   const int64_t width = int64_t{config_.hc_mult} * config_.hidden_size, H = config_.hidden_size;
-  const int64_t parts[] = {rows * width, rows * width, rows * H, seqs * width, saved_rows * config_.head_dim};
+  const int64_t parts[] = {rows * width, rows * width, rows * H};
   int64_t floats = 0;
   for (int64_t n : parts) floats += (n + 63) / 64 * 64;
   if (floats * 4 > mtp_ws_.bytes()) DI_RETURN_IF_ERROR(mtp_ws_.allocate(std::max(floats * 4, mtp_ws_.bytes() * 3 / 2)));
   float* p = mtp_ws_.as<float>();
-  float** dst[] = {&m_.gathered, &m_.normed, &m_.embed, &m_.drafts, &m_.saved};
-  for (int i = 0; i < 5; ++i) {
+  float** dst[] = {&m_.gathered, &m_.normed, &m_.embed};
+  for (int i = 0; i < 3; ++i) {
     *dst[i] = p;
     p += (parts[i] + 63) / 64 * 64;
   }
+  return Status::ok();
+}
+
+Status V4CudaModel::reserve_draft_state(int64_t seqs, int64_t saved_rows) {
+  const int64_t width = int64_t{config_.hc_mult} * config_.hidden_size;
+  const int64_t a = (seqs * width + 63) / 64 * 64, b = std::max<int64_t>(1, saved_rows * config_.head_dim);
+  if ((a + b) * 4 > mtp_state_.bytes()) DI_RETURN_IF_ERROR(mtp_state_.allocate((a + b) * 4));
+  m_.drafts = mtp_state_.as<float>();
+  m_.saved = m_.drafts + a;
   return Status::ok();
 }
 
@@ -518,7 +518,47 @@ Status V4CudaModel::run_mtp(const float* hidden) {
   DI_RETURN_IF_ERROR(project(mtp_.e_proj, m_.embed, H, nullptr, T, a_.x, H));
   DI_RETURN_IF_ERROR(kc::add_to_streams(a_.streams, a_.x, T, static_cast<int32_t>(hc), H, stream_));
   DI_RETURN_IF_ERROR(run_layer(c.num_hidden_layers, grouped_pairs_ > 0));
-  DI_RETURN_IF_ERROR(head(mtp_.head, mtp_.norm));
+  return head(mtp_.head, mtp_.norm);
+}
+
+Status V4CudaModel::mtp_pass(ForwardBatch& batch, const std::vector<CacheGroupSpec>& groups,
+                             const std::function<Status()>& fill, bool* all_rows) {
+  const DeepseekV4Config& c = config_;
+  const int64_t S = static_cast<int64_t>(batch.seqs.size()), width = int64_t{c.hc_mult} * c.hidden_size;
+  int64_t tokens = 0;
+  bool small = !enforce_eager_;
+  for (const SequenceInput& in : batch.seqs) {
+    tokens += in.num_tokens;
+    small &= in.num_tokens <= kVerifyGraphMaxTokens;
+  }
+  const int32_t bucket = small ? graph_bucket(tokens) : -1, seq_bucket = small ? graph_bucket(S) : -1;
+  const bool graph = bucket > 0 && seq_bucket > 0 && int64_t{bucket} * c.num_experts_per_tok <= kGroupedPairsMax;
+  // In a graph every row is a logits row, so the padded step's rows line up with its logits rows.
+  for (SequenceInput& in : batch.seqs) in.all_logits = graph;
+  *all_rows = graph;
+  DI_RETURN_IF_ERROR(step_.pack(batch, groups, graph ? bucket : 0, graph ? seq_bucket : 0));
+  const int64_t T = step_.device().num_tokens;
+  const int64_t ctx = graph ? (step_.max_end() + kContextBucket - 1) / kContextBucket * kContextBucket : step_.max_end();
+  const void* ws_before = mtp_ws_.get();
+  DI_RETURN_IF_ERROR(reserve_mtp(T));
+  DI_RETURN_IF_ERROR(fill());
+  // Padding rows read zeros (finite, so their routing stays in range), not stale memory.
+  if (T > tokens)
+    DI_RETURN_IF_ERROR(kc::cuda_status(cudaMemsetAsync(m_.gathered + tokens * width, 0,
+                                                       static_cast<size_t>((T - tokens) * width * 4),
+                                                       static_cast<cudaStream_t>(stream_)),
+                                       "cudaMemsetAsync (draft padding)"));
+  bool moved_ws = false, moved_meta = false;
+  DI_RETURN_IF_ERROR(reserve(T, ctx, graph ? T : S, &moved_ws));
+  DI_RETURN_IF_ERROR(step_.upload(stream_, &moved_meta));
+  // The graphs point at the workspaces and the step buffer: recapture them if they moved.
+  if (moved_ws || moved_meta || mtp_ws_.get() != ws_before) graphs_.clear();
+  if (graph) {
+    // -1: the MTP layer's pass, not a forward of the main layers.
+    DI_RETURN_IF_ERROR(graphs_.launch({-1, rows_, seq_bucket, max_end_}, stream_, [&] { return run_mtp(m_.gathered); }));
+  } else {
+    DI_RETURN_IF_ERROR(run_mtp(m_.gathered));
+  }
   return kc::copy_to_host_async(bad_id_host_, bad_id_.get(), 4, stream_);
 }
 
@@ -538,7 +578,7 @@ Status V4CudaModel::propose_drafts(std::span<const DraftInput> inputs, DraftChoo
   // Draft steps past the known positions, each input's (its ring rows there are saved first).
   std::vector<int32_t> steps(static_cast<size_t>(S), 0);
   ForwardBatch known;
-  int64_t T = 0, max_steps = 0;
+  int64_t max_steps = 0;
   for (int64_t s = 0; s < S; ++s) {
     const DraftInput& in = inputs[s];
     const std::string where = "propose_drafts: input " + std::to_string(s);
@@ -556,11 +596,10 @@ Status V4CudaModel::propose_drafts(std::span<const DraftInput> inputs, DraftChoo
     si.start_pos = in.start_pos;
     si.cache = in.cache;
     known.seqs.push_back(si);
-    T += in.num_positions;
     steps[s] = in.max_drafts > 0 ? static_cast<int32_t>(std::min<int64_t>(in.max_drafts, W)) - 1 : 0;
     max_steps = std::max<int64_t>(max_steps, steps[s]);
   }
-  DI_RETURN_IF_ERROR(reserve_mtp(T, S, S * max_steps));
+  DI_RETURN_IF_ERROR(reserve_draft_state(S, S * max_steps));
   // The MTP layer reads and writes only its swa_kv rows: the step's room check skips the other
   // groups, whose blocks may end before the draft positions.
   std::vector<CacheGroupSpec> mtp_groups = groups_;
@@ -570,19 +609,22 @@ Status V4CudaModel::propose_drafts(std::span<const DraftInput> inputs, DraftChoo
       mtp_groups[g].state_entries = 0;
     }
   // The known positions: every row the main model kept for them, gathered in input order.
-  int64_t row = 0;
-  for (const DraftInput& in : inputs) {
-    DI_RETURN_IF_ERROR(copy(m_.gathered + row * width, kept_.as<float>() + kept_row0_[in.batch_index] * width,
-                            in.num_positions * width * 4));
-    row += in.num_positions;
-  }
-  DI_RETURN_IF_ERROR(step_.pack(known, mtp_groups, 0, 0));
-  DI_RETURN_IF_ERROR(prepare_eager_step(T, S));
-  DI_RETURN_IF_ERROR(run_mtp(m_.gathered));
+  bool all_rows = false;
+  DI_RETURN_IF_ERROR(mtp_pass(known, mtp_groups, [&]() -> Status {
+    int64_t row = 0;
+    for (const DraftInput& in : inputs) {
+      DI_RETURN_IF_ERROR(copy(m_.gathered + row * width, kept_.as<float>() + kept_row0_[in.batch_index] * width,
+                              in.num_positions * width * 4));
+      row += in.num_positions;
+    }
+    return Status::ok();
+  }, &all_rows));
   bool any_drafts = false;
-  row = 0;
+  int64_t row = 0;
+  std::vector<int64_t> last_row(static_cast<size_t>(S));
   for (int64_t s = 0; s < S; ++s) {
     row += inputs[s].num_positions;
+    last_row[s] = row - 1;
     any_drafts |= inputs[s].max_drafts > 0;
     // The streams of its last position: the input of its first draft step.
     if (inputs[s].max_drafts > 1) DI_RETURN_IF_ERROR(copy(m_.drafts + s * width, a_.streams + (row - 1) * width, width * 4));
@@ -597,11 +639,13 @@ Status V4CudaModel::propose_drafts(std::span<const DraftInput> inputs, DraftChoo
     DI_RETURN_IF_ERROR(kc::stream_synchronize(stream_));
     return check_forward();
   }
-  DI_RETURN_IF_ERROR(rows_to_host(S));
+  // A row per position (a graphed pass) or per input.
+  DI_RETURN_IF_ERROR(rows_to_host(all_rows ? row : S));
   std::vector<int32_t> token(static_cast<size_t>(S), -1);
   for (int64_t s = 0; s < S; ++s)
     if (inputs[s].max_drafts > 0)
-      token[s] = chooser.choose(static_cast<size_t>(s), 0, std::span<const float>(draft_logits_.data() + s * V, V));
+      token[s] = chooser.choose(static_cast<size_t>(s), 0,
+                                std::span<const float>(draft_logits_.data() + (all_rows ? last_row[s] : s) * V, V));
   // Draft steps write the MTP layer's ring at positions past the known ones: save those rows and
   // put them back, so the cache is what a run without drafts leaves.
   std::vector<uint8_t*> ring_rows(static_cast<size_t>(S * max_steps), nullptr);
@@ -630,12 +674,12 @@ Status V4CudaModel::propose_drafts(std::span<const DraftInput> inputs, DraftChoo
       step.seqs.push_back(si);
     }
     const auto A = static_cast<int64_t>(active.size());
-    for (int64_t r = 0; r < A && st.is_ok(); ++r) st = copy(m_.gathered + r * width, m_.drafts + active[r] * width, width * 4);
-    if (st.is_ok()) st = step_.pack(step, mtp_groups, 0, 0);
-    if (st.is_ok()) st = prepare_eager_step(A, A);
-    if (st.is_ok()) st = run_mtp(m_.gathered);
+    st = mtp_pass(step, mtp_groups, [&]() -> Status {
+      for (int64_t r = 0; r < A; ++r) DI_RETURN_IF_ERROR(copy(m_.gathered + r * width, m_.drafts + active[r] * width, width * 4));
+      return Status::ok();
+    }, &all_rows);
     for (int64_t r = 0; r < A && st.is_ok(); ++r) st = copy(m_.drafts + active[r] * width, a_.streams + r * width, width * 4);
-    if (st.is_ok()) st = rows_to_host(A);
+    if (st.is_ok()) st = rows_to_host(A);  // one token each: row r is active[r]'s either way
     for (int64_t r = 0; r < A && st.is_ok(); ++r)
       token[active[r]] = chooser.choose(static_cast<size_t>(active[r]), j,
                                         std::span<const float>(draft_logits_.data() + r * V, V));

@@ -12,6 +12,7 @@
 
 #ifdef DI_WITH_CUDA
 
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -138,11 +139,17 @@ class V4CudaModel final : public cuda::DeviceModel {
   // (the main model's, or the previous draft step's), the step's token ids the next tokens. Leaves
   // its output streams in a_.streams and the logits of the step's logits rows in logits_dev_.
   Status run_mtp(const float* hidden);
-  // Sizes the workspaces for the packed step_ (rows, logits rows) and uploads it.
-  Status prepare_eager_step(int64_t rows, int64_t logit_rows);
-  // The draft scratch (gathered streams, normed streams, embeddings, draft streams, saved ring
-  // rows) for `rows` rows and `seqs` inputs.
-  Status reserve_mtp(int64_t rows, int64_t seqs, int64_t saved_rows);
+  // One pass of the MTP layer over `batch` (an input's positions, their next tokens as ids):
+  // `fill` writes the input streams of the step's rows to m_.gathered, in step order. Passes of
+  // few tokens a sequence replay CUDA graphs (*all_rows: then a logits row per token, else one per
+  // sequence). Nothing waits for the device.
+  Status mtp_pass(ForwardBatch& batch, const std::vector<CacheGroupSpec>& groups, const std::function<Status()>& fill,
+                  bool* all_rows);
+  // The MTP pass's scratch (gathered streams, normed streams, embeddings) for `rows` rows; its
+  // layout depends on `rows` only, so a graph's pointers hold for its key.
+  Status reserve_mtp(int64_t rows);
+  // A propose_drafts() call's state: each input's draft streams and the saved ring rows.
+  Status reserve_draft_state(int64_t seqs, int64_t saved_rows);
   Status hc_pre(const V4CudaHc& hc);
   // RMSNorm of rows of x in place; with bf16 weights also its bf16 copy into x16 (the operand of
   // every projection that reads x).
@@ -197,7 +204,7 @@ class V4CudaModel final : public cuda::DeviceModel {
   kernels::cuda::DeviceBuffer kept_;  // the last forward's final streams [rows, hc, hidden]
   std::vector<int64_t> kept_row0_;    // per batch index: its first row in kept_, -1 when not kept
   std::vector<int64_t> kept_rows_;    // and its number of rows
-  kernels::cuda::DeviceBuffer mtp_ws_;
+  kernels::cuda::DeviceBuffer mtp_ws_, mtp_state_;
   struct MtpScratch {
     float *gathered, *normed, *embed, *drafts, *saved;
   } m_{};

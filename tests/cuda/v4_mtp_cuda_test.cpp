@@ -386,6 +386,68 @@ TEST_P(V4MtpCuda, DraftLogitsEqualTheCpuModel) {
   }
 }
 
+// A constraint that forbids, at each position, every token t with (t + state) % 3 == 0, where
+// state is the sum of the tokens it accepted: the mask depends on every token before it. On the
+// GPU the model masks a plain step's row itself; a verify step's rows are masked on the host by
+// the state after each draft, so a draft masked with the wrong state shows up at once.
+class ModThree final : public engine::TokenConstraint {
+ public:
+  void fill_mask(uint32_t* bitmask, int64_t num_words) override {
+    for (int64_t w = 0; w < num_words; ++w) bitmask[w] = 0;
+    for (int64_t t = 0; t < num_words * 32; ++t)
+      if (allowed(static_cast<int32_t>(t))) bitmask[t / 32] |= 1u << (t % 32);
+  }
+  bool accept_token(int32_t token) override {
+    if (!allowed(token)) return false;
+    history_.push_back(token);
+    return true;
+  }
+  void rollback(int32_t n) override {
+    EXPECT_LE(static_cast<size_t>(n), history_.size()) << "rolled back past the first token";
+    history_.resize(history_.size() - std::min<size_t>(n, history_.size()));
+  }
+  bool is_terminated() const override { return false; }
+  std::unique_ptr<TokenConstraint> clone() const override { return std::make_unique<ModThree>(*this); }
+
+ private:
+  bool allowed(int32_t t) const {
+    int64_t state = 0;
+    for (int32_t h : history_) state += h;
+    return (t + state) % 3 != 0;
+  }
+  std::vector<int32_t> history_;
+};
+
+std::vector<int32_t> constrained_greedy(const std::string& dir, const engine::EngineConfig& config,
+                                        const std::vector<int32_t>& prompt, nlohmann::json* metrics) {
+  engine::ModelOptions opts;
+  opts.device = "cuda";
+  auto llm = engine::LLM::load(dir, config, opts);
+  EXPECT_TRUE(llm.is_ok()) << llm.status().message();
+  if (!llm.is_ok()) return {};
+  auto stream = (*llm)->engine().submit(prompt, greedy_params(), {}, std::make_unique<ModThree>());
+  EXPECT_TRUE(stream.is_ok()) << stream.status().message();
+  if (!stream.is_ok()) return {};
+  std::vector<int32_t> tokens;
+  engine::CompletionChunk chunk;
+  while ((*stream)->poll(-1, &chunk) == engine::RequestStream::Poll::kChunk) {
+    tokens.insert(tokens.end(), chunk.token_ids.begin(), chunk.token_ids.end());
+    EXPECT_TRUE(chunk.error.empty()) << chunk.error;
+  }
+  *metrics = nlohmann::json::parse((*llm)->engine().metrics_json());
+  return tokens;
+}
+
+TEST_P(V4MtpCuda, ConstrainedDraftsAreMaskedAndRolledBack) {
+  const std::vector<int32_t> prompt = demo_prompts()[1];
+  nlohmann::json m_off, m_on;
+  const std::vector<int32_t> off = constrained_greedy(dir_, base_config(0, 0), prompt, &m_off);
+  const std::vector<int32_t> on = constrained_greedy(dir_, base_config(4, 0), prompt, &m_on);
+  EXPECT_EQ(static_cast<int64_t>(off.size()), kNewTokens);
+  EXPECT_EQ(on, off);
+  EXPECT_GT(m_on.value("spec_accepted_tokens", 0), 0) << "no constrained draft was accepted";
+}
+
 TEST_P(V4MtpCuda, SampledWithDraftsIsReproducibleAndKeepsLengthAndFinish) {
   const auto prompts = demo_prompts();
   engine::SamplingParams p = greedy_params();

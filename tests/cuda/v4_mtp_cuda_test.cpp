@@ -2,9 +2,11 @@
 // bf16 and in an fp32 copy of it: greedy output with drafts equals greedy output without them
 // token for token through the engine (fixed k = 1 and 3, the variable length, a batch of four
 // prompts of 5 to 201 tokens, the prefix cache, forced preemption), later steps' logprobs equal a
-// run that never drafted (rejected drafts rolled back in the device caches), the device's draft
-// logits equal the CPU model's for the same inputs, and seeded sampling with drafts is
-// reproducible and keeps max_tokens and the finish reasons.
+// run that never drafted (rejected drafts rolled back in the device caches), verify steps in
+// CUDA graphs equal them run eagerly, the device's draft logits (eager and graphed MTP passes)
+// equal the CPU model's for the same inputs, a history-dependent constraint gives the same
+// output with drafts, and seeded sampling with drafts is reproducible and keeps max_tokens and
+// the finish reasons.
 #include <gtest/gtest.h>
 
 #include <algorithm>

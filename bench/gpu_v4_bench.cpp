@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "bench/gpu_bench_util.h"
+#include "bench/gpu_v4_shape.h"
 #include "engine/model/cuda/device_cache.h"
 #include "engine/model/deepseek_v4/v4_cuda_model.h"
 #include "bench/gpu_ceilings.h"
@@ -28,39 +29,12 @@ using namespace di::engine;
 using deepseek_v4::AttnType;
 using deepseek_v4::MlpType;
 
+using di::bench::flash_width_slice;
 using di::bench::median;
 using di::bench::now_ms;
 using di::bench::ResultRow;
 
 namespace {
-
-deepseek_v4::DeepseekV4Config flash_width_slice() {
-  deepseek_v4::DeepseekV4Config c;
-  c.vocab_size = 129280;
-  c.hidden_size = 4096;
-  c.num_hidden_layers = 3;
-  c.num_attention_heads = 64;
-  c.head_dim = 512;
-  c.qk_rope_head_dim = 64;
-  c.q_lora_rank = 1024;
-  c.o_groups = 8;
-  c.o_lora_rank = 1024;
-  c.moe_intermediate_size = 2048;
-  c.n_routed_experts = 256;
-  c.num_experts_per_tok = 6;
-  c.sliding_window = 128;
-  c.hc_mult = 4;
-  c.index_n_heads = 64;
-  c.index_head_dim = 128;
-  c.index_topk = 512;
-  c.max_position_embeddings = 1 << 20;
-  c.layer_types = {AttnType::kSliding, AttnType::kCSA, AttnType::kHCA};
-  c.mlp_layer_types = {MlpType::kHashMoe, MlpType::kMoe, MlpType::kMoe};
-  c.rope_main = {.rope_type = "default", .rope_theta = 10000.0, .dim = 64};
-  c.rope_compress = {.rope_type = "yarn", .rope_theta = 160000.0, .dim = 64, .factor = 16.0,
-                     .original_max_position_embeddings = 65536, .beta_fast = 32.0, .beta_slow = 1.0};
-  return c;
-}
 
 // Parameters (bf16 elements) a decode step reads whatever the batch, and those of one routed expert.
 struct Params {

@@ -68,10 +68,7 @@ Status resolve_speculative(EngineConfig& c, bool* from_env) {
 // Whether `model` can draft under `c`, capping the draft to what the cache can roll back.
 Status check_speculative(EngineConfig& c, Model& model, const CacheLayout& layout, bool from_env) {
   if (c.num_speculative_tokens == 0) return Status::ok();
-  Status st = model.samples_on_device()
-                  ? Status::unsupported(model.info().family + " on " + model.info().device +
-                                        ": speculative decoding runs on the CPU backend only for now")
-                  : model.drafts_supported();
+  Status st = model.drafts_supported();
   for (const CacheGroupSpec& g : layout.groups)
     if (st.is_ok() && g.kind == CacheKind::kStateSlot)
       st = Status::unsupported("speculative decoding: cache group '" + g.name + "' is a state slot, which cannot "

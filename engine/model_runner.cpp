@@ -26,7 +26,9 @@ class ScheduledMasks final : public LogitsMaskSource {
   void fill(uint32_t* words, int64_t words_per_row, uint8_t* masked) override {
     for (size_t i = 0; i < n_; ++i) {
       const ScheduledSequence& s = first_[i];
-      masked[i] = s.samples() && s.seq->constraint ? 1 : 0;
+      // A verified draft's rows are masked on the host (each by the constraint state after the
+      // drafts before it); the mask the model applies is for the last row only.
+      masked[i] = s.samples() && s.seq->constraint && s.num_draft == 0 ? 1 : 0;
       if (masked[i]) s.seq->constraint->fill_mask(words + static_cast<int64_t>(i) * words_per_row, words_per_row);
       applied_[i] = masked[i];
     }
@@ -238,7 +240,10 @@ Status ModelRunner::run(const ForwardBatch& batch, const ScheduledSequence* firs
   ScheduledMasks masks(first, n, masked_.data());
   ForwardBatch b = batch;
   if (model_->applies_logits_masks() && any_constrained(first, n)) b.masks = &masks;
-  const bool on_device = model_->samples_on_device();
+  // With drafting on, a device model returns its logits rows (the verify rows, one row for the
+  // rest; forward() copies only those) and the host samples: the rejection rule and the draft
+  // chooser read whole rows.
+  const bool on_device = model_->samples_on_device() && draft_.max_draft_tokens == 0;
   const size_t task_offset = results.size();
   auto t0 = Clock::now();
   if (on_device) {
@@ -285,7 +290,8 @@ Status ModelRunner::run(const ForwardBatch& batch, const ScheduledSequence* firs
       verified_ += s.num_draft;
       num_accepted_ += kept;
       const int64_t from = s.start + s.num_tokens;
-      kv_->restore_ring_entries(seq, from, from + s.num_draft, from + kept, saved_rings_[row_offset + i].data());
+      DI_RETURN_IF_ERROR(
+          kv_->restore_ring_entries(seq, from, from + s.num_draft, from + kept, saved_rings_[row_offset + i]));
       continue;
     }
     const size_t row = row_start[i + 1] - 1;
@@ -344,7 +350,6 @@ Status ModelRunner::execute(const SchedulerOutput& out, std::span<const SampleTa
     in.start_pos = s.start;
     in.cache = &views.back();
     in.keep_hidden = propose_now_;
-    saved_rings_[i].clear();
     if (s.num_draft > 0) {
       // The draft rides after the last token; the target's row for each position decides it.
       fed[i].assign(in.tokens, in.tokens + s.num_tokens);
@@ -353,7 +358,7 @@ Status ModelRunner::execute(const SchedulerOutput& out, std::span<const SampleTa
       in.num_tokens += s.num_draft;
       in.all_logits = true;
       const int64_t from = s.start + s.num_tokens;
-      kv_->save_ring_entries(*s.seq, from, from + s.num_draft, saved_rings_[i]);
+      DI_RETURN_IF_ERROR(kv_->save_ring_entries(*s.seq, from, from + s.num_draft, saved_rings_[i]));
     }
     batch.seqs.push_back(in);
   }

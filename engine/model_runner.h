@@ -50,7 +50,8 @@ class ModelRunner {
   ModelRunner(Model* model, KvCacheManager* kv, Sampler* sampler, bool per_sequence)
       : model_(model), kv_(kv), sampler_(sampler), per_sequence_(per_sequence) {}
 
-  // Turns drafting on (the model's drafts_supported() must be OK and it must sample on the host).
+  // Turns drafting on (the model's drafts_supported() must be OK). A model that samples on its
+  // device then returns logits rows and the host draws.
   void enable_drafts(const DraftOptions& options) { draft_ = options; }
 
   // Runs the forward of `out` and the draws of `tasks`; results[i] is task i's token or the
@@ -85,7 +86,7 @@ class ModelRunner {
   std::vector<uint8_t> masked_;
   std::vector<SampleSpec> specs_;
   std::vector<std::vector<SampledToken>> accepted_;
-  std::vector<std::vector<uint8_t>> saved_rings_;  // per scheduled sequence with a draft
+  std::vector<SavedRings> saved_rings_;  // per scheduled sequence with a draft (reused across steps)
   std::vector<double> probs_;
   int64_t verified_ = 0, num_accepted_ = 0;
   int32_t step_seqs_ = 0;

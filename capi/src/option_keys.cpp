@@ -30,7 +30,7 @@ constexpr OptionKey kFixedKeys[] = {
     {"max_model_len", T::kInt64, "engine", "longest prompt + output in tokens (default: the model's)"},
     {"max_num_batched_tokens", T::kInt64, "engine", "token budget of one engine step (default 2048)"},
     {"max_num_seqs", T::kInt64, "engine", "most sequences in one engine step (default 64, at most 65536)"},
-    {"num_speculative_tokens", T::kInt64, "engine", "speculative decoding with the model's MTP layers: the largest draft one step verifies (0 = off; unset: DEEPINFER_USE_NEXTN_DECODE, or 5 when DEEPINFER_ENABLE_MTP_VARLEN=1, else off); a model without MTP layers fails with DI_E_UNSUPPORTED; CPU backend only"},
+    {"num_speculative_tokens", T::kInt64, "engine", "speculative decoding with the model's MTP layers: the largest draft one step verifies (0 = off; unset: DEEPINFER_USE_NEXTN_DECODE, or 5 when DEEPINFER_ENABLE_MTP_VARLEN=1, else off); a model without MTP layers fails with DI_E_UNSUPPORTED; the CPU backend and DeepSeek-V4 on CUDA"},
     {"num_threads", T::kInt64, "engine", "CPU threads for the CPU backend (default: all cores)"},
     {"speculative_variable", T::kInt64, "engine", "1 (default; DEEPINFER_ENABLE_MTP_VARLEN when unset): each step verifies as many draft tokens as their confidence and the measured step costs make worth it; 0: always num_speculative_tokens; deterministic mode uses 0"},
 

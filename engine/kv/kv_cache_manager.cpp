@@ -314,32 +314,90 @@ int64_t KvCacheManager::smallest_ring() const {
   return smallest;
 }
 
-void KvCacheManager::save_ring_entries(Sequence& seq, int64_t from, int64_t to, std::vector<uint8_t>& saved) {
-  if (seq.slot < 0) return;
-  for (size_t g = 0; g < layout_.groups.size(); ++g) {
-    const CacheGroupSpec& spec = layout_.groups[g];
-    if (spec.kind != CacheKind::kSlidingRing || layout_.placement[g].in_block) continue;
-    for (int32_t l = 0; l < spec.num_layers; ++l)
-      for (int64_t p = from; p < to; ++p) {
-        const uint8_t* e = slot_ptr(seq.slot) + layout_.slot_entry_offset(static_cast<int32_t>(g), l, p % spec.window);
-        saved.insert(saved.end(), e, e + spec.entry_bytes);
-      }
-  }
+SavedRings& SavedRings::operator=(SavedRings&& o) noexcept {
+  if (this == &o) return *this;
+  if (data_ && memory_) memory_->release(data_);
+  memory_ = o.memory_;
+  data_ = o.data_;
+  capacity_ = o.capacity_;
+  host_ = std::move(o.host_);
+  bytes_ = o.bytes_;
+  o.data_ = nullptr;
+  o.capacity_ = o.bytes_ = 0;
+  return *this;
 }
 
-void KvCacheManager::restore_ring_entries(Sequence& seq, int64_t from, int64_t to, int64_t keep_to,
-                                          const uint8_t* saved) {
-  if (seq.slot < 0) return;
-  // Walks `saved` in the order save_ring_entries wrote it.
+SavedRings::~SavedRings() {
+  if (data_ && memory_) memory_->release(data_);
+}
+
+Status KvCacheManager::copy_ring_runs(uint8_t* slot, uint8_t* saved, int64_t from, int64_t n, int64_t a, int64_t b,
+                                      RingCopy dir) {
+  int64_t off = 0;
   for (size_t g = 0; g < layout_.groups.size(); ++g) {
     const CacheGroupSpec& spec = layout_.groups[g];
     if (spec.kind != CacheKind::kSlidingRing || layout_.placement[g].in_block) continue;
-    for (int32_t l = 0; l < spec.num_layers; ++l)
-      for (int64_t p = from; p < to; ++p, saved += spec.entry_bytes)
-        if (p >= keep_to)
-          std::memcpy(slot_ptr(seq.slot) + layout_.slot_entry_offset(static_cast<int32_t>(g), l, p % spec.window),
-                      saved, static_cast<size_t>(spec.entry_bytes));
+    const int64_t eb = spec.entry_bytes, pitch = layout_.placement[g].entries_per_unit * eb;
+    // [a, b) in at most two runs of consecutive ring entries (split where the ring wraps); each
+    // run is one strided copy over the group's layers.
+    for (int64_t p = a; p < b;) {
+      const int64_t idx = p % spec.window, run = std::min(b - p, spec.window - idx);
+      uint8_t* ring = slot + layout_.slot_entry_offset(static_cast<int32_t>(g), 0, idx);
+      uint8_t* keep = saved + off + (p - from) * eb;
+      uint8_t* dst = dir == RingCopy::kSave ? keep : ring;
+      const uint8_t* src = dir == RingCopy::kSave ? ring : keep;
+      const int64_t dst_pitch = dir == RingCopy::kSave ? n * eb : pitch, src_pitch = dir == RingCopy::kSave ? pitch : n * eb;
+      if (config_.memory) {
+        DI_RETURN_IF_ERROR(config_.memory->copy_rows(dst, dst_pitch, src, src_pitch, run * eb, spec.num_layers));
+      } else {
+        for (int32_t l = 0; l < spec.num_layers; ++l)
+          std::memcpy(dst + l * dst_pitch, src + l * src_pitch, static_cast<size_t>(run * eb));
+      }
+      p += run;
+    }
+    off += spec.num_layers * n * eb;
   }
+  return Status::ok();
+}
+
+Status KvCacheManager::save_ring_entries(Sequence& seq, int64_t from, int64_t to, SavedRings& saved) {
+  saved.bytes_ = 0;
+  if (seq.slot < 0 || to <= from) return Status::ok();
+  const int64_t n = to - from;
+  const int64_t ring = smallest_ring();
+  if (ring > 0 && n > ring)
+    return Status::internal("save_ring_entries: " + std::to_string(n) + " positions exceed the smallest ring (" +
+                            std::to_string(ring) + ")");
+  int64_t bytes = 0;
+  for (size_t g = 0; g < layout_.groups.size(); ++g) {
+    const CacheGroupSpec& spec = layout_.groups[g];
+    if (spec.kind == CacheKind::kSlidingRing && !layout_.placement[g].in_block) bytes += spec.num_layers * n * spec.entry_bytes;
+  }
+  if (bytes == 0) return Status::ok();
+  uint8_t* dst;
+  if (config_.memory) {
+    if (bytes > saved.capacity_) {
+      if (saved.data_ && saved.memory_) saved.memory_->release(saved.data_);
+      saved.data_ = nullptr;
+      saved.capacity_ = 0;
+      DI_ASSIGN_OR_RETURN(saved.data_, config_.memory->allocate_zeroed(bytes));
+      saved.memory_ = config_.memory;
+      saved.capacity_ = bytes;
+    }
+    dst = saved.data_;
+  } else {
+    saved.host_.resize(static_cast<size_t>(bytes));
+    dst = saved.host_.data();
+  }
+  saved.bytes_ = bytes;
+  return copy_ring_runs(slot_ptr(seq.slot), dst, from, n, from, to, RingCopy::kSave);
+}
+
+Status KvCacheManager::restore_ring_entries(Sequence& seq, int64_t from, int64_t to, int64_t keep_to,
+                                            const SavedRings& saved) {
+  if (seq.slot < 0 || saved.bytes_ == 0 || keep_to >= to) return Status::ok();
+  uint8_t* src = config_.memory ? saved.data_ : const_cast<uint8_t*>(saved.host_.data());
+  return copy_ring_runs(slot_ptr(seq.slot), src, from, to - from, std::max(from, keep_to), to, RingCopy::kRestore);
 }
 
 void KvCacheManager::trim(Sequence& seq) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -51,6 +52,28 @@ class PagedSequenceCache final : public SequenceCache {
   bool on_device_;
 };
 
+// Ring entries saved before a forward feeds draft positions (KvCacheManager::save_ring_entries),
+// in the cache's own memory: host bytes, or device memory of the model's CacheMemory, kept for
+// reuse by the next save into the same object (the runner keeps one per batch row).
+class SavedRings {
+ public:
+  SavedRings() = default;
+  SavedRings(SavedRings&& o) noexcept { *this = std::move(o); }
+  SavedRings& operator=(SavedRings&& o) noexcept;
+  SavedRings(const SavedRings&) = delete;
+  SavedRings& operator=(const SavedRings&) = delete;
+  ~SavedRings();
+  int64_t bytes() const { return bytes_; }
+
+ private:
+  friend class KvCacheManager;
+  CacheMemory* memory_ = nullptr;  // owner of data_
+  uint8_t* data_ = nullptr;        // device memory
+  int64_t capacity_ = 0;
+  std::vector<uint8_t> host_;
+  int64_t bytes_ = 0;
+};
+
 class KvCacheManager {
  public:
   // Sizes blocks and slots from config.kv_cache_bytes: one slot per sequence that may run plus
@@ -88,14 +111,16 @@ class KvCacheManager {
 
   // Speculative decoding's rollback. A sliding ring (and the compressor state kept as one) is
   // overwritten in place, so before a forward feeds draft positions [from, to) their ring entries
-  // are saved (every ring group and layer, appended to `saved`), and after it those of the
+  // are saved (every ring group and layer, replacing what `saved` held), and after it those of the
   // rejected positions [keep_to, to) are put back. Position-indexed entries need no rollback: a
   // later forward rewrites them before anything reads them. Needs to - from <= the smallest ring.
-  void save_ring_entries(Sequence& seq, int64_t from, int64_t to, std::vector<uint8_t>& saved);
-  void restore_ring_entries(Sequence& seq, int64_t from, int64_t to, int64_t keep_to, const uint8_t* saved);
+  // In device memory both are copies on the model's stream (one per group and ring run), ordered
+  // with its forwards; nothing waits for them.
+  Status save_ring_entries(Sequence& seq, int64_t from, int64_t to, SavedRings& saved);
+  Status restore_ring_entries(Sequence& seq, int64_t from, int64_t to, int64_t keep_to, const SavedRings& saved);
   // Returns the blocks past what `seq.num_computed_tokens + 1` tokens need (a rejected draft's).
   void trim(Sequence& seq);
-  // The fewest entries of any sliding ring the layout has (0: none); host memory only.
+  // The fewest entries of any sliding ring the layout has (0: none).
   int64_t smallest_ring() const;
 
  private:
@@ -109,6 +134,10 @@ class KvCacheManager {
   Result<uint8_t*> allocate_zeroed(int64_t bytes);
   void release(uint8_t* p);
   void copy_bytes(uint8_t* dst, const uint8_t* src, int64_t bytes);
+  // Copies the ring entries of positions [a, b) of every ring group and layer between the slot and
+  // a save laid out [group][layer][position - from] with `n` positions a layer.
+  enum class RingCopy { kSave, kRestore };
+  Status copy_ring_runs(uint8_t* slot, uint8_t* saved, int64_t from, int64_t n, int64_t a, int64_t b, RingCopy dir);
 
   CacheLayout layout_;
   KvCacheConfig config_;

@@ -75,8 +75,16 @@ class CacheMemory {
   // Zeroed memory of `bytes`; release() gives it back.
   virtual Result<uint8_t*> allocate_zeroed(int64_t bytes) = 0;
   virtual void release(uint8_t* p) = 0;
-  // Copies between two allocations of this memory.
+  // Copies between two allocations of this memory. A device memory orders its copies with the
+  // model's forwards (its stream), so a copy and the next forward never race.
   virtual Status copy(uint8_t* dst, const uint8_t* src, int64_t bytes) = 0;
+  // `rows` copies of `width` bytes, row r from src + r * src_pitch to dst + r * dst_pitch (the
+  // same entry of every layer of a group in one call on a device).
+  virtual Status copy_rows(uint8_t* dst, int64_t dst_pitch, const uint8_t* src, int64_t src_pitch, int64_t width,
+                           int64_t rows) {
+    for (int64_t r = 0; r < rows; ++r) DI_RETURN_IF_ERROR(copy(dst + r * dst_pitch, src + r * src_pitch, width));
+    return Status::ok();
+  }
   // The most cache bytes the model's options allow now (gpu_memory_utilization of the device
   // minus what is already in use), or 0 when it sets no bound.
   virtual int64_t budget_bytes() const = 0;

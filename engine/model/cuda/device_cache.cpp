@@ -3,8 +3,12 @@
 
 #include "engine/model/cuda/device_cache.h"
 
+#include <cuda_runtime.h>
+
 #include <algorithm>
 #include <stdexcept>
+
+#include "kernels/cuda/device.h"
 
 namespace di::engine::cuda {
 namespace kc = di::kernels::cuda;
@@ -12,7 +16,14 @@ namespace kc = di::kernels::cuda;
 Result<uint8_t*> DeviceCacheMemory::allocate_zeroed(int64_t bytes) {
   kc::DeviceBuffer b;
   DI_RETURN_IF_ERROR(b.allocate(bytes));
-  DI_RETURN_IF_ERROR(kc::fill_zero(b.get(), bytes));
+  if (stream_) {
+    // Zeroed on the stream the copies into it run on: a memset on the legacy stream could still
+    // be running when the first copy lands.
+    DI_RETURN_IF_ERROR(kc::cuda_status(
+        cudaMemsetAsync(b.get(), 0, static_cast<size_t>(bytes), static_cast<cudaStream_t>(stream_)), "cudaMemsetAsync"));
+  } else {
+    DI_RETURN_IF_ERROR(kc::fill_zero(b.get(), bytes));
+  }
   return static_cast<uint8_t*>(b.release());  // release() below frees it
 }
 
@@ -21,7 +32,20 @@ void DeviceCacheMemory::release(uint8_t* p) {
 }
 
 Status DeviceCacheMemory::copy(uint8_t* dst, const uint8_t* src, int64_t bytes) {
-  return kc::copy_device_to_device(dst, src, bytes);
+  if (!stream_) return kc::copy_device_to_device(dst, src, bytes);
+  if (bytes <= 0) return Status::ok();
+  return kc::cuda_status(cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes), cudaMemcpyDeviceToDevice,
+                                         static_cast<cudaStream_t>(stream_)),
+                         "cudaMemcpyAsync D2D (kv cache)");
+}
+
+Status DeviceCacheMemory::copy_rows(uint8_t* dst, int64_t dst_pitch, const uint8_t* src, int64_t src_pitch,
+                                    int64_t width, int64_t rows) {
+  if (width <= 0 || rows <= 0) return Status::ok();
+  return kc::cuda_status(cudaMemcpy2DAsync(dst, static_cast<size_t>(dst_pitch), src, static_cast<size_t>(src_pitch),
+                                           static_cast<size_t>(width), static_cast<size_t>(rows),
+                                           cudaMemcpyDeviceToDevice, static_cast<cudaStream_t>(stream_)),
+                         "cudaMemcpy2DAsync D2D (kv cache rows)");
 }
 
 int64_t DeviceCacheMemory::budget_bytes() const {

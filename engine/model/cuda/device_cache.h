@@ -24,11 +24,17 @@ class DeviceCacheMemory final : public CacheMemory {
   Result<uint8_t*> allocate_zeroed(int64_t bytes) override;
   void release(uint8_t* p) override;
   Status copy(uint8_t* dst, const uint8_t* src, int64_t bytes) override;
+  Status copy_rows(uint8_t* dst, int64_t dst_pitch, const uint8_t* src, int64_t src_pitch, int64_t width,
+                   int64_t rows) override;
   int64_t budget_bytes() const override;
+  // The model's stream (a cudaStream_t): copies are enqueued on it, behind the forwards that wrote
+  // their sources and ahead of those that read their destinations. Null: the legacy stream.
+  void set_stream(void* stream) { stream_ = stream; }
 
  private:
   double utilization_;
   int64_t reserve_bytes_;
+  void* stream_ = nullptr;
 };
 
 // Every group of `specs` sized for a sequence of up to `max_tokens` tokens

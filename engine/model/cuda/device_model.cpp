@@ -29,6 +29,7 @@ Status DeviceModel::open_stream() {
   cudaStream_t s = nullptr;
   DI_RETURN_IF_ERROR(kc::cuda_status(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate"));
   stream_ = s;
+  memory_.set_stream(stream_);
   DI_ASSIGN_OR_RETURN(gemm_, kc::Gemm::create(stream_));
   DI_ASSIGN_OR_RETURN(fp8_gemm_, kc::Fp8Gemm::create(stream_));
   return Status::ok();

@@ -32,20 +32,11 @@
 namespace di::engine::deepseek_v4 {
 namespace kc = di::kernels::cuda;
 using kc::DType;
+using namespace v4_cuda;
 
 namespace {
 
 constexpr int64_t kActivationReserve = int64_t{2} << 30;  // workspaces besides the caches
-constexpr int64_t kContextBucket = 256;     // decode graphs are keyed by the context rounded up to this
-constexpr int64_t kGroupedPairsMax = 2048;  // (row, expert) pairs up to which experts are grouped on the device
-// Decode graph sizes: a step of n sequences replays the graph of the smallest bucket >= n.
-constexpr int32_t kGraphBuckets[] = {1, 2, 4, 8, 12, 16, 24, 32, 40, 48, 64, 80, 96, 112, 128, 160, 192, 224, 256};
-
-int32_t graph_bucket(int64_t n) {
-  for (int32_t b : kGraphBuckets)
-    if (b >= n) return b;
-  return -1;
-}
 
 }  // namespace
 
@@ -118,16 +109,14 @@ Status V4CudaModel::upload(const DeepseekV4Weights& w) {
     DI_RETURN_IF_ERROR(put_linear({&h.w1, &h.w3}, name + ".w1|w3", d.w13));
     return put_linear({&h.w2}, name + ".w2", d.w2);
   };
-  layers_.resize(c.num_hidden_layers);
-  for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
-    const LayerWeights& h = w.layers[l];
-    V4CudaLayer& d = layers_[l];
+  // One decoder block: a main layer (layers.N.) or the MTP layer's (mtp.0.), by `label`.
+  auto put_layer = [&](const LayerWeights& h, AttnType type, const std::string& label, V4CudaLayer& d) -> Status {
     DI_ASSIGN_OR_RETURN(d.attn_norm, weights_.put_f32(h.attn_norm, H));
     DI_ASSIGN_OR_RETURN(d.ffn_norm, weights_.put_f32(h.ffn_norm, H));
     DI_RETURN_IF_ERROR(put_hc(h.hc_attn, d.hc_attn));
     DI_RETURN_IF_ERROR(put_hc(h.hc_ffn, d.hc_ffn));
     const AttentionWeights& a = h.attn;
-    const std::string at = "layers." + std::to_string(l) + ".attn.";
+    const std::string at = label + ".attn.";
     DI_RETURN_IF_ERROR(put_linear({&a.wq_a}, at + "wq_a", d.wq_a));
     DI_ASSIGN_OR_RETURN(d.q_norm, weights_.put_f32(a.q_norm, qlr));
     DI_RETURN_IF_ERROR(put_linear({&a.wq_b}, at + "wq_b", d.wq_b));
@@ -136,8 +125,8 @@ Status V4CudaModel::upload(const DeepseekV4Weights& w) {
     DI_RETURN_IF_ERROR(put_linear({&a.wo_a}, at + "wo_a", d.wo_a));
     DI_RETURN_IF_ERROR(put_linear({&a.wo_b}, at + "wo_b", d.wo_b));
     DI_ASSIGN_OR_RETURN(d.sinks, weights_.put_f32(a.sinks, nh));
-    if (c.layer_types[l] != AttnType::kSliding) DI_RETURN_IF_ERROR(put_compressor(a.compressor, d.compressor));
-    if (c.layer_types[l] == AttnType::kCSA) {
+    if (type != AttnType::kSliding) DI_RETURN_IF_ERROR(put_compressor(a.compressor, d.compressor));
+    if (type == AttnType::kCSA) {
       DI_RETURN_IF_ERROR(put_compressor(a.indexer, d.indexer));
       DI_RETURN_IF_ERROR(put_linear({&a.index_wq_b}, at + "indexer.wq_b", d.index_wq_b));
       DI_ASSIGN_OR_RETURN(d.index_weights_proj, weights_.put(a.index_weights_proj, int64_t{c.index_n_heads} * H));
@@ -150,11 +139,29 @@ Status V4CudaModel::upload(const DeepseekV4Weights& w) {
       DI_ASSIGN_OR_RETURN(d.gate_bias, weights_.put_f32(m.bias, E));
     }
     d.experts.resize(E);
-    const std::string ffn = "layers." + std::to_string(l) + ".ffn.";
+    const std::string ffn = label + ".ffn.";
     for (int64_t e = 0; e < E; ++e)
       DI_RETURN_IF_ERROR(put_expert(m.experts[e], d.experts[e], ffn + "experts." + std::to_string(e)));
-    DI_RETURN_IF_ERROR(put_expert(m.shared, d.shared, ffn + "shared_experts"));
+    return put_expert(m.shared, d.shared, ffn + "shared_experts");
+  };
+  layers_.resize(c.num_hidden_layers + (w.mtp_layers.empty() ? 0 : 1));
+  for (int32_t l = 0; l < c.num_hidden_layers; ++l)
+    DI_RETURN_IF_ERROR(put_layer(w.layers[l], c.layer_types[l], "layers." + std::to_string(l), layers_[l]));
+  if (!w.mtp_layers.empty()) {
+    // MTP layer 0 only: DeepSeek drafts with its one MTP layer applied recursively.
+    const MtpLayerWeights& h = w.mtp_layers[0];
+    DI_RETURN_IF_ERROR(put_layer(h.block, AttnType::kSliding, "mtp.0", layers_[c.num_hidden_layers]));
+    DI_RETURN_IF_ERROR(put_linear({&h.e_proj}, "mtp.0.e_proj", mtp_.e_proj));
+    DI_RETURN_IF_ERROR(put_linear({&h.h_proj}, "mtp.0.h_proj", mtp_.h_proj));
+    DI_ASSIGN_OR_RETURN(mtp_.enorm, weights_.put_f32(h.enorm, H));
+    DI_ASSIGN_OR_RETURN(mtp_.hnorm, weights_.put_f32(h.hnorm, H));
+    DI_ASSIGN_OR_RETURN(mtp_.norm, weights_.put_f32(h.norm, H));
+    DI_ASSIGN_OR_RETURN(mtp_.head.fn, weights_.put_f32(h.hc_head_fn, hc * hc * H));
+    DI_ASSIGN_OR_RETURN(mtp_.head.base, weights_.put_f32(h.hc_head_base, hc));
+    DI_ASSIGN_OR_RETURN(mtp_.head.scale, weights_.put_f32(h.hc_head_scale, 1));
+    has_mtp_ = true;
   }
+  mtp_unavailable_ = w.mtp_unavailable;
   return reserve_dequant_stage(largest_fp8);
 }
 
@@ -173,6 +180,8 @@ Result<std::unique_ptr<Model>> V4CudaModel::load(const std::string& model_dir, D
       dtype = t->dtype == engine::DType::kF32 ? DType::kF32 : DType::kBF16;
   std::unique_ptr<V4CudaModel> m(new V4CudaModel(std::move(config), dtype, options, model_dir));
   m->fp8_pow2_scales_ = true;  // DeepSeek-V4 quantizes its activations with ue8m0 (power-of-two) scales
+  // The MTP layer's sliding-ring rows follow the main layers' (as the CPU model declares them).
+  m->groups_ = make_cache_groups(m->config_, &m->layout_, host->mtp_layers.empty() ? 0 : 1);
   DI_RETURN_IF_ERROR(m->init_device());
   DI_RETURN_IF_ERROR(m->upload(*host));
   DI_RETURN_IF_ERROR(m->build_expert_tables());
@@ -181,7 +190,7 @@ Result<std::unique_ptr<Model>> V4CudaModel::load(const std::string& model_dir, D
 
 // Per layer four device arrays of E pointers: w13 codes or values, w2's, then (fp8) their scales.
 Status V4CudaModel::build_expert_tables() {
-  const int64_t L = config_.num_hidden_layers, E = config_.n_routed_experts;
+  const int64_t L = static_cast<int64_t>(layers_.size()), E = config_.n_routed_experts;
   std::vector<const void*> table(static_cast<size_t>(4 * L * E));
   auto data = [](const cuda::DeviceLinear& d) -> const void* { return d.is_fp8() ? d.fp8.data : d.dense; };
   for (int64_t l = 0; l < L; ++l)
@@ -393,11 +402,20 @@ Result<float*> V4CudaModel::enqueue_forward(const ForwardBatch& batch, int64_t* 
   *bad_id_host_ = 0;
   if (out_rows == 0) return static_cast<float*>(nullptr);
   const int64_t S = static_cast<int64_t>(batch.seqs.size());
-  bool decode = S > 0;
-  for (const SequenceInput& s : batch.seqs) decode &= s.num_tokens == 1;
-  const int32_t bucket = decode && !enforce_eager_ ? graph_bucket(S) : -1;
-  const bool graph = bucket > 0 && int64_t{bucket} * c.num_experts_per_tok <= kGroupedPairsMax;
-  DI_RETURN_IF_ERROR(step_.pack(batch, groups_, graph ? bucket : 0, graph ? bucket : 0));
+  // Decode steps replay CUDA graphs, and so do speculative decoding's verify steps: sequences of
+  // one token or of a short run with a logits row per token (every row is then a logits row, so
+  // the padded step's rows line up with its logits rows as a decode step's do).
+  bool decode = S > 0, verify = S > 0;
+  int64_t tokens = 0;
+  for (const SequenceInput& s : batch.seqs) {
+    decode &= s.num_tokens == 1;
+    verify &= s.num_tokens == 1 || (s.all_logits && s.num_tokens <= kVerifyGraphMaxTokens);
+    tokens += s.num_tokens;
+  }
+  const bool graphable = !enforce_eager_ && (decode || (kVerifyGraphs && verify));
+  const int32_t bucket = graphable ? graph_bucket(tokens) : -1, seq_bucket = graphable ? graph_bucket(S) : -1;
+  const bool graph = bucket > 0 && seq_bucket > 0 && int64_t{bucket} * c.num_experts_per_tok <= kGroupedPairsMax;
+  DI_RETURN_IF_ERROR(step_.pack(batch, groups_, graph ? bucket : 0, graph ? seq_bucket : 0));
   const int64_t T = step_.device().num_tokens;
   const int64_t ctx = graph ? (step_.max_end() + kContextBucket - 1) / kContextBucket * kContextBucket : step_.max_end();
   const int64_t R = graph ? T : out_rows;
@@ -406,10 +424,12 @@ Result<float*> V4CudaModel::enqueue_forward(const ForwardBatch& batch, int64_t* 
   DI_RETURN_IF_ERROR(step_.upload(stream_, &moved_meta));
   if (moved_ws || moved_meta) graphs_.clear();
   if (graph) {
-    DI_RETURN_IF_ERROR(graphs_.launch({rows_, max_end_}, stream_, [&] { return run_step(true); }));
+    // The padded sequence count is a kernel argument too (TokenBatch::num_seqs).
+    DI_RETURN_IF_ERROR(graphs_.launch({rows_, seq_bucket, max_end_}, stream_, [&] { return run_step(true); }));
   } else {
     DI_RETURN_IF_ERROR(run_step(grouped_pairs_ > 0));
   }
+  DI_RETURN_IF_ERROR(keep_hidden(batch));
   DI_RETURN_IF_ERROR(kc::copy_to_host_async(bad_id_host_, bad_id_.get(), 4, stream_));
   return logits_dev_.as<float>();
 }
@@ -445,37 +465,41 @@ Status V4CudaModel::run_step(bool grouped_moe) {
   const DeepseekV4Config& c = config_;
   const int64_t T = rows_, H = c.hidden_size;
   DI_RETURN_IF_ERROR(kc::hc_embed(step_.device().ids, T, embed_, H, c.hc_mult, dtype_, a_.streams, stream_));
-  for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
-    const V4CudaLayer& w = layers_[l];
-    DI_RETURN_IF_ERROR(hc_pre(w.hc_attn));
-    DI_RETURN_IF_ERROR(norm_staged(a_.x, w.attn_norm, a_.x16, T, H));
-    DI_RETURN_IF_ERROR(attention(l));
-    DI_RETURN_IF_ERROR(kc::hc_post(a_.out, a_.post, a_.comb, T, c.hc_mult, H, a_.streams, stream_));
-    DI_RETURN_IF_ERROR(hc_pre(w.hc_ffn));
-    DI_RETURN_IF_ERROR(norm_staged(a_.x, w.ffn_norm, a_.x16, T, H));
-    DI_RETURN_IF_ERROR(moe(l, grouped_moe));
-    DI_RETURN_IF_ERROR(kc::hc_post(a_.out, a_.post, a_.comb, T, c.hc_mult, H, a_.streams, stream_));
-  }
-  return head();
+  for (int32_t l = 0; l < c.num_hidden_layers; ++l) DI_RETURN_IF_ERROR(run_layer(l, grouped_moe));
+  return head(hc_head_, norm_);
 }
 
-Status V4CudaModel::head() {
+Status V4CudaModel::run_layer(int32_t l, bool grouped_moe) {
+  const DeepseekV4Config& c = config_;
+  const int64_t T = rows_, H = c.hidden_size;
+  const V4CudaLayer& w = layers_[l];
+  DI_RETURN_IF_ERROR(hc_pre(w.hc_attn));
+  DI_RETURN_IF_ERROR(norm_staged(a_.x, w.attn_norm, a_.x16, T, H));
+  DI_RETURN_IF_ERROR(attention(l));
+  DI_RETURN_IF_ERROR(kc::hc_post(a_.out, a_.post, a_.comb, T, c.hc_mult, H, a_.streams, stream_));
+  DI_RETURN_IF_ERROR(hc_pre(w.hc_ffn));
+  DI_RETURN_IF_ERROR(norm_staged(a_.x, w.ffn_norm, a_.x16, T, H));
+  DI_RETURN_IF_ERROR(moe(l, grouped_moe));
+  return kc::hc_post(a_.out, a_.post, a_.comb, T, c.hc_mult, H, a_.streams, stream_);
+}
+
+Status V4CudaModel::head(const V4CudaHc& hc_head, const float* norm) {
   const DeepseekV4Config& c = config_;
   const int64_t R = logit_rows_, H = c.hidden_size, hc = c.hc_mult;
   const float eps = static_cast<float>(c.rms_norm_eps);
   DI_RETURN_IF_ERROR(kc::gather_rows(a_.streams, step_.logit_rows(), R, hc * H, a_.head_streams, stream_));
   DI_RETURN_IF_ERROR(
-      gemm_.linear(a_.head_streams, R, hc * H, hc * H, hc_head_.fn, hc, DType::kF32, a_.mixes, hc, DType::kF32));
-  DI_RETURN_IF_ERROR(kc::hc_head(a_.mixes, hc_head_.base, hc_head_.scale, a_.head_streams, R, c.hc_mult, H,
+      gemm_.linear(a_.head_streams, R, hc * H, hc * H, hc_head.fn, hc, DType::kF32, a_.mixes, hc, DType::kF32));
+  DI_RETURN_IF_ERROR(kc::hc_head(a_.mixes, hc_head.base, hc_head.scale, a_.head_streams, R, c.hc_mult, H,
                                  static_cast<float>(c.hc_eps), a_.y, stream_, eps));
-  DI_RETURN_IF_ERROR(kc::rms_norm(a_.y, norm_, a_.y, R, 1, H, H, eps, DType::kF32, stream_));
+  DI_RETURN_IF_ERROR(kc::rms_norm(a_.y, norm, a_.y, R, 1, H, H, eps, DType::kF32, stream_));
   return linear(a_.y, R, H, H, head_, c.vocab_size, logits_dev_.as<float>(), c.vocab_size);
 }
 
 Status V4CudaModel::attention(int32_t layer) {
   const DeepseekV4Config& c = config_;
   const V4CudaLayer& w = layers_[layer];
-  const AttnType type = c.layer_types[layer];
+  const AttnType type = attn_type(layer);
   const Rope& rope = type == AttnType::kSliding ? ropes_.main : ropes_.compress;
   const float* inv = (type == AttnType::kSliding ? inv_freq_main_ : inv_freq_compress_).as<const float>();
   const kc::TokenBatch& tb = step_.device();
@@ -495,7 +519,7 @@ Status V4CudaModel::attention(int32_t layer) {
 
   // Compressed entries first: a query may attend to a window that closes at its own token.
   kc::SinkAttentionVarlenArgs args;
-  const int32_t tl = layout_.type_layer[layer];
+  const int32_t tl = layer < c.num_hidden_layers ? layout_.type_layer[layer] : -1;
   int64_t keys = std::min<int64_t>(max_end_, W);
   if (type == AttnType::kHCA) {
     DI_RETURN_IF_ERROR(compress(w.compressor, layout_.hca_kv, tl, layout_.hca_state, 0));
@@ -609,7 +633,7 @@ Status V4CudaModel::moe(int32_t layer, bool grouped) {
   const int64_t T = rows_, H = c.hidden_size, E = c.n_routed_experts, K = c.num_experts_per_tok,
                 I = c.moe_intermediate_size;
   const float limit = static_cast<float>(c.swiglu_limit);
-  const bool hash = c.mlp_layer_types[layer] == MlpType::kHashMoe;
+  const bool hash = layer < c.num_hidden_layers && c.mlp_layer_types[layer] == MlpType::kHashMoe;
   DI_RETURN_IF_ERROR(proj(a_.x, a_.x16, T, H, w.gate, E, a_.rlogits));
   kc::RoutingArgs r;
   r.logits = a_.rlogits;

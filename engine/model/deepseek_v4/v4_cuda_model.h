@@ -3,14 +3,18 @@
 // accumulation; DeepSeek's fp8 projections as shipped and its fp4 experts re-encoded to fp8, see
 // DeviceLinear), activations, mHC streams, norms and caches in fp32. Every op runs once for all
 // rows of a step (prefill chunks and decode tokens of many sequences, through a TokenBatch);
-// decode steps of few tokens route their experts on the device and replay as CUDA graphs
-// (padded batch buckets); larger steps group their experts on the host (one sync per MoE layer)
-// and run one cuBLAS GEMM per expert. CUDA builds only.
+// decode steps of few tokens, and speculative decoding's verify steps (a short run per sequence
+// with a logits row per token), route their experts on the device and replay as CUDA graphs
+// (padded row and sequence buckets); larger steps group their experts on the host (one sync per
+// MoE layer) and run one cuBLAS GEMM per expert. The MTP layer drafts eagerly (propose_drafts).
+// CUDA builds only.
 #pragma once
 
 #ifdef DI_WITH_CUDA
 
+#include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,6 +30,24 @@
 #include "engine/model/deepseek_v4/weights.h"
 
 namespace di::engine::deepseek_v4 {
+
+// Step shapes shared by the forward (v4_cuda_model.cpp) and the MTP passes (v4_cuda_mtp.cpp).
+namespace v4_cuda {
+inline constexpr int64_t kContextBucket = 256;     // graphs are keyed by the context rounded up to this
+inline constexpr int64_t kGroupedPairsMax = 2048;  // (row, expert) pairs up to which experts are grouped on the device
+// Graph sizes: a step of n rows (or sequences) replays the graph of the smallest bucket >= n.
+inline constexpr int32_t kGraphBuckets[] = {1, 2, 4, 8, 12, 16, 24, 32, 40, 48, 64, 80, 96, 112, 128, 160, 192, 224, 256};
+// Verify steps (k + 1 tokens per sequence, k + 1 <= kVerifyGraphMaxTokens) and MTP passes replay
+// graphs as decode steps do; false runs verify steps eagerly (the switch to flip if a graph ever
+// disagrees with the eager step).
+inline constexpr bool kVerifyGraphs = true;
+inline constexpr int64_t kVerifyGraphMaxTokens = 16;
+inline int32_t graph_bucket(int64_t n) {
+  for (int32_t b : kGraphBuckets)
+    if (b >= n) return b;
+  return -1;
+}
+}  // namespace v4_cuda
 
 // Device copies of one layer's tensors. `void*` ones are in the model dtype, `float*` ones fp32;
 // DeviceLinears are the projections a checkpoint may ship in fp8 / fp4.
@@ -76,6 +98,17 @@ struct V4CudaLayer {
   const float* const* w2_scale_table = nullptr;
 };
 
+// The MTP layer's own tensors besides its decoder block (layers_ holds the block after the
+// main layers).
+struct V4CudaMtp {
+  cuda::DeviceLinear e_proj;  // over enorm(embed(next token))
+  cuda::DeviceLinear h_proj;  // over hnorm(each main stream)
+  const float* enorm = nullptr;
+  const float* hnorm = nullptr;
+  const float* norm = nullptr;
+  V4CudaHc head;
+};
+
 class V4CudaModel final : public cuda::DeviceModel {
  public:
   // Uploads `host` (as load_weights returned it) in the checkpoint's dtype, then drops it.
@@ -92,6 +125,13 @@ class V4CudaModel final : public cuda::DeviceModel {
 
   Result<float*> enqueue_forward(const ForwardBatch& batch, int64_t* rows) override;
   Status check_forward() override;
+  // Speculative decoding with the checkpoint's MTP layer 0, as DeepseekV4Model does it: the
+  // block runs on the device over each input's known positions (its ring rows in the swa_kv
+  // group's layer num_hidden_layers), then one eager step per draft token for the inputs still
+  // drafting; each step's logits rows (one per drafting input) come to the host for the chooser.
+  // The draft steps' ring rows are saved and put back on the device.
+  Status drafts_supported() const override;
+  Status propose_drafts(std::span<const DraftInput> inputs, DraftChooser& chooser) override;
   int64_t weight_bytes() const { return weights_.bytes(); }
   const DeepseekV4Config& config() const { return config_; }
 
@@ -106,6 +146,28 @@ class V4CudaModel final : public cuda::DeviceModel {
   Status reserve(int64_t rows, int64_t max_end, int64_t logit_rows, bool* moved);
   // The whole forward over the uploaded StepBatch, into logits_dev_ (capturable when `grouped_moe`).
   Status run_step(bool grouped_moe);
+  // Copies the final streams of the batch's keep_hidden sequences into kept_.
+  Status keep_hidden(const ForwardBatch& batch);
+  // Decoder block `l` over the step's rows (l == num_hidden_layers: the MTP layer's).
+  Status run_layer(int32_t l, bool grouped_moe);
+  AttnType attn_type(int32_t l) const {
+    return l < config_.num_hidden_layers ? config_.layer_types[l] : AttnType::kSliding;
+  }
+  // The MTP layer over the packed step: `hidden` [rows, hc, hidden] are the streams it reads
+  // (the main model's, or the previous draft step's), the step's token ids the next tokens. Leaves
+  // its output streams in a_.streams and the logits of the step's logits rows in logits_dev_.
+  Status run_mtp(const float* hidden);
+  // One pass of the MTP layer over `batch` (an input's positions, their next tokens as ids):
+  // `fill` writes the input streams of the step's rows to m_.gathered, in step order. Passes of
+  // few tokens a sequence replay CUDA graphs (*all_rows: then a logits row per token, else one per
+  // sequence). Nothing waits for the device.
+  Status mtp_pass(ForwardBatch& batch, const std::vector<CacheGroupSpec>& groups, const std::function<Status()>& fill,
+                  bool* all_rows);
+  // The MTP pass's scratch (gathered streams, normed streams, embeddings) for `rows` rows; its
+  // layout depends on `rows` only, so a graph's pointers hold for its key.
+  Status reserve_mtp(int64_t rows);
+  // A propose_drafts() call's state: each input's draft streams and the saved ring rows.
+  Status reserve_draft_state(int64_t seqs, int64_t saved_rows);
   Status hc_pre(const V4CudaHc& hc);
   // RMSNorm of rows of x in place; with bf16 weights also its bf16 copy into x16 (the operand of
   // every projection that reads x).
@@ -122,7 +184,7 @@ class V4CudaModel final : public cuda::DeviceModel {
   Status moe(int32_t layer, bool grouped);
   Status moe_routed_grouped(const V4CudaLayer& w);
   Status moe_routed_by_expert(const V4CudaLayer& w);
-  Status head();
+  Status head(const V4CudaHc& hc_head, const float* norm);
 
   DeepseekV4Config config_;
   CacheLayout layout_;
@@ -152,6 +214,19 @@ class V4CudaModel final : public cuda::DeviceModel {
     int32_t *selected, *count, *eids, *erows, *offsets, *slot_pair;
   } a_{};
   cuda::GraphCache graphs_;  // decode steps by (rows, context bucket)
+
+  // Speculative decoding.
+  bool has_mtp_ = false;
+  std::string mtp_unavailable_;
+  V4CudaMtp mtp_;
+  kernels::cuda::DeviceBuffer kept_;  // the last forward's final streams [rows, hc, hidden]
+  std::vector<int64_t> kept_row0_;    // per batch index: its first row in kept_, -1 when not kept
+  std::vector<int64_t> kept_rows_;    // and its number of rows
+  kernels::cuda::DeviceBuffer mtp_ws_, mtp_state_;
+  struct MtpScratch {
+    float *gathered, *normed, *embed, *drafts, *saved;
+  } m_{};
+  std::vector<float> draft_logits_;  // host rows for the chooser
 };
 
 }  // namespace di::engine::deepseek_v4

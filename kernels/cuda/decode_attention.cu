@@ -206,12 +206,16 @@ int64_t decode_attention_workspace_bytes(int32_t num_tiles, int32_t splits, cons
 
 Status decode_attention(const void* q, int64_t q_stride, void* out, const AttentionTile* tiles, int32_t num_tiles,
                         int32_t splits, int64_t max_context, const PagedSeqDesc* seqs, const int32_t* block_tables,
-                        int32_t layer, const AttentionShape& shape, void* workspace, DType dtype, void* stream) {
+                        int32_t layer, const AttentionShape& shape, void* workspace, DType dtype, void* stream,
+                        int64_t chunk_keys) {
   if (num_tiles <= 0) return Status::ok();
   if (!decode_attention_supports(shape))
     return Status::invalid_argument("decode_attention: needs head_dim a multiple of 32 up to 256, <= 8 heads per kv head");
   if (splits < 1) return Status::invalid_argument("decode_attention: splits must be >= 1");
-  const int64_t chunk = (max_context + splits - 1) / splits;
+  if (chunk_keys < 0 || (chunk_keys > 0 && chunk_keys * splits < max_context))
+    return Status::invalid_argument("decode_attention: " + std::to_string(splits) + " chunks of " +
+                                    std::to_string(chunk_keys) + " keys cannot cover " + std::to_string(max_context));
+  const int64_t chunk = chunk_keys > 0 ? chunk_keys : (max_context + splits - 1) / splits;
   auto* ws = static_cast<float*>(workspace);
   const int e = shape.head_dim / 32;
   return dispatch_dtype(dtype, [&](auto t) -> Status {

@@ -11,8 +11,8 @@
 
 namespace di::kernels::cuda {
 
-// True when this kernel handles `shape` (head_dim a multiple of 32 up to 256, at most 8 query
-// heads per kv head).
+// True when this kernel handles `shape` (head_dim below 32 or a multiple of 32 up to 256, at
+// most 8 query heads per kv head).
 bool decode_attention_supports(const AttentionShape& shape);
 
 // Chunks per row for `num_tiles` rows whose longest context is `max_context` keys.

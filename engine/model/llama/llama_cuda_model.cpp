@@ -249,7 +249,9 @@ Result<float*> LlamaCudaModel::enqueue_forward(const ForwardBatch& batch, int64_
   // Batch-invariant mode: every row through the split-KV kernel, so a prompt's rows take the
   // path its decode steps take, whatever the chunking or the batch.
   const bool flash = !deterministic_ && kc::flash_attention_supports(shape, dtype_);
-  const bool split_decode = kc::decode_attention_supports(shape);
+  // Head dims below 32 take the general kernel for decode rows unless batch-invariant (where
+  // every row must take the split-KV one).
+  const bool split_decode = kc::decode_attention_supports(shape) && (deterministic_ || c.head_dim % 32 == 0);
   const int32_t split_max_tokens = deterministic_ ? INT32_MAX : kSplitMaxTokens;
   int64_t max_context = 0;
   int64_t rows = 0;

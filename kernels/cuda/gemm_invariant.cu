@@ -167,6 +167,7 @@ Result<InvariantGemm::Plan> InvariantGemm::make_plan(const GemmCall& c, int64_t 
   cublasLtMatmulPreferenceDestroy(pref);
   if (hs != CUBLAS_STATUS_SUCCESS) found = 0;  // no algorithm: the own kernel
   for (int i = 0; i < found && !plan.lt; ++i) {
+    if (results[i].state != CUBLAS_STATUS_SUCCESS) continue;
     cublasLtMatmulAlgo_t algo = results[i].algo;
     // One CTA owns each output tile and walks all of K: no split, so nothing sums partial
     // products in an order the grid (and so M) decides.

@@ -2,7 +2,10 @@
 // CUDA model: batch-1 and batched decode step time against the read floor, and an 8k-token
 // prefill against the GEMM ceiling, with both ceilings measured in the same run (a streaming
 // read kernel over 4 GiB; a bf16 8192^3 GEMM). Prints a table and, with --append FILE COMMIT
-// DEVICE, appends rows to bench/RESULTS.md.
+// DEVICE, appends rows to bench/RESULTS.md. With --deterministic, the same decode steps (B = 1,
+// 8, 64) and a 2048-token prefill again on a second model in batch-invariant mode
+// (enable_batch_invariance: the engine's deterministic option), and the cost of the mode as the
+// ratio of the two (the goal: at most 1.3x).
 #include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 
@@ -30,6 +33,8 @@ int main(int argc, char** argv) {
   const di::bench::BenchArgs args = di::bench::parse_bench_args(argc, argv);
   // --profile B: one decode step of batch B (ctx 512) between profiler marks.
   const int profile_batch = args.profile_batch;
+  bool compare_deterministic = false;
+  for (int i = 1; i < argc; ++i) compare_deterministic |= std::string(argv[i]) == "--deterministic";
 
   if (profile_batch > 0) {
     ModelOptions po;
@@ -80,7 +85,7 @@ int main(int argc, char** argv) {
   };
 
   // Decode at batch B after a `ctx`-token prompt each: median step over `steps` steps.
-  auto decode = [&](int B, int ctx, int steps) {
+  auto decode = [&](llama::LlamaCudaModel& model, const std::string& mode, int B, int ctx, int steps) {
     std::vector<float> logits;
     di::bench::DecodeBatch d = di::bench::prefill_sequences(model, B, ctx + steps + 1, random_prompt(ctx), logits);
     std::vector<double> t, t_sampled;
@@ -104,13 +109,14 @@ int main(int argc, char** argv) {
     std::snprintf(r, sizeof r, "%.0f%%", 100 * floor_ms / ms);
     std::snprintf(n, sizeof n, "median of %d steps, host wall time per forward incl. metadata upload and greedy sampling on the device; decode replayed as CUDA graphs",
                   steps);
-    rows.push_back({"llama-3-8B shape bf16 decode batch " + std::to_string(B) + ", ctx " + std::to_string(ctx), m, c, r,
-                    n});
-    std::printf("decode B=%d ctx=%d: %s | %s | %s\n", B, ctx, m, c, r);
+    rows.push_back({"llama-3-8B shape bf16 decode batch " + std::to_string(B) + ", ctx " + std::to_string(ctx) + mode,
+                    m, c, r, n});
+    std::printf("decode B=%d ctx=%d%s: %s | %s | %s\n", B, ctx, mode.c_str(), m, c, r);
+    return ms;
   };
-  decode(1, 128, 128);
-  decode(8, 1024, 32);
-  decode(64, 1024, 16);
+  const int kBatches[3][3] = {{1, 128, 128}, {8, 1024, 32}, {64, 1024, 16}};
+  double default_ms[3];
+  for (int i = 0; i < 3; ++i) default_ms[i] = decode(model, "", kBatches[i][0], kBatches[i][1], kBatches[i][2]);
 
   // Prefill one S-token prompt.
   {
@@ -128,6 +134,36 @@ int main(int argc, char** argv) {
     rows.push_back({"llama-3-8B shape bf16 prefill, one 8192-token prompt", m, cc, r,
                     "median of 3; cuBLAS GEMMs + own WMMA flash attention"});
     std::printf("prefill S=%d: %s | %s | %s\n", S, m, cc, r);
+  }
+
+  if (compare_deterministic) {
+    // The same shape and weights in batch-invariant mode: fixed-plan GEMMs, every row through
+    // the split-KV kernel in 256-key chunks.
+    auto inv = llama::LlamaCudaModel::random(cfg, kc::DType::kBF16, 1234, opts);
+    CHECK(inv.status());
+    if (!(*inv)->enable_batch_invariance()) {
+      std::fprintf(stderr, "bench_gpu_llama: the model has no batch-invariant mode\n");
+      return 1;
+    }
+    const std::string mode = " (deterministic)";
+    for (int i = 0; i < 3; ++i) {
+      const double ms = decode(**inv, mode, kBatches[i][0], kBatches[i][1], kBatches[i][2]);
+      char m[160], r[32];
+      std::snprintf(m, sizeof m, "%.2fx the default step (%.3f vs %.3f ms)", ms / default_ms[i], ms, default_ms[i]);
+      std::snprintf(r, sizeof r, "%s", ms / default_ms[i] <= 1.3 ? "within" : "over");
+      rows.push_back({"llama-3-8B shape bf16 deterministic-mode cost, decode batch " + std::to_string(kBatches[i][0]), m,
+                      "goal <= 1.3x", r, "same weights and steps; median step times"});
+      std::printf("deterministic cost B=%d: %s\n", kBatches[i][0], m);
+    }
+    const int S = 2048;
+    std::vector<int32_t> ids(S);
+    for (int32_t& x : ids) x = tok(rng);
+    const double d_ms = di::bench::median_prefill_ms(model, ids), i_ms = di::bench::median_prefill_ms(**inv, ids);
+    char m[160];
+    std::snprintf(m, sizeof m, "%.2fx the default prefill (%.1f vs %.1f ms)", i_ms / d_ms, i_ms, d_ms);
+    rows.push_back({"llama-3-8B shape bf16 deterministic-mode cost, one 2048-token prefill", m, "(no goal)", "-",
+                    "median of 3; the mode runs prompt rows through the split-KV decode kernel"});
+    std::printf("deterministic cost, prefill S=%d: %s\n", S, m);
   }
 
   di::bench::append_rows(args, rows);

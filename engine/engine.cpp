@@ -105,6 +105,9 @@ Result<std::unique_ptr<LLMEngine>> LLMEngine::create(std::unique_ptr<Model> mode
                                     " exceeds the model's max_position_embeddings " +
                                     std::to_string(mi.max_position_embeddings));
   DI_ASSIGN_OR_RETURN(CacheLayout layout, make_cache_layout(model->cache_groups(), config.block_size));
+  // Deterministic mode: a model whose kernels are batch-invariant keeps batching; any other
+  // runs each sequence in a forward of its own, which no batch can then change either.
+  const bool invariant_kernels = config.deterministic && model->enable_batch_invariance();
   bool spec_from_env = false;
   DI_RETURN_IF_ERROR(resolve_speculative(config, &spec_from_env));
   DI_RETURN_IF_ERROR(check_speculative(config, *model, layout, spec_from_env));
@@ -134,6 +137,8 @@ Result<std::unique_ptr<LLMEngine>> LLMEngine::create(std::unique_ptr<Model> mode
   auto impl = std::make_unique<Impl>();
   impl->info.model = mi;
   impl->info.config = config;
+  impl->info.batch_invariant = config.deterministic;
+  impl->info.invariant_kernels = invariant_kernels;
   impl->info.num_kv_blocks = kv->num_blocks();
   impl->info.kv_block_bytes = kv->layout().block_bytes;
   impl->info.kv_slot_bytes = kv->layout().slot_bytes;
@@ -153,7 +158,7 @@ Result<std::unique_ptr<LLMEngine>> LLMEngine::create(std::unique_ptr<Model> mode
   impl->scheduler = std::make_unique<Scheduler>(sc, impl->kv.get());
   impl->sampler = std::make_unique<Sampler>(mi.vocab_size, mi.eos_token_ids);
   impl->runner = std::make_unique<ModelRunner>(impl->model.get(), impl->kv.get(), impl->sampler.get(),
-                                               config.deterministic);
+                                               config.deterministic && !invariant_kernels);
   if (config.num_speculative_tokens > 0)
     impl->runner->enable_drafts({config.num_speculative_tokens, config.speculative_variable == 1, config.max_model_len});
   impl->seed_state = std::random_device{}() ^ (static_cast<uint64_t>(std::random_device{}()) << 32);

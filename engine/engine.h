@@ -45,6 +45,11 @@ struct EngineInfo {
   int64_t num_kv_blocks = 0;
   int64_t kv_block_bytes = 0;
   int64_t kv_slot_bytes = 0;
+  // Deterministic mode: outputs do not depend on batch composition, chunking or prefix hits;
+  // invariant_kernels: through the model's batch-invariant kernels (sequences still batched)
+  // rather than a forward per sequence.
+  bool batch_invariant = false;
+  bool invariant_kernels = false;
 };
 
 class LLMEngine {

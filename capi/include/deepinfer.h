@@ -768,7 +768,12 @@ DI_API di_status di_engine_metrics(di_engine* engine, int32_t format, char** out
  * (family, model_dir, vocab_size, eos ids), the limits in force (max_model_len, max_num_seqs,
  * max_num_batched_tokens, block_size, kv_cache_bytes, KV blocks), the device, the speculative
  * decoding in force (num_speculative_tokens, speculative_variable), and "backends" as in
- * di_build_info.
+ * di_build_info. "batch_invariant" is true when the engine runs in deterministic mode (option
+ * "deterministic"): a request's logits, logprobs and tokens then have the same bits whatever
+ * else is batched with it, however its prompt is chunked and whether its prefix came from the
+ * cache (sampled requests with a seed alike). "batch_invariance" says how: "kernels" (the model's
+ * batch-invariant kernels; sequences are still batched: the CUDA models), "per_sequence" (each
+ * sequence in a forward of its own: the CPU models) or "off".
  * Errors: DI_E_INVALID_ARG (NULL engine/out), DI_E_OOM. Thread-safety: any thread. */
 DI_API di_status di_engine_info(di_engine* engine, char** out, size_t* len, di_error** err);
 

@@ -237,6 +237,8 @@ DI_API di_status di_engine_info(di_engine* engine, char** out, size_t* len, di_e
       {"enable_prefix_caching", i.config.enable_prefix_caching},
       {"async_scheduling", i.config.async_scheduling},
       {"deterministic", i.config.deterministic},
+      {"batch_invariant", i.batch_invariant},
+      {"batch_invariance", !i.batch_invariant ? "off" : i.invariant_kernels ? "kernels" : "per_sequence"},
       {"num_speculative_tokens", i.config.num_speculative_tokens},
       {"speculative_variable", i.config.speculative_variable == 1},
       {"tokenizer", engine->engine->has_token_text()},

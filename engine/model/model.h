@@ -189,6 +189,12 @@ class Model {
     (void)batch, (void)specs, (void)out;
     return Status::unsupported("this model samples on the host");
   }
+  // Batch invariance, for the engine's deterministic mode: once this returns true, a sequence's
+  // logits (and device draws) have the same bits whatever else runs in its forward, however its
+  // tokens are split into chunks and whether its prefix was computed in another forward. Call it
+  // before the first forward. False: the model cannot promise it, and the engine runs each
+  // sequence in a forward of its own.
+  virtual bool enable_batch_invariance() { return false; }
   // OK when propose_drafts() works on this model; else why not (no MTP layers in the checkpoint,
   // a device path without drafts).
   virtual Status drafts_supported() const {

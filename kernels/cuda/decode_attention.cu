@@ -55,6 +55,8 @@ __global__ void __launch_bounds__(kWarps * 32) decode_split_kernel(const T* q, i
   const int64_t width = int64_t{shape.num_kv_heads} * hd;
   const int64_t begin = z * chunk;
   const int64_t end = min(begin + chunk, int64_t{tile.pos0} + 1);
+  // Head dims below 32 (E = 1): lanes past the head hold zeros, adding nothing to the scores.
+  const bool active = lane * E < hd;
 
   float qr[kMaxGroup][E], acc[kMaxGroup][E], m[kMaxGroup], l[kMaxGroup];
 #pragma unroll
@@ -63,7 +65,9 @@ __global__ void __launch_bounds__(kWarps * 32) decode_split_kernel(const T* q, i
     l[g] = 0.f;
 #pragma unroll
     for (int i = 0; i < E; ++i) acc[g][i] = 0.f;
-    if (g < group) {
+#pragma unroll
+    for (int i = 0; i < E; ++i) qr[g][i] = 0.f;
+    if (g < group && active) {
       load_elems<T, E>(q + int64_t{tile.row0} * q_stride + int64_t{kvh * group + g} * hd + lane * E, qr[g]);
 #pragma unroll
       for (int i = 0; i < E; ++i) qr[g][i] *= shape.scale;
@@ -75,7 +79,9 @@ __global__ void __launch_bounds__(kWarps * 32) decode_split_kernel(const T* q, i
 #pragma unroll
     for (int u = 0; u < 2; ++u) {
       const int64_t k = k0 + u * kWarps;
-      if (k < end) {
+#pragma unroll
+      for (int i = 0; i < E; ++i) kv[u][i] = vv[u][i] = 0.f;
+      if (k < end && active) {
         const T* ent = reinterpret_cast<const T*>(entry_at(d, tables, layer, k));
         load_elems<T, E>(ent + int64_t{kvh} * hd + lane * E, kv[u]);
         load_elems<T, E>(ent + width + int64_t{kvh} * hd + lane * E, vv[u]);
@@ -113,8 +119,10 @@ __global__ void __launch_bounds__(kWarps * 32) decode_split_kernel(const T* q, i
       sm_m[warp * kMaxGroup + g] = m[g];
       sm_l[warp * kMaxGroup + g] = l[g];
     }
+    if (active) {
 #pragma unroll
-    for (int i = 0; i < E; ++i) sm_o[(warp * kMaxGroup + g) * hd + lane * E + i] = acc[g][i];
+      for (int i = 0; i < E; ++i) sm_o[(warp * kMaxGroup + g) * hd + lane * E + i] = acc[g][i];
+    }
   }
   __syncthreads();
   const int64_t base = ((int64_t{blockIdx.x} * shape.num_kv_heads + kvh) * splits + z) * group;
@@ -189,7 +197,8 @@ Status launch(const void* q, int64_t q_stride, void* out, const AttentionTile* t
 bool decode_attention_supports(const AttentionShape& shape) {
   if (shape.num_kv_heads <= 0 || shape.num_heads % shape.num_kv_heads) return false;
   const int group = shape.num_heads / shape.num_kv_heads;
-  return shape.head_dim % 32 == 0 && shape.head_dim <= 256 && group <= kMaxGroup;
+  const bool dims = (shape.head_dim % 32 == 0 && shape.head_dim <= 256) || (shape.head_dim > 0 && shape.head_dim < 32);
+  return dims && group <= kMaxGroup;
 }
 
 int32_t decode_attention_splits(int32_t num_tiles, int64_t max_context, const AttentionShape& shape) {
@@ -206,14 +215,19 @@ int64_t decode_attention_workspace_bytes(int32_t num_tiles, int32_t splits, cons
 
 Status decode_attention(const void* q, int64_t q_stride, void* out, const AttentionTile* tiles, int32_t num_tiles,
                         int32_t splits, int64_t max_context, const PagedSeqDesc* seqs, const int32_t* block_tables,
-                        int32_t layer, const AttentionShape& shape, void* workspace, DType dtype, void* stream) {
+                        int32_t layer, const AttentionShape& shape, void* workspace, DType dtype, void* stream,
+                        int64_t chunk_keys) {
   if (num_tiles <= 0) return Status::ok();
   if (!decode_attention_supports(shape))
-    return Status::invalid_argument("decode_attention: needs head_dim a multiple of 32 up to 256, <= 8 heads per kv head");
+    return Status::invalid_argument(
+        "decode_attention: needs head_dim below 32 or a multiple of 32 up to 256, <= 8 heads per kv head");
   if (splits < 1) return Status::invalid_argument("decode_attention: splits must be >= 1");
-  const int64_t chunk = (max_context + splits - 1) / splits;
+  if (chunk_keys < 0 || (chunk_keys > 0 && chunk_keys * splits < max_context))
+    return Status::invalid_argument("decode_attention: " + std::to_string(splits) + " chunks of " +
+                                    std::to_string(chunk_keys) + " keys cannot cover " + std::to_string(max_context));
+  const int64_t chunk = chunk_keys > 0 ? chunk_keys : (max_context + splits - 1) / splits;
   auto* ws = static_cast<float*>(workspace);
-  const int e = shape.head_dim / 32;
+  const int e = shape.head_dim < 32 ? 1 : shape.head_dim / 32;
   return dispatch_dtype(dtype, [&](auto t) -> Status {
     using T = decltype(t);
     const cudaStream_t s = as_stream(stream);

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "kernels/cuda/gemm.h"
+#include "kernels/cuda/gemm_invariant.h"
 
 namespace di::kernels::cuda {
 namespace {
@@ -24,6 +25,7 @@ Result<Gemm> Gemm::create(void* stream) {
   cublasHandle_t h = nullptr;
   DI_RETURN_IF_ERROR(cublas_status(cublasCreate(&h), "cublasCreate"));
   g.handle_ = h;
+  g.stream_ = stream;
   DI_RETURN_IF_ERROR(cublas_status(cublasSetStream(h, static_cast<cudaStream_t>(stream)), "cublasSetStream"));
   // A fixed workspace: cuBLAS must not allocate while a graph is being captured.
   constexpr int64_t kWorkspace = int64_t{32} << 20;
@@ -32,17 +34,38 @@ Result<Gemm> Gemm::create(void* stream) {
   return Result<Gemm>(std::move(g));
 }
 
+Gemm::Gemm() = default;
 Gemm::~Gemm() {
+  invariant_.reset();
   if (handle_) cublasDestroy(static_cast<cublasHandle_t>(handle_));
 }
-Gemm::Gemm(Gemm&& o) noexcept : handle_(std::exchange(o.handle_, nullptr)), workspace_(std::move(o.workspace_)) {}
+Gemm::Gemm(Gemm&& o) noexcept
+    : handle_(std::exchange(o.handle_, nullptr)),
+      workspace_(std::move(o.workspace_)),
+      stream_(o.stream_),
+      invariant_(std::move(o.invariant_)) {}
 Gemm& Gemm::operator=(Gemm&& o) noexcept {
   if (this != &o) {
+    invariant_.reset();
     if (handle_) cublasDestroy(static_cast<cublasHandle_t>(handle_));
     handle_ = std::exchange(o.handle_, nullptr);
     workspace_ = std::move(o.workspace_);
+    stream_ = o.stream_;
+    invariant_ = std::move(o.invariant_);
   }
   return *this;
+}
+
+Status Gemm::set_batch_invariant(bool on) {
+  if (!handle_) return Status::state("Gemm: no cuBLAS handle");
+  if (!on) {
+    invariant_.reset();
+    return Status::ok();
+  }
+  if (invariant_) return Status::ok();
+  DI_ASSIGN_OR_RETURN(InvariantGemm * g, InvariantGemm::create(stream_, workspace_.get(), workspace_.bytes()));
+  invariant_.reset(g);
+  return Status::ok();
 }
 
 Status Gemm::linear(const void* x, int64_t M, int64_t K, int64_t lda, const void* w, int64_t N, DType in_type,
@@ -52,6 +75,7 @@ Status Gemm::linear(const void* x, int64_t M, int64_t K, int64_t lda, const void
     return Status::invalid_argument("Gemm::linear: bad shape M=" + std::to_string(M) + " N=" + std::to_string(N) +
                                     " K=" + std::to_string(K));
   if (M == 0) return Status::ok();
+  if (invariant_) return invariant_->run({x, M, K, lda, 0, w, N, 0, in_type, y, ldc, 0, out_type, 1, beta});
   const float alpha = 1.f;
   // bf16 operands go through the tensor cores; fp32 ones stay on exact fp32 FMA.
   const cublasComputeType_t compute =
@@ -72,6 +96,9 @@ Status Gemm::linear_batched(const void* x, int64_t M, int64_t K, int64_t lda, in
     return Status::invalid_argument("Gemm::linear_batched: bad shape M=" + std::to_string(M) +
                                     " N=" + std::to_string(N) + " K=" + std::to_string(K));
   if (M == 0) return Status::ok();
+  if (invariant_)
+    return invariant_->run(
+        {x, M, K, lda, stride_x, w, N, stride_w, in_type, y, ldc, stride_y, out_type, batch, 0.f});
   const float alpha = 1.f, beta = 0.f;
   const cublasComputeType_t compute = in_type == DType::kF32 ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F;
   return cublas_status(

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "base/status.h"
 #include "kernels/cuda/device_buffer.h"
@@ -11,11 +12,13 @@
 
 namespace di::kernels::cuda {
 
+class InvariantGemm;
+
 class Gemm {
  public:
   // Creates a cuBLAS handle bound to `stream` (a cudaStream_t; nullptr = default stream).
   static Result<Gemm> create(void* stream);
-  Gemm() = default;
+  Gemm();
   ~Gemm();
   Gemm(Gemm&& o) noexcept;  // moves the handle and its workspace
   Gemm& operator=(Gemm&& o) noexcept;
@@ -33,9 +36,17 @@ class Gemm {
                         int64_t stride_w, DType in_type, void* y, int64_t ldc, int64_t stride_y, DType out_type,
                         int64_t batch) const;
 
+  // Batch-invariant mode (on: set before the first product, never while a graph is captured):
+  // every call with the same weight shape runs one fixed kernel with no split of K, so a row's
+  // result has the same bits whatever M is (gemm_invariant.h). Off: cuBLAS's default choice.
+  Status set_batch_invariant(bool on);
+  bool batch_invariant() const { return invariant_ != nullptr; }
+
  private:
   void* handle_ = nullptr;  // cublasHandle_t
   DeviceBuffer workspace_;  // set up front so calls can be captured in CUDA graphs
+  void* stream_ = nullptr;
+  std::unique_ptr<InvariantGemm> invariant_;  // null unless batch-invariant
 };
 
 }  // namespace di::kernels::cuda

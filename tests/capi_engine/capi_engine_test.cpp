@@ -327,6 +327,20 @@ TEST(CapiEngine, BadInputsAreClearErrors) {
   di_error_destroy(err);
 }
 
+// The CPU models have no batch-invariant kernels: deterministic mode runs each sequence alone.
+TEST(CapiEngine, InfoSaysHowDeterministicModeIsBatchInvariant) {
+  V4Fixture f = load_v4_fixture("mixed_yarn_hc2");
+  Engine e = engine(f.dir, R"({"max_model_len": 200, "deterministic": 1})");
+  char* text = nullptr;
+  size_t len = 0;
+  ASSERT_EQ(di_engine_info(e.get(), &text, &len, nullptr), DI_OK);
+  nlohmann::json info = nlohmann::json::parse(std::string(text, len));
+  di_free(text);
+  EXPECT_EQ(info["deterministic"], true);
+  EXPECT_EQ(info["batch_invariant"], true);
+  EXPECT_EQ(info["batch_invariance"], "per_sequence");
+}
+
 TEST(CapiEngine, InfoAndMetricsDescribeTheEngine) {
   V4Fixture f = load_v4_fixture("mixed_yarn_hc2");
   Engine e = engine(f.dir, R"({"max_model_len": 200, "max_num_seqs": 5})");
@@ -340,6 +354,8 @@ TEST(CapiEngine, InfoAndMetricsDescribeTheEngine) {
   EXPECT_EQ(info["limits"]["max_model_len"], 200);
   EXPECT_EQ(info["limits"]["max_num_seqs"], 5);
   EXPECT_EQ(info["device"], "cpu");
+  EXPECT_EQ(info["batch_invariant"], false);
+  EXPECT_EQ(info["batch_invariance"], "off");
   Request r = submit(e.get(), f.prompt, R"({"temperature": 0, "max_tokens": 3})");
   drain(r.get());
   nlohmann::json m = metrics(e.get());

@@ -35,6 +35,12 @@ Status DeviceModel::open_stream() {
   return Status::ok();
 }
 
+bool DeviceModel::enable_batch_invariance() {
+  if (!stream_ || !batch_invariance_supported() || !gemm_.set_batch_invariant(true).is_ok()) return false;
+  deterministic_ = true;
+  return true;
+}
+
 Status DeviceModel::upload_f32(const std::vector<float>& host, kc::DeviceBuffer& buf) {
   const int64_t bytes = static_cast<int64_t>(host.size() * 4);
   DI_RETURN_IF_ERROR(buf.allocate(bytes));
@@ -98,6 +104,9 @@ Status DeviceModel::project_fp8(const DeviceLinear& w, const float* x, int64_t l
     DI_RETURN_IF_ERROR(kc::convert_rows_from_f32(x, M, width, ldx, linear_stage_, DType::kBF16, stream_));
     x16 = linear_stage_;
   }
+  // Batch-invariant: the weight-streaming kernel for every M (one warp per output, its own K
+  // order, looping over the rows), never a choice by M between it and the tensor cores.
+  if (deterministic_) return kc::fp8_linear_w8a16(x16, DType::kBF16, M, width, K, w.fp8, groups, y, ldy, N, stream_);
   // cuBLASLt takes multiples of 4 rows; the last M % 4 rows stream the weights once more.
   const int64_t M4 = M / 4 * 4;
   const bool tensor_cores = fp8_activations_ && M >= kFp8TensorCoreMinRows && kc::Fp8Gemm::supports(w.fp8);

@@ -49,6 +49,10 @@ class DeviceModel : public Model {
                         std::vector<Result<SampledToken>>& out) final;
   bool applies_logits_masks() const final { return true; }
   bool samples_on_device() const final { return true; }
+  // Every CUDA family: gemm_ in its batch-invariant mode, fp8 projections on one kernel for any
+  // M, and each family's attention and MoE on their fixed-order paths (deterministic_).
+  bool enable_batch_invariance() final;
+  bool batch_invariant() const { return deterministic_; }
 
   kernels::cuda::DType dtype() const { return dtype_; }
 
@@ -71,6 +75,8 @@ class DeviceModel : public Model {
   // Enqueues one forward on stream_ and returns its device logits, laid out as Model::forward
   // says (*rows of them; null when there are none). Nothing waits for the device.
   virtual Result<float*> enqueue_forward(const ForwardBatch& batch, int64_t* rows) = 0;
+  // Whether the family's kernels have a batch-invariant path for this checkpoint.
+  virtual bool batch_invariance_supported() const { return true; }
   // Once the stream has finished the forward: the model's device-side checks.
   virtual Status check_forward() { return Status::ok(); }
 
@@ -124,6 +130,9 @@ class DeviceModel : public Model {
   kernels::cuda::DeviceBuffer dequant_stage_;
   bool fp8_activations_ = true;  // ModelOptions::fp8_activations
   bool fp8_pow2_scales_ = false;  // activation scales rounded to powers of two (DeepSeek-V4's ue8m0)
+  // Batch-invariant mode (enable_batch_invariance): no kernel choice, split or reduction order
+  // may depend on the step's rows, sequences or contexts, only on the row's own.
+  bool deterministic_ = false;
 
  private:
   Status project_fp8(const DeviceLinear& w, const float* x, int64_t ldx, const void* x16, int64_t M, int64_t groups,

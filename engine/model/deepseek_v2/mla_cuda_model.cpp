@@ -280,8 +280,11 @@ Status MlaCudaModel::reserve(int64_t T, int64_t max_end, int64_t R, bool* moved)
   rows_ = T;
   max_end_ = max_end;
   logit_rows_ = R;
-  grouped_pairs_ = !experts_biased_ && T * K <= kGroupedPairsMax ? T * K : 0;
-  splits_ = kc::mla_attention_splits(T, static_cast<int32_t>(nh), max_end);
+  // Batch-invariant mode: one MoE path for every step (grouped pairs sum each pair over K in one
+  // order whatever an expert's count), and one pass over each row's keys (no split by the step).
+  const bool group_all = deterministic_ && !experts_biased_;
+  grouped_pairs_ = !experts_biased_ && (group_all || T * K <= kGroupedPairsMax) ? T * K : 0;
+  splits_ = deterministic_ ? 1 : kc::mla_attention_splits(T, static_cast<int32_t>(nh), max_end);
   const int64_t max_k = std::max({H, qlr, nh * qk, nh * v, nh * kvl, I});
   const int64_t gp = std::max<int64_t>(1, grouped_pairs_);
   const int64_t partial = std::max<int64_t>(

@@ -351,12 +351,13 @@ Status V4CudaModel::reserve(int64_t T, int64_t max_end, int64_t R, bool* moved) 
   max_end_ = max_end;
   logit_rows_ = R;
   max_visible_ = has_csa ? max_end / c.compress_rate_csa : 0;
-  grouped_pairs_ = T * K <= kGroupedPairsMax ? T * K : 0;
+  // Batch-invariant mode: grouped experts and one pass over each row's keys for every step.
+  grouped_pairs_ = deterministic_ || T * K <= kGroupedPairsMax ? T * K : 0;
   const int64_t window_keys = std::min<int64_t>(max_end, c.sliding_window);
   int64_t max_keys = window_keys;
   if (has_hca) max_keys = std::max(max_keys, window_keys + max_end / c.compress_rate_hca);
   if (has_csa) max_keys = std::max(max_keys, window_keys + std::min<int64_t>(topk, max_visible_));
-  splits_ = kc::sink_attention_varlen_splits(T, static_cast<int32_t>(nh), max_keys);
+  splits_ = deterministic_ ? 1 : kc::sink_attention_varlen_splits(T, static_cast<int32_t>(nh), max_keys);
   const int64_t cw = 2 * std::max(hd, ihd);
   const int64_t max_k = std::max({H, qlr, nh * hd, og * olr, I});
   const int64_t gp = std::max<int64_t>(1, grouped_pairs_);

@@ -7,6 +7,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -28,6 +29,10 @@ constexpr int32_t kKvGroup = 0;
 constexpr int32_t kFlashMinTokens = 16;  // fewer new tokens: the general kernel wastes less
 constexpr int32_t kSplitMaxTokens = 4;   // up to this many new tokens: one split-KV row each
 constexpr int64_t kContextBucket = 256;  // decode graphs are keyed by the context rounded up to this
+// Batch-invariant mode: every row (prefill or decode) is a split-KV tile over chunks of this many
+// keys, and one launch takes at most kInvariantWorkspace bytes of partial softmaxes.
+constexpr int64_t kInvariantChunk = 256;
+constexpr int64_t kInvariantWorkspace = int64_t{64} << 20;
 constexpr int64_t kActivationReserve = int64_t{3} << 30;  // workspaces besides the KV cache
 
 uint16_t f32_to_bf16(float f) {
@@ -241,10 +246,16 @@ Result<float*> LlamaCudaModel::enqueue_forward(const ForwardBatch& batch, int64_
   std::vector<int64_t> positions;
   std::vector<kc::PagedSeqDesc> seqs;
   std::vector<kc::AttentionTile> tiles, flash_tiles, decode_tiles;
-  const bool flash = kc::flash_attention_supports(shape, dtype_);
-  const bool split_decode = kc::decode_attention_supports(shape);
+  // Batch-invariant mode: every row through the split-KV kernel, so a prompt's rows take the
+  // path its decode steps take, whatever the chunking or the batch.
+  const bool flash = !deterministic_ && kc::flash_attention_supports(shape, dtype_);
+  // Head dims below 32 take the general kernel for decode rows unless batch-invariant (where
+  // every row must take the split-KV one).
+  const bool split_decode = kc::decode_attention_supports(shape) && (deterministic_ || c.head_dim % 32 == 0);
+  const int32_t split_max_tokens = deterministic_ ? INT32_MAX : kSplitMaxTokens;
   int64_t max_context = 0;
   int64_t rows = 0;
+  bool decode_only = true;  // no sequence past kSplitMaxTokens new tokens: a step worth a graph
   for (size_t s = 0; s < batch.seqs.size(); ++s) {
     const SequenceInput& in = batch.seqs[s];
     PagedGroupView v;
@@ -266,11 +277,12 @@ Result<float*> LlamaCudaModel::enqueue_forward(const ForwardBatch& batch, int64_
     const int64_t used_blocks = (end + v.block_size - 1) / v.block_size;
     tables.insert(tables.end(), v.block_ids, v.block_ids + used_blocks);
     seqs.push_back(d);
+    decode_only &= in.num_tokens <= kSplitMaxTokens;
     // Prefill chunks go to the tensor-core kernel; decode rows (few tokens) to the general one.
     if (flash && in.num_tokens >= kFlashMinTokens) {
       kc::append_flash_tiles(static_cast<int32_t>(s), static_cast<int32_t>(rows), static_cast<int32_t>(in.start_pos),
                              in.num_tokens, flash_tiles);
-    } else if (split_decode && in.num_tokens <= kSplitMaxTokens) {
+    } else if (split_decode && in.num_tokens <= split_max_tokens) {
       // Decode: one split-KV tile per token.
       for (int32_t i = 0; i < in.num_tokens; ++i)
         decode_tiles.push_back({static_cast<int32_t>(s), static_cast<int32_t>(rows + i), 1,
@@ -329,13 +341,18 @@ Result<float*> LlamaCudaModel::enqueue_forward(const ForwardBatch& batch, int64_
   // Contexts rounded up so that a captured decode graph serves many steps (chunks past a row's
   // context are empty and skipped).
   decode_context_ = (max_context + kContextBucket - 1) / kContextBucket * kContextBucket;
-  decode_splits_ = decode_tiles.empty()
-                       ? 1
-                       : kc::decode_attention_splits(static_cast<int32_t>(decode_tiles.size()), decode_context_, shape);
+  if (deterministic_) {
+    decode_splits_ = static_cast<int32_t>(std::max<int64_t>(1, (decode_context_ + kInvariantChunk - 1) / kInvariantChunk));
+  } else {
+    decode_splits_ = decode_tiles.empty() ? 1
+                                          : kc::decode_attention_splits(static_cast<int32_t>(decode_tiles.size()),
+                                                                        decode_context_, shape);
+  }
   logit_rows_ = out_rows;
   num_seqs_ = static_cast<int64_t>(seqs.size());
   DI_RETURN_IF_ERROR(reserve_activations(rows));
-  const bool graphable = !enforce_eager_ && tiles.empty() && flash_tiles.empty() && !decode_tiles.empty();
+  const bool graphable =
+      !enforce_eager_ && decode_only && tiles.empty() && flash_tiles.empty() && !decode_tiles.empty();
   if (graphable) {
     DI_RETURN_IF_ERROR(launch_graph(rows));
   } else {
@@ -351,12 +368,24 @@ int64_t LlamaCudaModel::activation_bytes(int64_t T) const {
   const int64_t eb = kc::dtype_bytes(dtype_);
   const kc::AttentionShape shape{c.num_attention_heads, c.num_key_value_heads, c.head_dim, 1.f};
   const int64_t ws_bytes =
-      kc::decode_attention_workspace_bytes(static_cast<int32_t>(decode_tiles_), decode_splits_, shape);
+      kc::decode_attention_workspace_bytes(static_cast<int32_t>(decode_tiles_per_launch()), decode_splits_, shape);
   auto al = [](int64_t b) { return (b + 255) / 256 * 256; };
   // Residual x, normed h, projection out, qkv, attention out, gate_up, act, the gathered
   // logits rows, the split-KV workspace.
   return al(T * H * eb) * 3 + al(T * qkvw * eb) + al(T * qw * eb) + al(T * 2 * I * eb) + al(T * I * eb) +
          al(logit_rows_ * H * eb) + al(ws_bytes);
+}
+
+bool LlamaCudaModel::batch_invariance_supported() const {
+  const LlamaConfig& c = config_;
+  return kc::decode_attention_supports({c.num_attention_heads, c.num_key_value_heads, c.head_dim, 1.f});
+}
+
+int64_t LlamaCudaModel::decode_tiles_per_launch() const {
+  if (!deterministic_ || decode_tiles_ == 0) return std::max<int64_t>(1, decode_tiles_);
+  const kc::AttentionShape shape{config_.num_attention_heads, config_.num_key_value_heads, config_.head_dim, 1.f};
+  const int64_t per_tile = kc::decode_attention_workspace_bytes(1, decode_splits_, shape);
+  return std::clamp<int64_t>(kInvariantWorkspace / std::max<int64_t>(1, per_tile), 1, decode_tiles_);
 }
 
 Status LlamaCudaModel::reserve_activations(int64_t T) {
@@ -386,7 +415,7 @@ Status LlamaCudaModel::run_layers(int64_t T) {
                                  1.0f / std::sqrt(static_cast<float>(hd))};
   const int64_t R = logit_rows_;
   const int64_t ws_bytes =
-      kc::decode_attention_workspace_bytes(static_cast<int32_t>(decode_tiles_), decode_splits_, shape);
+      kc::decode_attention_workspace_bytes(static_cast<int32_t>(decode_tiles_per_launch()), decode_splits_, shape);
   uint8_t* p = act_.as<uint8_t>();
   void* x = carve<uint8_t>(p, T * H * eb);
   void* h = carve<uint8_t>(p, T * H * eb);
@@ -432,10 +461,14 @@ Status LlamaCudaModel::run_layers(int64_t T) {
                                            static_cast<int32_t>(flash_tiles_),
                                            static_cast<const kc::PagedSeqDesc*>(d_seqs_),
                                            static_cast<const int32_t*>(d_tables_), l, shape, s));
-    DI_RETURN_IF_ERROR(kc::decode_attention(qkv, qkvw, attn, static_cast<const kc::AttentionTile*>(d_decode_tiles_),
-                                            static_cast<int32_t>(decode_tiles_), decode_splits_, decode_context_,
-                                            static_cast<const kc::PagedSeqDesc*>(d_seqs_),
-                                            static_cast<const int32_t*>(d_tables_), l, shape, ws, dtype_, s));
+    const int64_t per_launch = decode_tiles_per_launch();
+    for (int64_t t0 = 0; t0 < decode_tiles_; t0 += per_launch) {
+      DI_RETURN_IF_ERROR(kc::decode_attention(
+          qkv, qkvw, attn, static_cast<const kc::AttentionTile*>(d_decode_tiles_) + t0,
+          static_cast<int32_t>(std::min(per_launch, decode_tiles_ - t0)), decode_splits_, decode_context_,
+          static_cast<const kc::PagedSeqDesc*>(d_seqs_), static_cast<const int32_t*>(d_tables_), l, shape, ws, dtype_,
+          s, deterministic_ ? kInvariantChunk : 0));
+    }
     DI_RETURN_IF_ERROR(gemm_.linear(attn, T, qw, qw, w.o_proj, H, dtype_, o, H, dtype_));
     DI_RETURN_IF_ERROR(kc::add_bias(o, w.o_bias, T, H, H, dtype_, s));
     DI_RETURN_IF_ERROR(kc::add_rms_norm(x, o, w.post_attention_layernorm, h, T, H, eps, dtype_, s));

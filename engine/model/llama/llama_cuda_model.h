@@ -59,6 +59,10 @@ class LlamaCudaModel final : public cuda::DeviceModel {
   // Every kernel of one forward over `rows` tokens, on stream_ (captured into a graph for
   // decode steps unless enforce_eager).
   Status run_layers(int64_t rows);
+  bool batch_invariance_supported() const override;
+  // The split-KV tiles one decode_attention launch takes: all of them, or in batch-invariant
+  // mode (where prefill rows are tiles too) as many as the workspace budget holds.
+  int64_t decode_tiles_per_launch() const;
   int64_t activation_bytes(int64_t rows) const;
   Status reserve_activations(int64_t rows);
   Status launch_graph(int64_t rows);

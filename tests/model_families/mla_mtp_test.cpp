@@ -1,0 +1,317 @@
+// DeepSeek-V3's MTP layer on the CPU (model.layers.<num_hidden_layers>.*): the loader takes or
+// skips it cleanly, its cache rows are declared with the decoder's, drafting leaves the cache
+// as a run without drafts leaves it, and through the engine greedy output with drafts equals
+// greedy output without them token for token (fixed and variable length, batched, from the
+// prefix cache, under preemption), with the same logprobs at every step.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "engine/kv/cache_layout.h"
+#include "engine/llm.h"
+#include "engine/model/deepseek_v2/mla_model.h"
+#include "tests/common/mtp_fixture.h"
+#include "tests/model_families/mla_mtp_checkpoint.h"
+
+namespace di::test {
+namespace {
+
+constexpr int64_t kNewTokens = 30;
+
+engine::deepseek_v2::MlaModel* as_mla(engine::Model& m) { return dynamic_cast<engine::deepseek_v2::MlaModel*>(&m); }
+
+std::unique_ptr<engine::Model> load(const std::string& dir) {
+  engine::ModelOptions opts;
+  opts.num_threads = 2;
+  auto model = engine::load_model(dir, opts);
+  EXPECT_TRUE(model.is_ok()) << model.status().message();
+  return model.is_ok() ? std::move(model).value() : nullptr;
+}
+
+const std::string& mtp_dir() {
+  static const std::string dir = make_v3_mtp_checkpoint("v3_mtp");
+  return dir;
+}
+
+// The fixture's prompt and three more of other lengths and contents.
+std::vector<std::vector<int32_t>> prompts() {
+  const std::vector<int32_t> p = load_fixture({"deepseek_v3", "deepseek_v3_qlora_yarn"}).prompt;
+  std::vector<int32_t> rev(p.rbegin(), p.rend());
+  return {p, std::vector<int32_t>(p.begin(), p.begin() + 7), std::vector<int32_t>(rev.begin(), rev.begin() + 19),
+          {p[3]}};
+}
+
+TEST(MlaMtp, LoadsTheMtpLayerAndDeclaresItsCacheRows) {
+  auto model = load(mtp_dir());
+  ASSERT_TRUE(model);
+  auto* mla = as_mla(*model);
+  ASSERT_NE(mla, nullptr);
+  EXPECT_EQ(mla->num_mtp_layers(), 1) << mla->weights().mtp_unavailable;
+  EXPECT_TRUE(model->drafts_supported().is_ok());
+  ASSERT_EQ(model->cache_groups().size(), 1u);
+  EXPECT_EQ(model->cache_groups()[0].num_layers, mla->config().num_hidden_layers + 1);
+  // DeepSeek's copies of embed_tokens and the head are the main model's, not second copies.
+  EXPECT_EQ(mla->weights().mtp_layers[0].embed, mla->weights().embed);
+  EXPECT_EQ(mla->weights().mtp_layers[0].head, mla->weights().lm_head);
+}
+
+TEST(MlaMtp, MtpTensorsAreSkippedWhenTheConfigDeclaresNone) {
+  MtpCheckpointOptions o;
+  o.num_nextn_predict_layers = 0;
+  const std::string dir = make_v3_mtp_checkpoint("v3_mtp_off", o);
+  auto model = load(dir);
+  ASSERT_TRUE(model);
+  EXPECT_EQ(model->cache_groups()[0].num_layers, as_mla(*model)->config().num_hidden_layers);
+  const Status st = model->drafts_supported();
+  EXPECT_EQ(st.code(), StatusCode::kUnsupported);
+  EXPECT_NE(st.message().find("num_nextn_predict_layers 0"), std::string::npos) << st.message();
+  // The main model is untouched by them: transformers' logits.
+  const Fixture f = load_fixture({"deepseek_v3", "deepseek_v3_qlora_yarn"});
+  const std::vector<float> got = run_chunks(*model, f.all_ids, {13});
+  EXPECT_LT(worst_rel_err(got, f.logits, f.vocab), 1e-4);
+
+  engine::EngineConfig c;
+  c.max_model_len = 128;
+  c.num_speculative_tokens = 2;
+  auto llm = engine::LLM::load(dir, c, {});
+  ASSERT_FALSE(llm.is_ok());
+  EXPECT_EQ(llm.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(llm.status().message().find("MTP"), std::string::npos) << llm.status().message();
+}
+
+TEST(MlaMtp, AnIncompleteMtpLayerTurnsOnlyDraftingOff) {
+  MtpCheckpointOptions o;
+  o.drop = "eh_proj.weight";
+  auto model = load(make_v3_mtp_checkpoint("v3_mtp_partial", o));
+  ASSERT_TRUE(model);
+  const Status st = model->drafts_supported();
+  EXPECT_EQ(st.code(), StatusCode::kUnsupported);
+  EXPECT_NE(st.message().find("eh_proj"), std::string::npos) << st.message();
+  std::printf("%s\n", st.message().c_str());
+}
+
+TEST(MlaMtp, AbsentSharedCopiesDraftAsStoredOnes) {
+  MtpCheckpointOptions o;
+  o.store_shared_copies = false;
+  auto with = load(mtp_dir()), without = load(make_v3_mtp_checkpoint("v3_mtp_no_copies", o));
+  ASSERT_TRUE(with && without);
+  const std::vector<int32_t> ids = prompts()[0];
+  std::vector<std::vector<float>> out;
+  for (engine::Model* m : {with.get(), without.get()}) {
+    auto* mla = as_mla(*m);
+    engine::ContiguousSequenceCache cache(m->cache_groups(), static_cast<int64_t>(ids.size()));
+    std::vector<float> logits(ids.size() * 256), hidden;
+    ASSERT_TRUE(mla->forward_hidden({ids.data(), static_cast<int32_t>(ids.size()), 0, &cache, true}, logits.data(),
+                                    &hidden)
+                    .is_ok());
+    const int32_t n = static_cast<int32_t>(ids.size()) - 1;
+    const std::vector<float> prev = mla->main_hidden_for_mtp(hidden.data(), n);
+    std::vector<float> mtp(static_cast<size_t>(n) * 256);
+    ASSERT_TRUE(mla->mtp_forward(0, {ids.data() + 1, n, 0, &cache, true}, prev.data(), mtp.data(), nullptr).is_ok());
+    out.push_back(mtp);
+  }
+  EXPECT_EQ(out[0], out[1]);
+}
+
+// The MTP layer's rows written chunk by chunk (prefill chunks, decode steps) read back as one
+// pass over the whole sequence: the same draft logits at every position.
+TEST(MlaMtp, DraftLogitsDoNotDependOnHowTheSequenceWasChunked) {
+  auto model = load(mtp_dir());
+  ASSERT_TRUE(model);
+  auto* mla = as_mla(*model);
+  const std::vector<int32_t> ids = prompts()[0];
+  const int32_t n = static_cast<int32_t>(ids.size()) - 1;
+  const int64_t V = mla->config().vocab_size;
+  auto run = [&](const std::vector<int32_t>& chunks) {
+    engine::ContiguousSequenceCache cache(model->cache_groups(), static_cast<int64_t>(ids.size()));
+    std::vector<float> all;
+    int32_t pos = 0;
+    size_t c = 0;
+    while (pos < n) {
+      const int32_t len = std::min(chunks[c++ % chunks.size()], n - pos);
+      std::vector<float> logits(static_cast<size_t>(len * V)), hidden, mtp(static_cast<size_t>(len * V));
+      EXPECT_TRUE(mla->forward_hidden({ids.data() + pos, len, pos, &cache, true}, logits.data(), &hidden).is_ok());
+      const std::vector<float> prev = mla->main_hidden_for_mtp(hidden.data(), len);
+      EXPECT_TRUE(mla->mtp_forward(0, {ids.data() + pos + 1, len, pos, &cache, true}, prev.data(), mtp.data(), nullptr)
+                      .is_ok());
+      all.insert(all.end(), mtp.begin(), mtp.end());
+      pos += len;
+    }
+    return all;
+  };
+  const std::vector<float> whole = run({n});
+  for (const std::vector<int32_t>& chunks : std::vector<std::vector<int32_t>>{{1}, {5, 1, 9}, {16}}) {
+    const std::vector<float> got = run(chunks);
+    ASSERT_EQ(got.size(), whole.size());
+    EXPECT_LT(worst_rel_err(got, whole, V), 1e-5) << "chunks " << chunks[0];
+  }
+}
+
+// Records each draft step's logits and continues with its argmax.
+class ArgmaxChooser final : public engine::DraftChooser {
+ public:
+  int32_t choose(size_t, int32_t, std::span<const float> logits) override {
+    rows.insert(rows.end(), logits.begin(), logits.end());
+    return argmax(logits.data(), static_cast<int64_t>(logits.size()));
+  }
+  std::vector<float> rows;
+};
+
+// A draft's steps write past the known positions only in scratch: the cache afterwards holds
+// exactly what the known positions wrote, and the same draft comes out twice.
+TEST(MlaMtp, DraftStepsLeaveNoTraceInTheCache) {
+  auto model = load(mtp_dir());
+  ASSERT_TRUE(model);
+  const std::vector<int32_t> ids = prompts()[0];
+  const int32_t n = static_cast<int32_t>(ids.size()) - 1, L = as_mla(*model)->config().num_hidden_layers;
+  const int64_t entry = model->cache_groups()[0].entry_bytes, total = static_cast<int64_t>(ids.size()) + 8;
+  engine::ContiguousSequenceCache cache(model->cache_groups(), total);
+  for (int32_t l = 0; l <= L; ++l)
+    for (int64_t p = 0; p < total; ++p) std::memset(cache.entry(0, l, p), 0x5a, static_cast<size_t>(entry));
+  engine::ForwardBatch batch;
+  batch.seqs.push_back({ids.data(), n, 0, &cache, false, true});
+  std::vector<float> logits;
+  ASSERT_TRUE(model->forward(batch, logits).is_ok());
+  engine::DraftInput d;
+  d.cache = &cache;
+  d.num_positions = n;
+  d.next_tokens = ids.data() + 1;
+  d.max_drafts = 6;
+  ArgmaxChooser a, b;
+  ASSERT_TRUE(model->propose_drafts(std::span<const engine::DraftInput>(&d, 1), a).is_ok());
+  EXPECT_EQ(a.rows.size(), static_cast<size_t>(6 * 256));
+  for (int64_t p = n; p < total; ++p) {
+    const auto* e = static_cast<const uint8_t*>(cache.entry(0, L, p));
+    EXPECT_TRUE(std::all_of(e, e + entry, [](uint8_t x) { return x == 0x5a; })) << "MTP row " << p << " was written";
+  }
+  ASSERT_TRUE(model->propose_drafts(std::span<const engine::DraftInput>(&d, 1), b).is_ok());
+  EXPECT_EQ(a.rows, b.rows);
+}
+
+struct GenRun {
+  std::vector<engine::RequestOutput> outputs;
+  nlohmann::json metrics;
+};
+
+engine::EngineConfig config(int32_t drafts, int32_t variable) {
+  engine::EngineConfig c;
+  c.max_model_len = 128;
+  c.max_num_seqs = 4;
+  c.max_num_batched_tokens = 48;
+  c.num_speculative_tokens = drafts;
+  c.speculative_variable = variable;
+  return c;
+}
+
+engine::SamplingParams greedy_params(bool logprobs = false) {
+  engine::SamplingParams p;
+  p.temperature = 0;
+  p.max_tokens = kNewTokens;
+  p.ignore_eos = true;
+  if (logprobs) {
+    p.logprobs = true;
+    p.top_logprobs = 5;
+  }
+  return p;
+}
+
+GenRun generate(const engine::EngineConfig& c, const engine::SamplingParams& p, int repeats = 1) {
+  engine::ModelOptions opts;
+  opts.num_threads = 2;
+  auto llm = engine::LLM::load(mtp_dir(), c, opts);
+  EXPECT_TRUE(llm.is_ok()) << llm.status().message();
+  if (!llm.is_ok()) return {};
+  GenRun run;
+  for (int r = 0; r < repeats; ++r) {
+    auto out = (*llm)->generate(prompts(), p);
+    EXPECT_TRUE(out.is_ok()) << out.status().message();
+    if (!out.is_ok()) return {};
+    run.outputs = std::move(out).value();
+  }
+  run.metrics = nlohmann::json::parse((*llm)->engine().metrics_json());
+  return run;
+}
+
+void expect_same_tokens(const GenRun& want, const GenRun& got, const std::string& label) {
+  ASSERT_EQ(want.outputs.size(), got.outputs.size()) << label;
+  for (size_t i = 0; i < want.outputs.size(); ++i) {
+    EXPECT_EQ(got.outputs[i].outputs[0].token_ids, want.outputs[i].outputs[0].token_ids)
+        << label << ": prompt " << i << " error " << got.outputs[i].outputs[0].error;
+    EXPECT_EQ(static_cast<int64_t>(got.outputs[i].outputs[0].token_ids.size()), kNewTokens) << label;
+  }
+  std::printf("%s: %lld drafts, %lld accepted, %lld steps\n", label.c_str(),
+              static_cast<long long>(got.metrics.value("spec_draft_tokens", 0)),
+              static_cast<long long>(got.metrics.value("spec_accepted_tokens", 0)),
+              static_cast<long long>(got.metrics.value("steps", 0)));
+}
+
+TEST(MlaMtp, GreedyWithDraftsEqualsWithoutForFixedAndVariableLength) {
+  const GenRun off = generate(config(0, 0), greedy_params());
+  // Off is transformers' continuation of the fixture's prompt.
+  const Fixture f = load_fixture({"deepseek_v3", "deepseek_v3_qlora_yarn"});
+  ASSERT_FALSE(off.outputs.empty());
+  const auto& first = off.outputs[0].outputs[0].token_ids;
+  EXPECT_EQ(std::vector<int32_t>(first.begin(), first.begin() + static_cast<int64_t>(f.greedy.size())), f.greedy);
+  for (int32_t k : {1, 3}) {
+    const GenRun fixed = generate(config(k, 0), greedy_params());
+    expect_same_tokens(off, fixed, "fixed k=" + std::to_string(k));
+    EXPECT_GT(fixed.metrics.value("spec_draft_tokens", 0), 0) << "k=" << k;
+  }
+  const GenRun variable = generate(config(5, 1), greedy_params());
+  expect_same_tokens(off, variable, "variable");
+}
+
+TEST(MlaMtp, GreedyWithDraftsEqualsWithoutFromThePrefixCache) {
+  const GenRun off = generate(config(0, 0), greedy_params());
+  const GenRun on = generate(config(3, 0), greedy_params(), 2);
+  expect_same_tokens(off, on, "prefix cache");
+  EXPECT_GT(on.metrics.value("prefix_cache_hits", 0), 0);
+}
+
+TEST(MlaMtp, GreedyWithDraftsEqualsWithoutUnderPreemption) {
+  const GenRun off = generate(config(0, 0), greedy_params());
+  engine::EngineConfig c = config(4, 0);
+  auto probe = load(mtp_dir());
+  ASSERT_TRUE(probe);
+  auto layout = engine::make_cache_layout(probe->cache_groups(), c.block_size);
+  ASSERT_TRUE(layout.is_ok());
+  // Room for the longest sequence (40 + 30 tokens) and two blocks: the others are preempted and
+  // recomputed.
+  c.max_model_len = 72;
+  c.kv_cache_bytes = layout->slot_bytes * c.max_num_seqs * 2 + layout->block_bytes * (layout->blocks_needed(72) + 2);
+  const GenRun on = generate(c, greedy_params());
+  expect_same_tokens(off, on, "preemption");
+  EXPECT_GT(on.metrics.value("num_preemptions", 0), 0) << "the budget was meant to force preemption";
+  EXPECT_GT(on.metrics.value("spec_draft_tokens", 0), 0);
+}
+
+// Rejected drafts ran through every layer and wrote latent rows; the logprobs of every later
+// step equal a run that never drafted.
+TEST(MlaMtp, RejectedDraftsLeaveTheCacheAsANonDraftingRun) {
+  const GenRun off = generate(config(0, 0), greedy_params(true));
+  const GenRun on = generate(config(5, 0), greedy_params(true));
+  expect_same_tokens(off, on, "logprobs");
+  ASSERT_GT(on.metrics.value("spec_draft_tokens", 0), on.metrics.value("spec_accepted_tokens", 0));
+  double worst = 0;
+  for (size_t i = 0; i < off.outputs.size(); ++i) {
+    const auto& a = off.outputs[i].outputs[0];
+    const auto& b = on.outputs[i].outputs[0];
+    ASSERT_EQ(a.top_logprobs.size(), b.top_logprobs.size());
+    for (size_t t = 0; t < a.top_logprobs.size(); ++t) {
+      worst = std::max(worst, std::abs(static_cast<double>(a.logprobs[t] - b.logprobs[t])));
+      ASSERT_EQ(a.top_logprobs[t].size(), b.top_logprobs[t].size());
+      for (size_t j = 0; j < a.top_logprobs[t].size(); ++j) {
+        EXPECT_EQ(a.top_logprobs[t][j].first, b.top_logprobs[t][j].first) << "prompt " << i << " step " << t;
+        worst = std::max(worst, std::abs(static_cast<double>(a.top_logprobs[t][j].second - b.top_logprobs[t][j].second)));
+      }
+    }
+  }
+  std::printf("worst |logprob difference| with drafts: %.3g\n", worst);
+  EXPECT_LT(worst, 1e-3);
+}
+
+}  // namespace
+}  // namespace di::test

@@ -56,7 +56,9 @@ class DeepseekV3MTP(nn.Module):
         self.enorm = v3.DeepseekV3RMSNorm(h, eps=eps)
         self.hnorm = v3.DeepseekV3RMSNorm(h, eps=eps)
         self.eh_proj = nn.Linear(2 * h, h, bias=False)
-        self.block = v3.DeepseekV3DecoderLayer(config, self.layer_idx)
+        # Built from the extended config, so that per-layer lists (if this transformers has any)
+        # cover index L; dense or MoE by layer index as a main layer.
+        self.block = v3.DeepseekV3DecoderLayer(extended_config(config), self.layer_idx)
         self.shared_head_norm = v3.DeepseekV3RMSNorm(h, eps=eps)
 
     def forward(self, prev_hidden, next_ids, embed, head, layer_kwargs):
@@ -100,9 +102,17 @@ class MainCapture:
 
 def extended_config(config):
     """The main config with one more decoder layer: the MTP block's slot, so transformers' own
-    save path names its tensors as model.layers.<L>.*."""
+    save path names its tensors as model.layers.<L>.*. Per-layer lists (layer_types,
+    mlp_layer_types where a version has them) get the last layer's entry again: the MTP layer
+    is past first_k_dense_replace like the last decoder layer of every DeepSeek-V3."""
+    L = config.num_hidden_layers
+    if L - 1 < config.first_k_dense_replace:
+        raise ValueError("the reference assumes the last decoder layer is MoE, as the MTP layer is")
     c = copy.deepcopy(config)
-    c.num_hidden_layers = config.num_hidden_layers + 1
+    c.num_hidden_layers = L + 1
+    for k, v in list(vars(c).items()):
+        if isinstance(v, list) and len(v) == L and k.endswith("layer_types"):
+            setattr(c, k, list(v) + [v[-1]])
     return c
 
 

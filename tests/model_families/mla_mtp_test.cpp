@@ -150,6 +150,90 @@ TEST(MlaMtp, DraftLogitsDoNotDependOnHowTheSequenceWasChunked) {
   }
 }
 
+// The MTP layer's block and head are a decoder layer and a head like the main model's: a one-layer
+// deepseek_v3 made of its block, with shared_head.norm as the final norm and an embedding table
+// whose row i is the block's input at position i (eh_proj of the normed pair, computed here by
+// plain loops), gives the same logits as mtp_forward at every position.
+TEST(MlaMtp, MtpLayerEqualsAOneLayerModelOfItsBlock) {
+  auto model = load(mtp_dir());
+  ASSERT_TRUE(model);
+  auto* mla = as_mla(*model);
+  const engine::deepseek_v2::MlaConfig& c = mla->config();
+  const std::vector<int32_t> ids = prompts()[0];
+  const int32_t n = static_cast<int32_t>(ids.size()) - 1;
+  const int64_t H = c.hidden_size, V = c.vocab_size;
+  ASSERT_LE(n, V);
+  engine::ContiguousSequenceCache cache(model->cache_groups(), static_cast<int64_t>(ids.size()));
+  std::vector<float> logits(static_cast<size_t>(n * V)), hidden, mtp(static_cast<size_t>(n * V));
+  ASSERT_TRUE(mla->forward_hidden({ids.data(), n, 0, &cache, true}, logits.data(), &hidden).is_ok());
+  const std::vector<float> prev = mla->main_hidden_for_mtp(hidden.data(), n);
+  ASSERT_TRUE(mla->mtp_forward(0, {ids.data() + 1, n, 0, &cache, true}, prev.data(), mtp.data(), nullptr).is_ok());
+
+  // The block's inputs, by the formula.
+  std::vector<RawTensor> all = read_all(mtp_dir());
+  auto find = [&](const std::string& name) -> const float* {
+    for (const RawTensor& t : all)
+      if (t.name == name) return reinterpret_cast<const float*>(t.bytes.data());
+    ADD_FAILURE() << "no tensor " << name;
+    return nullptr;
+  };
+  const std::string p = "model.layers." + std::to_string(c.num_hidden_layers) + ".";
+  const float *embed = find("model.embed_tokens.weight"), *enorm = find(p + "enorm.weight");
+  const float *hnorm = find(p + "hnorm.weight"), *eh = find(p + "eh_proj.weight");
+  ASSERT_TRUE(embed && enorm && hnorm && eh);
+  auto normed = [&](const float* x, const float* w) {
+    double ss = 0;
+    for (int64_t d = 0; d < H; ++d) ss += static_cast<double>(x[d]) * x[d];
+    const double r = 1.0 / std::sqrt(ss / static_cast<double>(H) + c.rms_norm_eps);
+    std::vector<double> y(static_cast<size_t>(H));
+    for (int64_t d = 0; d < H; ++d) y[d] = x[d] * r * w[d];
+    return y;
+  };
+  std::vector<float> table(static_cast<size_t>(V * H), 0.0f);
+  for (int32_t i = 0; i < n; ++i) {
+    const std::vector<double> e = normed(embed + static_cast<int64_t>(ids[i + 1]) * H, enorm);
+    const std::vector<double> h = normed(prev.data() + i * H, hnorm);
+    for (int64_t o = 0; o < H; ++o) {
+      double acc = 0;
+      for (int64_t d = 0; d < H; ++d) acc += eh[o * 2 * H + d] * e[d] + eh[o * 2 * H + H + d] * h[d];
+      table[static_cast<size_t>(i * H + o)] = static_cast<float>(acc);
+    }
+  }
+  // The one-layer model: layer 0 = the MTP block.
+  json config = read_config({"deepseek_v3", "deepseek_v3_qlora_yarn"});
+  config["num_hidden_layers"] = 1;
+  config["first_k_dense_replace"] = 0;
+  std::vector<RawTensor> one;
+  for (const RawTensor& t : all) {
+    RawTensor u = t;
+    if (t.name.rfind(p, 0) == 0) {
+      const std::string rest = t.name.substr(p.size());
+      if (rest == "shared_head.norm.weight") {
+        u.name = "model.norm.weight";
+      } else if (rest.rfind("enorm", 0) == 0 || rest.rfind("hnorm", 0) == 0 || rest.rfind("eh_proj", 0) == 0 ||
+                 rest.rfind("shared_head", 0) == 0 || rest.rfind("embed_tokens", 0) == 0) {
+        continue;
+      } else {
+        u.name = "model.layers.0." + rest;
+      }
+    } else if (t.name == "model.embed_tokens.weight") {
+      std::memcpy(u.bytes.data(), table.data(), u.bytes.size());
+    } else if (t.name != "lm_head.weight") {
+      continue;
+    }
+    one.push_back(std::move(u));
+  }
+  auto block_model = load(make_model_dir_in("mla_mtp", "v3_mtp_block", config, one));
+  ASSERT_TRUE(block_model);
+  std::vector<int32_t> rows(static_cast<size_t>(n));
+  for (int32_t i = 0; i < n; ++i) rows[i] = i;
+  const std::vector<float> want = run_chunks(*block_model, rows, {n});
+  ASSERT_EQ(want.size(), mtp.size());
+  const double err = worst_rel_err(mtp, want, V);
+  std::printf("MTP layer vs a one-layer model of its block: worst relative error %.3g\n", err);
+  EXPECT_LT(err, 1e-5);
+}
+
 // Records each draft step's logits and continues with its argmax.
 class ArgmaxChooser final : public engine::DraftChooser {
  public:

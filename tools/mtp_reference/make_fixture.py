@@ -98,7 +98,7 @@ def write_fixture(d, name, cases, rows, vocab, extra, log):
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "mtp_logits.f32"), "wb") as f:
         for r in rows:
-            f.write(r.contiguous().numpy().astype("<f4").tobytes())
+            f.write(r.detach().cpu().contiguous().numpy().astype("<f4").tobytes())
     meta = {
         "name": name,
         **extra,

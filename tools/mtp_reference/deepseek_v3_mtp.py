@@ -14,9 +14,10 @@ the released model), one module at layer index L = num_hidden_layers:
     logits = shared_head.head(shared_head.norm(x))
 so position i predicts token i+2; the block runs at the main model's positions (rope position i
 for the pair (H[i], t[i+1])) with the causal mask. H is the main model's final hidden state
-after its final norm (model.norm), as vLLM and SGLang hand it to the MTP layer. A draft longer
-than one applies the same module again on its own block output x (not normed) and the token it
-proposed, as vLLM runs DeepSeek-V3's single MTP layer.
+after its final norm (model.norm): what the modeling code DeepSeek ships with its MTP checkpoints
+feeds the layer, and what vLLM and SGLang hand it. A draft longer than one applies the same
+module again on its own normed output shared_head.norm(x) (the counterpart of model.norm's
+output, which hnorm was fit on; vLLM recycles it so) and the token it proposed.
 
 Checkpoint names under "model.layers.<L>.": enorm.weight, hnorm.weight, eh_proj.weight,
 shared_head.norm.weight, shared_head.head.weight (a copy of lm_head), embed_tokens.weight (a copy
@@ -65,11 +66,13 @@ class DeepseekV3MTP(nn.Module):
         """prev_hidden: [B, S, H] (the main model's normed final hidden rows, or this module's
         earlier outputs); next_ids: [B, S], the token after each position; embed / head: the
         main model's embedding and lm_head; layer_kwargs: what the main model passed its last
-        layer for S positions. Returns (logits [B, S, V], the block's output [B, S, H])."""
+        layer for S positions. Returns (logits [B, S, V], shared_head.norm of the block's output
+        [B, S, H]: the prev_hidden of a chained draft step)."""
         e = self.enorm(embed(next_ids))
         x = self.eh_proj(torch.cat([e, self.hnorm(prev_hidden)], dim=-1))
         x = call_layer(self.block, x, layer_kwargs)
-        return head(self.shared_head_norm(x)), x
+        y = self.shared_head_norm(x)
+        return head(y), y
 
 
 class MainCapture:

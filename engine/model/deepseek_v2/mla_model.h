@@ -35,7 +35,8 @@ class MlaModel final : public Model {
   // is the token after position i, prev_hidden [num_tokens, hidden] the hidden row at each
   // position (main_hidden_for_mtp() of the main model's, or an earlier draft step's output).
   // Writes logits rows predicting the token after next (all rows with seq.all_logits, else the
-  // last) and, when given, the block's output rows (the next draft step's prev_hidden). Its
+  // last) and, when given, the block's output rows after shared_head.norm (the next draft step's
+  // prev_hidden). Its
   // latent rows are layer num_hidden_layers + k of the cache group. Errors: no such MTP layer
   // (the message says why MTP is unavailable), a token outside the vocabulary.
   Status mtp_forward(int32_t k, const SequenceInput& seq, const float* prev_hidden, float* logits,

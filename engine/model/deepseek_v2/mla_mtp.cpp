@@ -93,12 +93,14 @@ Status MlaModel::mtp_forward(int32_t k, const SequenceInput& seq, const float* p
   }
   for (size_t i = 0; i < x.size(); ++i) x[i] += out[i];
 
-  const int64_t first = seq.all_logits ? 0 : L - 1, rows = L - first;
+  // shared_head.norm, then the head. A longer draft carries the normed rows, as the main model
+  // hands over its rows after its final norm: the state hnorm was fit on (DeepSeek's shipped
+  // modeling code feeds the MTP layer model.norm's output; vLLM recycles the normed rows too).
+  const int64_t first = seq.all_logits || out_hidden ? 0 : L - 1, rows = L - first;
   cpu::rms_norm(x.data() + first * H, m.head_norm, rows, H, H, eps, h.data());
-  cpu::linear(h.data(), rows, H, m.head, c.vocab_size, logits);
-  // A longer draft carries the block's output itself, not its shared_head.norm (the norm is the
-  // head's; vLLM's DeepSeek-V3 path carries it the same way).
-  if (out_hidden) *out_hidden = std::move(x);
+  const int64_t first_logit = seq.all_logits ? 0 : L - 1;
+  cpu::linear(h.data() + (first_logit - first) * H, L - first_logit, H, m.head, c.vocab_size, logits);
+  if (out_hidden) *out_hidden = std::move(h);
   return Status::ok();
 }
 

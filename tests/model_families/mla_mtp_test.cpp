@@ -33,8 +33,11 @@ std::unique_ptr<engine::Model> load(const std::string& dir) {
   return model.is_ok() ? std::move(model).value() : nullptr;
 }
 
+// One checkpoint per test process, named after its first test: ctest runs this binary's tests
+// in parallel processes, which must not rewrite each other's files.
 const std::string& mtp_dir() {
-  static const std::string dir = make_v3_mtp_checkpoint("v3_mtp");
+  static const std::string dir =
+      make_v3_mtp_checkpoint(std::string("v3_mtp_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
   return dir;
 }
 

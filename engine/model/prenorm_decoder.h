@@ -27,10 +27,11 @@ struct PrenormDecoder {
 
 // Writes seq's logits (num_tokens rows when seq.all_logits, else the last row) to `logits`.
 // norms(l) -> {input_layernorm, post_attention_layernorm} of layer l; attention(l, h, out) and
-// mlp(l, h, out) read h and write out, both [num_tokens, hidden].
+// mlp(l, h, out) read h and write out, both [num_tokens, hidden]. `final_hidden`, when given,
+// gets the last layer's output [num_tokens, hidden] (before the final norm).
 template <class LayerNorms, class Attention, class Mlp>
 void prenorm_decoder_forward(const PrenormDecoder& d, const SequenceInput& seq, float* logits, LayerNorms&& norms,
-                             Attention&& attention, Mlp&& mlp) {
+                             Attention&& attention, Mlp&& mlp, std::vector<float>* final_hidden = nullptr) {
   namespace cpu = di::kernels::cpu;
   const int64_t L = seq.num_tokens, H = d.hidden_size;
   std::vector<float> x(static_cast<size_t>(L * H)), h(x.size()), out(x.size());
@@ -48,6 +49,7 @@ void prenorm_decoder_forward(const PrenormDecoder& d, const SequenceInput& seq, 
   const int64_t first = seq.all_logits ? 0 : L - 1, rows = L - first;
   cpu::rms_norm(x.data() + first * H, d.final_norm, rows, H, H, d.eps, h.data());
   cpu::linear(h.data(), rows, H, d.lm_head, d.vocab_size, logits);
+  if (final_hidden) *final_hidden = std::move(x);
 }
 
 }  // namespace di::engine

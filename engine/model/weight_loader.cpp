@@ -155,10 +155,10 @@ std::vector<const TensorView*> WeightLoader::take_prefix(const std::vector<std::
   return out;
 }
 
-Status WeightLoader::check_all_taken() const {
+Status WeightLoader::check_all_taken(const std::string& prefix) const {
   std::vector<std::string> extra;
   for (const std::string& name : store_.checkpoint->names())
-    if (!taken_.count(name)) extra.push_back(name);
+    if (name.rfind(prefix, 0) == 0 && !taken_.count(name)) extra.push_back(name);
   if (extra.empty()) return Status::ok();
   std::string list;
   for (size_t i = 0; i < extra.size() && i < 5; ++i) list += (i ? ", '" : "'") + extra[i] + "'";

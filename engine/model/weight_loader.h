@@ -53,8 +53,9 @@ class WeightLoader {
   // Takes every tensor whose name starts with one of `prefixes` as is (no conversion).
   std::vector<const TensorView*> take_prefix(const std::vector<std::string>& prefixes);
 
-  // Fails naming the first tensors nobody took (an extra tensor is a wrong config or checkpoint).
-  Status check_all_taken() const;
+  // Fails naming the first tensors nobody took (an extra tensor is a wrong config or checkpoint);
+  // with `prefix`, only among the tensors whose names start with it.
+  Status check_all_taken(const std::string& prefix = "") const;
 
  private:
   Result<const TensorView*> take(const std::vector<std::string>& names,

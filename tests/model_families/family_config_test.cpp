@@ -201,9 +201,15 @@ TEST(FamilyLoader, MtpLayersAreKeptAsideNotRejected) {
   tensors.push_back({"model.layers." + std::to_string(layers) + ".eh_proj.weight", "F32", {2, 2}, std::vector<uint8_t>(16, 0)});
   const std::string dir = make_model_dir("mtp", c, tensors);
   EXPECT_TRUE(load_status(dir).is_ok()) << load_status(dir).message();
+  // Declared or not: transformers ignores them, and so does a run without drafts.
   c["num_nextn_predict_layers"] = 0;
   const std::string dir0 = make_model_dir("no_mtp", c, tensors);
-  expect_error_mentions(load_status(dir0), "eh_proj");
+  EXPECT_TRUE(load_status(dir0).is_ok()) << load_status(dir0).message();
+  // A decoder layer past num_hidden_layers is no MTP layer: a wrong config.
+  tensors.push_back({"model.layers." + std::to_string(layers + 1) + ".input_layernorm.weight", "F32", {2},
+                     std::vector<uint8_t>(8, 0)});
+  const std::string bad = make_model_dir("extra_layer", c, tensors);
+  expect_error_mentions(load_status(bad), "input_layernorm");
 }
 
 TEST(FamilyRegistry, UnknownModelTypeListsTheKnownFamilies) {

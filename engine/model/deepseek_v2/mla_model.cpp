@@ -28,12 +28,13 @@ MlaModel::MlaModel(MlaConfig config, std::unique_ptr<MlaWeights> weights, std::s
   info_.max_position_embeddings = c.max_position_embeddings;
   info_.bos_token_id = c.bos_token_id;
   info_.eos_token_ids = c.eos_token_ids;
-  // One latent entry per token per layer: kv_a_layernorm(c_kv) | rope(k_pe).
-  groups_.push_back({"mla_latent", CacheKind::kFull, c.num_hidden_layers,
+  // One latent entry per token per layer: kv_a_layernorm(c_kv) | rope(k_pe). The MTP layers
+  // attend over every position too: their rows follow the decoder's.
+  groups_.push_back({"mla_latent", CacheKind::kFull, c.num_hidden_layers + num_mtp_layers(),
                      static_cast<int64_t>((int64_t{c.kv_lora_rank} + c.qk_rope_head_dim) * sizeof(float)), 0, 1, 0});
 }
 
-void MlaModel::forward_sequence(const SequenceInput& seq, float* logits) const {
+void MlaModel::forward_sequence(const SequenceInput& seq, float* logits, std::vector<float>* final_hidden) const {
   const MlaConfig& c = config_;
   const MlaWeights& w = *weights_;
   const int64_t L = seq.num_tokens, H = c.hidden_size;
@@ -52,12 +53,24 @@ void MlaModel::forward_sequence(const SequenceInput& seq, float* logits) const {
         } else {
           mlp_forward(lw.mlp, H, h, L, out);
         }
-      });
+      },
+      final_hidden);
+}
+
+Status MlaModel::forward_hidden(const SequenceInput& seq, float* logits, std::vector<float>* final_hidden) const {
+  if (seq.num_tokens < 1 || !seq.tokens || !seq.cache) return Status::invalid_argument("forward_hidden: empty sequence");
+  forward_sequence(seq, logits, final_hidden);
+  return Status::ok();
 }
 
 Status MlaModel::forward(const ForwardBatch& batch, std::vector<float>& logits) {
+  hidden_.assign(batch.seqs.size(), {});
+  size_t i = 0;
   return forward_each_sequence(batch, config_.vocab_size, config_.max_position_embeddings, logits,
-                               [this](const SequenceInput& s, float* rows) { forward_sequence(s, rows); });
+                               [&](const SequenceInput& s, float* rows) {
+                                 forward_sequence(s, rows, s.keep_hidden ? &hidden_[i] : nullptr);
+                                 ++i;
+                               });
 }
 
 Result<std::unique_ptr<Model>> create_mla_model(const std::string& model_dir, const nlohmann::json& json,

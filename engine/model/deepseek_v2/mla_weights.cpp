@@ -1,6 +1,9 @@
 // load_mla_weights: see mla_weights.h.
 #include "engine/model/deepseek_v2/mla_weights.h"
 
+#include <cstring>
+#include <set>
+
 #include "kernels/cpu/quant_linear.h"
 
 namespace di::engine::deepseek_v2 {
@@ -94,6 +97,100 @@ Status load_moe(WeightLoader& w, const MlaConfig& c, int32_t l, MoeWeights& m) {
   return Status::ok();
 }
 
+
+Status load_decoder_layer(WeightLoader& w, WeightStore& store, const MlaConfig& c, int32_t l, MlaLayerWeights& L) {
+  const std::string p = layer_prefix(l);
+  const int64_t h = c.hidden_size;
+  DI_ASSIGN_OR_RETURN(L.input_layernorm, w.f32({p + "input_layernorm.weight"}, {h}));
+  DI_ASSIGN_OR_RETURN(L.post_attention_layernorm, w.f32({p + "post_attention_layernorm.weight"}, {h}));
+  DI_RETURN_IF_ERROR(load_attention(w, store, c, l, L.attn));
+  L.is_moe = c.is_moe_layer(l);
+  if (L.is_moe) return load_moe(w, c, l, L.moe);
+  return load_mlp(w, p + "mlp.", h, c.intermediate_size, c.mlp_bias, L.mlp);
+}
+
+// The layer indices at or past `first` that hold an MTP layer: any of their tensors is one only
+// an MTP layer has (enorm, hnorm, eh_proj, shared_head). A plain decoder layer there stays an
+// unexpected tensor (num_hidden_layers too small is a wrong config, not a draft layer).
+std::vector<int32_t> mtp_layers_in(const Checkpoint& ck, int32_t first) {
+  const std::string lead = "model.layers.";
+  std::set<int32_t> found;
+  for (const std::string& n : ck.names()) {
+    if (n.compare(0, lead.size(), lead) != 0) continue;
+    const size_t dot = n.find('.', lead.size());
+    if (dot == std::string::npos || dot == lead.size() || dot - lead.size() > 9) continue;
+    int64_t l = 0;
+    bool digits = true;
+    for (size_t i = lead.size(); i < dot && digits; ++i) {
+      digits = n[i] >= '0' && n[i] <= '9';
+      l = l * 10 + (n[i] - '0');
+    }
+    if (!digits || l < first) continue;
+    const std::string rest = n.substr(dot + 1);
+    for (const char* own : {"enorm.", "hnorm.", "eh_proj.", "shared_head."})
+      if (rest.rfind(own, 0) == 0) found.insert(static_cast<int32_t>(l));
+  }
+  return {found.begin(), found.end()};
+}
+
+// A tensor the MTP layer may store as a copy of the main model's (DeepSeek-V3 does, for
+// embed_tokens and shared_head.head): the main one when absent or byte-identical, so a copy
+// costs no memory; else its own.
+Result<const float*> shared_or_own(WeightLoader& w, const Checkpoint& ck, const std::string& name,
+                                   const std::string& main_name, const float* main, int64_t vocab, int64_t hidden) {
+  const TensorView* own = ck.find(name);
+  if (!own) return main;
+  const TensorView* ref = main_name.empty() ? nullptr : ck.find(main_name);
+  if (ref && ref->dtype_text == own->dtype_text && ref->shape == own->shape && ref->nbytes == own->nbytes &&
+      std::memcmp(ref->data, own->data, static_cast<size_t>(own->nbytes)) == 0) {
+    DI_RETURN_IF_ERROR(w.tensor({name}, {vocab, hidden}).status());  // taken, unused
+    return main;
+  }
+  return w.f32({name}, {vocab, hidden});
+}
+
+Status load_mtp_layer(WeightLoader& w, WeightStore& store, const MlaConfig& c, const MlaWeights& main, int32_t k,
+                      MlaMtpLayerWeights& m) {
+  const int32_t l = c.num_hidden_layers + k;
+  const std::string p = layer_prefix(l);
+  const int64_t h = c.hidden_size, v = c.vocab_size;
+  const Checkpoint& ck = *store.checkpoint;
+  DI_ASSIGN_OR_RETURN(m.enorm, w.f32({p + "enorm.weight"}, {h}));
+  DI_ASSIGN_OR_RETURN(m.hnorm, w.f32({p + "hnorm.weight"}, {h}));
+  DI_ASSIGN_OR_RETURN(m.eh_proj, w.linear({p + "eh_proj.weight"}, h, 2 * h));
+  DI_ASSIGN_OR_RETURN(m.head_norm, w.f32({p + "shared_head.norm.weight"}, {h}));
+  DI_ASSIGN_OR_RETURN(m.embed, shared_or_own(w, ck, p + "embed_tokens.weight", "model.embed_tokens.weight", main.embed,
+                                             v, h));
+  const std::string main_head = c.tie_word_embeddings && !ck.find("lm_head.weight") ? "model.embed_tokens.weight"
+                                                                                      : "lm_head.weight";
+  DI_ASSIGN_OR_RETURN(m.head, shared_or_own(w, ck, p + "shared_head.head.weight", main_head, main.lm_head, v, h));
+  DI_RETURN_IF_ERROR(load_decoder_layer(w, store, c, l, m.block));
+  // Whole layers only: a tensor of this layer nothing above read is a checkpoint we do not know.
+  return w.check_all_taken(p);
+}
+
+// The MTP layers as a decoder can run them, from the views the main loader took, by a loader
+// of their own so that a missing or unknown MTP tensor only turns speculative decoding off.
+void load_mtp_layers(const MlaConfig& c, MlaWeights& weights) {
+  if (c.num_nextn_predict_layers < 1) {
+    if (!weights.mtp.empty())
+      weights.mtp_unavailable = "config.json sets num_nextn_predict_layers 0 (its " +
+                                std::to_string(weights.mtp.size()) + " tensors past the decoder are not used)";
+    return;
+  }
+  weights.mtp_layers.resize(c.num_nextn_predict_layers);
+  for (int32_t k = 0; k < c.num_nextn_predict_layers; ++k) {
+    WeightLoader w(weights.store, c.model_type);
+    w.set_quant(c.quant);
+    const Status st = load_mtp_layer(w, weights.store, c, weights, k, weights.mtp_layers[k]);
+    if (!st.is_ok()) {
+      weights.mtp_layers.clear();
+      weights.mtp_unavailable = "MTP layer " + std::to_string(c.num_hidden_layers + k) + ": " + st.message();
+      return;
+    }
+  }
+}
+
 }  // namespace
 
 Result<std::unique_ptr<MlaWeights>> load_mla_weights(const std::string& model_dir, const MlaConfig& c) {
@@ -101,30 +198,18 @@ Result<std::unique_ptr<MlaWeights>> load_mla_weights(const std::string& model_di
   DI_ASSIGN_OR_RETURN(weights->store.checkpoint, Checkpoint::open(model_dir));
   WeightLoader w(weights->store, c.model_type);
   w.set_quant(c.quant);
-  const int64_t h = c.hidden_size;
   DI_ASSIGN_OR_RETURN(DecoderEnds ends, load_decoder_ends(w, c.vocab_size, c.hidden_size, c.tie_word_embeddings));
   weights->embed = ends.embed;
   weights->norm = ends.norm;
   weights->lm_head = ends.lm_head;
   weights->layers.resize(c.num_hidden_layers);
-  for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
-    MlaLayerWeights& L = weights->layers[l];
-    const std::string p = layer_prefix(l);
-    DI_ASSIGN_OR_RETURN(L.input_layernorm, w.f32({p + "input_layernorm.weight"}, {h}));
-    DI_ASSIGN_OR_RETURN(L.post_attention_layernorm, w.f32({p + "post_attention_layernorm.weight"}, {h}));
-    DI_RETURN_IF_ERROR(load_attention(w, weights->store, c, l, L.attn));
-    L.is_moe = c.is_moe_layer(l);
-    if (L.is_moe) {
-      DI_RETURN_IF_ERROR(load_moe(w, c, l, L.moe));
-    } else {
-      DI_RETURN_IF_ERROR(load_mlp(w, p + "mlp.", h, c.intermediate_size, c.mlp_bias, L.mlp));
-    }
-  }
-  for (int32_t i = 0; i < c.num_nextn_predict_layers; ++i) {
-    auto mtp = w.take_prefix({layer_prefix(c.num_hidden_layers + i)});
-    weights->mtp.insert(weights->mtp.end(), mtp.begin(), mtp.end());
-  }
+  for (int32_t l = 0; l < c.num_hidden_layers; ++l)
+    DI_RETURN_IF_ERROR(load_decoder_layer(w, weights->store, c, l, weights->layers[l]));
+  std::vector<std::string> extra;
+  for (int32_t l : mtp_layers_in(*weights->store.checkpoint, c.num_hidden_layers)) extra.push_back(layer_prefix(l));
+  weights->mtp = w.take_prefix(extra);
   DI_RETURN_IF_ERROR(w.check_all_taken());
+  load_mtp_layers(c, *weights);
   return weights;
 }
 

@@ -63,15 +63,34 @@ struct MlaLayerWeights {
   MoeWeights moe;  // MoE layers
 };
 
+// One multi-token-prediction layer of DeepSeek-V3 (model.layers.<num_hidden_layers + k>.*, the
+// V3 report's MTP module): enorm / hnorm, eh_proj over [enorm(embed(next token)) | hnorm(hidden)],
+// a full decoder block (MLA + MoE or dense by its layer index) and shared_head (norm, head).
+// Its embed_tokens and shared_head.head are the main model's (the checkpoint may store copies).
+struct MlaMtpLayerWeights {
+  const float* embed = nullptr;  // [vocab, hidden]
+  const float* enorm = nullptr;
+  const float* hnorm = nullptr;
+  kernels::LinearWeight eh_proj;  // [hidden, 2 * hidden]
+  MlaLayerWeights block;
+  const float* head_norm = nullptr;  // shared_head.norm
+  const float* head = nullptr;       // [vocab, hidden]
+};
+
 struct MlaWeights {
   WeightStore store;
   const float* embed = nullptr;
   const float* lm_head = nullptr;
   const float* norm = nullptr;
   std::vector<MlaLayerWeights> layers;
-  // Multi-token-prediction layers (model.layers.<num_hidden_layers + i>.*), kept as loaded for
-  // speculative decoding; the main forward does not use them.
+  // Every tensor of the MTP layers past the decoder (model.layers.<num_hidden_layers + i>.*) as
+  // stored, taken even when the config declares none (transformers ignores them too).
   std::vector<const TensorView*> mtp;
+  // The first num_nextn_predict_layers of them ready to run; empty with mtp_unavailable saying
+  // why when the config declares none or their tensors do not form whole layers (the model still
+  // loads; only speculative decoding is unavailable).
+  std::vector<MlaMtpLayerWeights> mtp_layers;
+  std::string mtp_unavailable;
 };
 
 Result<std::unique_ptr<MlaWeights>> load_mla_weights(const std::string& model_dir, const MlaConfig& config);

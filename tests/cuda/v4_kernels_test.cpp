@@ -23,6 +23,7 @@
 #include "kernels/cuda/moe_grouped.h"
 #include "kernels/cuda/moe_routing.h"
 #include "kernels/cuda/rope_interleaved.h"
+#include "tests/cuda/bf16_bits.h"
 
 namespace di::test {
 namespace {
@@ -283,20 +284,8 @@ void check_grouped_experts(bool cuda_cores, uint32_t seed) {
   std::mt19937 rng(seed);
   const int64_t rows = 37, H = 128, I = 96, E = 9, K = 3;
   const float limit = 6.f;
-  auto bf = [](float v) {  // round to bf16, nearest even
-    uint32_t u;
-    std::memcpy(&u, &v, 4);
-    u += 0x7fffu + ((u >> 16) & 1u);
-    u &= 0xffff0000u;
-    float r;
-    std::memcpy(&r, &u, 4);
-    return r;
-  };
-  auto bits = [](float v) {
-    uint32_t u;
-    std::memcpy(&u, &v, 4);
-    return static_cast<uint16_t>(u >> 16);
-  };
+  auto bf = [](float v) { return di::test::round_bf16(v); };
+  auto bits = [](float v) { return di::test::to_bf16(v); };  // exact for a value bf() rounded
   std::vector<float> x = random_vec(rows * H, rng);
   std::vector<std::vector<float>> w13(E), w2(E);
   std::vector<kc::DeviceBuffer> d13, d2;

@@ -92,3 +92,21 @@ std::string utf8_lossy(std::string_view s) {
 }
 
 }  // namespace di
+
+namespace di {
+
+std::string Utf8Stream::push(std::string_view bytes) {
+  pending_.append(bytes);
+  const size_t cut = utf8_complete_prefix(pending_);
+  std::string text = utf8_lossy(std::string_view(pending_).substr(0, cut));
+  pending_.erase(0, cut);
+  return text;
+}
+
+std::string Utf8Stream::finish() {
+  std::string rest = utf8_lossy(pending_);
+  pending_.clear();
+  return rest;
+}
+
+}  // namespace di

@@ -3,6 +3,7 @@
 // It measures nothing itself; each benchmark keeps its own workload and ceilings.
 #pragma once
 
+#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include "engine/model/cuda/device_cache.h"
 #include "engine/model/llama/llama_config.h"
 #include "engine/model/model.h"
+#include "kernels/cuda/device.h"
 
 namespace di::bench {
 
@@ -31,6 +33,13 @@ namespace di::bench {
       std::exit(1);                                                                   \
     }                                                                                 \
   } while (0)
+
+// The value of a step the benchmark cannot go on without; its error ends the run.
+template <typename T>
+T must(Result<T> r) {
+  CHECK(r.status());
+  return std::move(r).value();
+}
 
 inline double now_ms() {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -136,6 +145,57 @@ inline DecodeBatch prefill_sequences(engine::Model& model, int count, int64_t ca
     CHECK(model.forward(pre, logits));
   }
   return d;
+}
+
+// Copies every group of `from` into `to` (same specs): sequences that share a prefilled context.
+inline void copy_cache(const std::vector<engine::CacheGroupSpec>& specs, engine::SequenceCache& from,
+                       engine::SequenceCache& to) {
+  for (size_t g = 0; g < specs.size(); ++g) {
+    engine::PagedGroupView a, b;
+    if (!from.paged_view(static_cast<int32_t>(g), &a) || !to.paged_view(static_cast<int32_t>(g), &b)) std::exit(1);
+    CHECK(kernels::cuda::cuda_status(
+        cudaMemcpy(b.base, a.base, static_cast<size_t>(a.layer_stride * specs[g].num_layers), cudaMemcpyDeviceToDevice),
+        "cache copy"));
+  }
+}
+
+// Median host wall time (ms) of one decode step with greedy draws and with sampled ones.
+struct DecodeTimes {
+  double greedy_ms = 0, sampled_ms = 0;
+};
+
+// B sequences continue `context` (prefilled with `prompt`, `capacity` tokens of room) for `steps`
+// timed steps of forward_sample, each appending a token from `next_token`; the first two steps
+// capture the CUDA graphs and are not timed, the last quarter draws with top-p. `profile`: the
+// last step runs between profiler marks (for ncu).
+inline DecodeTimes time_decode(engine::Model& model, engine::SequenceCache& context,
+                               const std::vector<int32_t>& prompt, int64_t capacity, int B, int steps,
+                               bool profile, const std::function<int32_t()>& next_token) {
+  DecodeBatch d;
+  for (int b = 0; b < B; ++b) {
+    auto c = engine::cuda::DeviceSequenceCache::create(model.cache_groups(), capacity);  // the layout of `context`
+    CHECK(c.status());
+    copy_cache(model.cache_groups(), context, **c);
+    d.caches.push_back(std::move(c).value());
+    d.ids.push_back(prompt);
+  }
+  std::vector<double> t, t_sampled;
+  std::vector<Result<engine::SampledToken>> drawn;
+  for (int s = 0; s < steps + 2; ++s) {
+    for (std::vector<int32_t>& seq : d.ids) seq.push_back(next_token());
+    engine::ForwardBatch step = d.last_tokens();
+    const bool marked = profile && s == steps + 1;
+    if (marked) cudaProfilerStart();
+    const bool sampled = s >= steps + 2 - steps / 4;
+    const auto specs = decode_specs(B, sampled, d.ids[0].size());
+    const double t0 = now_ms();
+    CHECK(model.forward_sample(step, specs, drawn));
+    if (marked) cudaProfilerStop();
+    if (s >= 2) (sampled ? t_sampled : t).push_back(now_ms() - t0);
+  }
+  std::printf("  B=%d: step with greedy draws %.3f ms, with T=0.8 top-p 0.95 draws %.3f ms\n", B, median(t),
+              median(t_sampled));
+  return {median(t), median(t_sampled)};
 }
 
 // Median host wall time (ms) of `repeats` prefills of `ids` (one sequence, from position 0) into a

@@ -1,5 +1,4 @@
-// measure_read_bandwidth and measure_gemm_rate: see gpu_ceilings.h. Two warm-up runs, then the
-// median of ten.
+// The timers and ceilings of gpu_ceilings.h. The ceilings are medians of ten timed runs.
 #include <algorithm>
 #include <vector>
 
@@ -22,14 +21,16 @@ __global__ void read_kernel(const uint4* p, int64_t n, uint32_t* sink) {
   if (acc == 0x9e3779b9u) *sink = acc;  // keeps the loads alive; practically never stores
 }
 
-template <typename F>
-Result<double> median_ms(F&& run) {
+
+}  // namespace
+
+Result<double> median_event_ms(const std::function<Status()>& run, int reps) {
   cudaEvent_t a, b;
   DI_RETURN_IF_ERROR(cuda_status(cudaEventCreate(&a), "cudaEventCreate"));
   DI_RETURN_IF_ERROR(cuda_status(cudaEventCreate(&b), "cudaEventCreate"));
   std::vector<double> t;
   Status st;
-  for (int i = 0; i < 12 && st.is_ok(); ++i) {
+  for (int i = 0; i < reps + 2 && st.is_ok(); ++i) {
     cudaEventRecord(a);
     st = run();
     cudaEventRecord(b);
@@ -45,8 +46,6 @@ Result<double> median_ms(F&& run) {
   return t[t.size() / 2];
 }
 
-}  // namespace
-
 Result<double> measure_read_bandwidth(int64_t bytes) {
   bytes = bytes / 16 * 16;
   DeviceBuffer buf, sink;
@@ -55,7 +54,7 @@ Result<double> measure_read_bandwidth(int64_t bytes) {
   DI_RETURN_IF_ERROR(fill_uniform(buf.get(), bytes / 2, 0.f, 1.f, 7, DType::kBF16, nullptr));
   int sms = 0;
   DI_RETURN_IF_ERROR(cuda_status(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "sm count"));
-  DI_ASSIGN_OR_RETURN(double ms, median_ms([&] {
+  DI_ASSIGN_OR_RETURN(double ms, median_event_ms([&] {
                         read_kernel<<<sms * 8, 512>>>(buf.as<uint4>(), bytes / 16, sink.as<uint32_t>());
                         return launch_status("read_kernel");
                       }));
@@ -70,7 +69,7 @@ Result<double> measure_gemm_rate(int64_t n) {
   DI_RETURN_IF_ERROR(fill_uniform(x.get(), n * n, 0.f, 1.f, 1, DType::kBF16, nullptr));
   DI_RETURN_IF_ERROR(fill_uniform(w.get(), n * n, 0.f, 1.f, 2, DType::kBF16, nullptr));
   DI_ASSIGN_OR_RETURN(Gemm g, Gemm::create(nullptr));
-  DI_ASSIGN_OR_RETURN(double ms, median_ms([&] {
+  DI_ASSIGN_OR_RETURN(double ms, median_event_ms([&] {
                         return g.linear(x.get(), n, n, n, w.get(), n, DType::kBF16, y.get(), n, DType::kBF16);
                       }));
   return 2.0 * double(n) * n * n / (ms * 1e-3);

@@ -3,10 +3,15 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "base/status.h"
 
 namespace di::bench {
+
+// Median device time (ms, by CUDA events on the default stream) of `reps` calls of `run` after
+// two warm-up calls; the first failed call's Status ends it.
+Result<double> median_event_ms(const std::function<Status()>& run, int reps = 10);
 
 // Bytes per second reading `bytes` of device memory once (random bf16 data, 16-byte loads).
 Result<double> measure_read_bandwidth(int64_t bytes);

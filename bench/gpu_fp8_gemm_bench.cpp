@@ -24,25 +24,8 @@ using di::bench::ResultRow;
 
 namespace {
 
-// Median device time of `fn` over `reps` launches (after two warm-ups), in ms, by CUDA events.
-double time_ms(const std::function<void()>& fn, int reps = 20) {
-  cudaEvent_t a, b;
-  cudaEventCreate(&a);
-  cudaEventCreate(&b);
-  std::vector<double> t;
-  for (int i = 0; i < reps + 2; ++i) {
-    cudaEventRecord(a);
-    fn();
-    cudaEventRecord(b);
-    cudaEventSynchronize(b);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, a, b);
-    if (i >= 2) t.push_back(ms);
-  }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  return di::bench::median(t);
-}
+// Median device time of `run` over 20 launches (after two warm-ups), in ms.
+double time_ms(const std::function<di::Status()>& run) { return di::bench::must(di::bench::median_event_ms(run, 20)); }
 
 struct Operands {
   kc::DeviceBuffer x16, xq, xs, w16, wq, ws, y;
@@ -80,9 +63,7 @@ kc::Fp8Matrix matrix(const Operands& o, int64_t N, int64_t K) {
 
 int main(int argc, char** argv) {
   const di::bench::BenchArgs args = di::bench::parse_bench_args(argc, argv);
-  auto bw_r = di::bench::measure_read_bandwidth(int64_t{4} << 30);
-  CHECK(bw_r.status());
-  const double bw = *bw_r;
+  const double bw = di::bench::must(di::bench::measure_read_bandwidth(int64_t{4} << 30));
   auto gemm = kc::Gemm::create(nullptr);
   CHECK(gemm.status());
   auto fp8 = kc::Fp8Gemm::create(nullptr);
@@ -96,15 +77,15 @@ int main(int argc, char** argv) {
     Operands o = make(s.M, s.N, s.K);
     const kc::Fp8Matrix w = matrix(o, s.N, s.K);
     const double bf16_ms = time_ms([&] {
-      CHECK(gemm->linear(o.x16.get(), s.M, s.K, s.K, o.w16.get(), s.N, kc::DType::kBF16, o.y.get(), s.N,
-                         kc::DType::kF32));
+      return gemm->linear(o.x16.get(), s.M, s.K, s.K, o.w16.get(), s.N, kc::DType::kBF16, o.y.get(), s.N,
+                         kc::DType::kF32);
     });
     CHECK(kc::quantize_rows_fp8(o.x16.get(), s.M, s.K, s.K, true, o.xq.as<uint8_t>(), o.xs.as<float>(), s.M, nullptr));
     const double fp8_ms = time_ms([&] {
-      CHECK(fp8->linear(o.xq.as<uint8_t>(), s.K, o.xs.as<float>(), s.M, w, o.y.as<float>(), s.N));
+      return fp8->linear(o.xq.as<uint8_t>(), s.K, o.xs.as<float>(), s.M, w, o.y.as<float>(), s.N);
     });
     const double quant_ms = time_ms([&] {
-      CHECK(kc::quantize_rows_fp8(o.x16.get(), s.M, s.K, s.K, true, o.xq.as<uint8_t>(), o.xs.as<float>(), s.M, nullptr));
+      return kc::quantize_rows_fp8(o.x16.get(), s.M, s.K, s.K, true, o.xq.as<uint8_t>(), o.xs.as<float>(), s.M, nullptr);
     });
     const double fl = 2.0 * s.M * s.N * s.K;
     char what[160], m[200], c[160], r[64];
@@ -122,15 +103,15 @@ int main(int argc, char** argv) {
     Operands o = make(s.M, s.N, s.K);
     const kc::Fp8Matrix w = matrix(o, s.N, s.K);
     const double w8_ms = time_ms([&] {
-      CHECK(kc::fp8_linear_w8a16(o.x16.get(), kc::DType::kBF16, s.M, s.K, 0, w, 1, o.y.as<float>(), s.N, 0, nullptr));
+      return kc::fp8_linear_w8a16(o.x16.get(), kc::DType::kBF16, s.M, s.K, 0, w, 1, o.y.as<float>(), s.N, 0, nullptr);
     });
     const double cores_ms = time_ms([&] {
       CHECK(kc::fp8_linear_w8a16(o.x16.get(), kc::DType::kBF16, s.M, s.K, 0, w, 1, o.y.as<float>(), s.N, 0, nullptr,
                                  /*cuda_cores=*/true));
     });
     const double bf16_ms = time_ms([&] {
-      CHECK(gemm->linear(o.x16.get(), s.M, s.K, s.K, o.w16.get(), s.N, kc::DType::kBF16, o.y.get(), s.N,
-                         kc::DType::kF32));
+      return gemm->linear(o.x16.get(), s.M, s.K, s.K, o.w16.get(), s.N, kc::DType::kBF16, o.y.get(), s.N,
+                         kc::DType::kF32);
     });
     const double bytes = double(s.N) * s.K * (1 + 4.0 / (128 * 128)) + s.M * s.K * 2.0 + s.M * s.N * 4.0;
     char what[160], m[160], c[240], r[32];

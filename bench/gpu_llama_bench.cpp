@@ -52,11 +52,8 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
-  auto bw_r = di::bench::measure_read_bandwidth(int64_t{4} << 30);
-  CHECK(bw_r.status());
-  auto fl_r = di::bench::measure_gemm_rate(8192);
-  CHECK(fl_r.status());
-  const double bw = *bw_r, flops = *fl_r;
+  const double bw = di::bench::must(di::bench::measure_read_bandwidth(int64_t{4} << 30));
+  const double flops = di::bench::must(di::bench::measure_gemm_rate(8192));
   std::printf("ceilings: read %.2f TB/s, bf16 GEMM 8192^3 %.0f TFLOP/s (%s)\n", bw / 1e12, flops / 1e12, args.gpu_name.c_str());
 
   const llama::LlamaConfig cfg = di::bench::llama3_8b_shape();

@@ -6,7 +6,6 @@
 // at the read bandwidth measured in the same run. The targets: 600 tok/s at B=1, 3,600
 // tok/s at B=32. Prints a table and, with --append FILE COMMIT DEVICE, appends rows to
 // bench/RESULTS.md.
-#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -26,7 +25,6 @@
 namespace kc = di::kernels::cuda;
 using namespace di::engine;
 
-using di::bench::median;
 using di::bench::now_ms;
 using di::bench::ResultRow;
 
@@ -96,24 +94,12 @@ Params count_params(const deepseek_v2::MlaConfig& c) {
   return p;
 }
 
-// Copies every group of `from` into `to` (same specs): sequences that share a prefilled context.
-void copy_cache(const std::vector<CacheGroupSpec>& specs, SequenceCache& from, SequenceCache& to) {
-  for (size_t g = 0; g < specs.size(); ++g) {
-    PagedGroupView a, b;
-    if (!from.paged_view(static_cast<int32_t>(g), &a) || !to.paged_view(static_cast<int32_t>(g), &b)) std::exit(1);
-    CHECK(kc::cuda_status(cudaMemcpy(b.base, a.base, static_cast<size_t>(a.layer_stride * specs[g].num_layers),
-                                     cudaMemcpyDeviceToDevice),
-                          "cache copy"));
-  }
-}
 
 }  // namespace
 
 int main(int argc, char** argv) {
   const di::bench::BenchArgs args = di::bench::parse_bench_args(argc, argv);
-  auto bw_r = di::bench::measure_read_bandwidth(int64_t{4} << 30);
-  CHECK(bw_r.status());
-  const double bw = *bw_r;
+  const double bw = di::bench::must(di::bench::measure_read_bandwidth(int64_t{4} << 30));
   std::printf("ceiling: read %.2f TB/s (%s)\n", bw / 1e12, args.gpu_name.c_str());
 
   auto parsed = deepseek_v2::parse_mla_config(v2_lite_config());
@@ -139,49 +125,22 @@ int main(int argc, char** argv) {
   const int ctx = 4096;
   std::vector<int32_t> prompt(ctx);
   for (int32_t& x : prompt) x = tok(rng);
-  auto first = cuda::DeviceSequenceCache::create(model.cache_groups(), ctx + 64);
-  CHECK(first.status());
   std::vector<float> logits;
-  {
-    ForwardBatch pre;
-    pre.seqs.push_back({prompt.data(), ctx, 0, first->get(), false});
-    const double t0 = now_ms();
-    CHECK(model.forward(pre, logits));
-    std::printf("context: one %d-token prefill %.1f ms (first forward: includes cuBLAS warm-up)\n", ctx,
-                now_ms() - t0);
-  }
+  const double t_prefill = now_ms();
+  di::bench::DecodeBatch context =
+      di::bench::prefill_sequences(model, 1, ctx + 64, [&](int) { return prompt; }, logits);
+  std::printf("context: one %d-token prefill %.1f ms (first forward: includes cuBLAS warm-up)\n", ctx,
+              now_ms() - t_prefill);
 
   // --profile B: one decode step of batch B between profiler marks (for ncu), after warm-up steps.
   const std::vector<int> batches = args.profile_batch > 0 ? std::vector<int>{args.profile_batch}
                                                           : std::vector<int>{1, 32};
   for (int B : batches) {
     const int steps = B >= 32 ? 16 : 32;
-    di::bench::DecodeBatch d;
-    for (int b = 0; b < B; ++b) {
-      auto c = cuda::DeviceSequenceCache::create(model.cache_groups(), ctx + 64);  // the layout of `first`
-      CHECK(c.status());
-      copy_cache(model.cache_groups(), **first, **c);
-      d.caches.push_back(std::move(c).value());
-      d.ids.push_back(prompt);
-    }
-    std::vector<double> t, t_sampled;
-    std::vector<di::Result<di::engine::SampledToken>> drawn;
-    for (int s = 0; s < steps + 2; ++s) {
-      for (std::vector<int32_t>& seq : d.ids) seq.push_back(tok(rng));
-      ForwardBatch step = d.last_tokens();
-      const bool marked = args.profile_batch > 0 && s == steps + 1;
-      if (marked) cudaProfilerStart();
-      const bool sampled = s >= steps + 2 - steps / 4;  // the last quarter draws with top-p
-      const auto specs = di::bench::decode_specs(B, sampled, d.ids[0].size());
-      const double t0 = now_ms();
-      CHECK(model.forward_sample(step, specs, drawn));
-      if (marked) cudaProfilerStop();
-      if (s >= 2) (sampled ? t_sampled : t).push_back(now_ms() - t0);  // the first steps capture the graph
-    }
-    std::printf("  B=%d: step with greedy draws %.3f ms, with T=0.8 top-p 0.95 draws %.3f ms\n", B, median(t),
-                median(t_sampled));
+    const di::bench::DecodeTimes times = di::bench::time_decode(model, *context.caches[0], prompt, ctx + 64, B, steps,
+                                                               args.profile_batch > 0, [&] { return tok(rng); });
     if (args.profile_batch > 0) return 0;
-    const double ms = median(t);
+    const double ms = times.greedy_ms;
     // Routed experts a step touches: each MoE layer's distinct experts among B * K uniform picks.
     const double touched = params.moe_layers * E * (1 - std::pow(1 - double(K) / E, B));
     const double kv = double(B) * (ctx + steps / 2.0) * cfg.num_hidden_layers * entry_bytes;

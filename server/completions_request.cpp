@@ -1,7 +1,9 @@
 // Legacy completions request fields. Field names and defaults follow OpenAI's API reference for
 // POST /v1/completions; the sampling extras vLLM's server accepts there (top_k, min_p,
-// repetition_penalty, min_tokens, ignore_eos, stop_token_ids) pass through to the engine.
+// repetition_penalty, min_tokens, ignore_eos, stop_token_ids, ...) pass through to the engine.
 #include "server/completions_request.h"
+
+#include "deepinfer.h"
 
 namespace di::server {
 namespace {
@@ -48,6 +50,23 @@ std::optional<ApiError> read_prompt(const json& p, CompletionsRequest* out) {
   return std::nullopt;
 }
 
+// The sampling keys a body passes to the engine as they are: every sampling key of
+// di_options_schema (so a new sampling field needs no change here) but the structured-output ones
+// (this API has none) and those read by hand below. The engine checks their values.
+const std::vector<std::string>& passed_sampling_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> v;
+    for (const json& k : json::parse(di_options_schema())) {
+      const std::string key = k.at("key");
+      if (k.at("scope") != "sampling" || key.rfind("constraint_", 0) == 0) continue;
+      if (key == "n" || key == "ignore_eos" || key == "stop" || key == "logprobs" || key == "top_logprobs") continue;
+      v.push_back(key);
+    }
+    return v;
+  }();
+  return keys;
+}
+
 }  // namespace
 
 std::optional<ApiError> parse_completions_request(const std::string& body, CompletionsRequest* out) {
@@ -88,10 +107,8 @@ std::optional<ApiError> parse_completions_request(const std::string& body, Compl
 
   json& sp = out->sampling;
   sp["max_tokens"] = 16;  // OpenAI's default for this API
-  for (const char* k : {"max_tokens", "temperature", "top_p", "top_k", "min_p", "seed", "presence_penalty",
-                        "frequency_penalty", "repetition_penalty", "logit_bias", "min_tokens",
-                        "stop_token_ids"})
-    if (const json* f = field(k)) sp[k] = *f;
+  for (const std::string& k : passed_sampling_keys())
+    if (const json* f = field(k.c_str())) sp[k] = *f;
   if (const json* f = field("ignore_eos")) {
     if (!f->is_boolean()) return bad("ignore_eos", "expected a boolean, got " + type_of(*f));
     sp["ignore_eos"] = f->get<bool>() ? 1 : 0;

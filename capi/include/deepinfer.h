@@ -417,11 +417,11 @@ DI_API const int32_t* di_prepared_token_ids(const di_prepared* prepared, size_t*
  * *count pairs [begin, end): element 2*i is begin, 2*i+1 is end. */
 DI_API const uint32_t* di_prepared_special_ranges(const di_prepared* prepared, size_t* count);
 
-/* Sampling options as a JSON object whose keys are the sampling option keys of di_options
- * (temperature, top_p, top_k, min_p, max_tokens, min_tokens, seed, presence_penalty,
- * frequency_penalty, repetition_penalty, logit_bias, logprobs, top_logprobs, n,
- * stop_token_ids); unset fields are absent. max_tokens is filled from the context budget when
- * the request left it open. Stop strings are not here (see di_prepared_stop_sequences_json). */
+/* Sampling options as a JSON object whose keys are sampling option keys of di_options (the
+ * keys of scope "sampling" in di_options_schema, e.g. temperature, max_tokens, logit_bias,
+ * seed); fields at the engine's default are absent. max_tokens is filled from the context
+ * budget when the request left it open. Stop strings are not here (see
+ * di_prepared_stop_sequences_json). */
 DI_API const char* di_prepared_sampling_json(const di_prepared* prepared, size_t* len);
 
 /* The request's stop strings as a JSON array. They must not fire inside reasoning or tool-call

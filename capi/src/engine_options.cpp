@@ -9,7 +9,7 @@
 
 #include "capi/src/option_keys.h"
 #include "capi/src/options.h"
-#include "request/sampling_fields.h"
+#include "request/sampling_params.h"
 
 namespace di::capi {
 namespace {

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "request/sampling_fields.h"
+#include "request/sampling_params.h"
 
 namespace di::capi {
 namespace {

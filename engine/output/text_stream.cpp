@@ -24,22 +24,15 @@ size_t TextStream::releasable() const {
 
 bool TextStream::push(int32_t token, bool suppress_text, std::string* out) {
   if (stopped_) return true;
-  if (!suppress_text && token_text_ != nullptr &&
-      !(skip_special_ && token_text_->is_special(token))) {
-    pending_bytes_.append(token_text_->token_bytes(token));
-  }
-  const size_t complete = utf8_complete_prefix(pending_bytes_);
-  // The cut is a boundary of Unicode's maximal-subpart substitution, so converting each released
-  // piece gives exactly what utf8_lossy (the tokenizer's decode) gives for all bytes at once.
-  held_.append(utf8_lossy(std::string_view(pending_bytes_).substr(0, complete)));
-  pending_bytes_.erase(0, complete);
+  if (!suppress_text && token_text_ != nullptr && !(skip_special_ && token_text_->is_special(token)))
+    held_.append(bytes_.push(token_text_->token_bytes(token)));
   if (!stop_.empty()) {
     size_t best = std::string::npos;
     for (const std::string& s : stop_) best = std::min(best, held_.find(s));
     if (best != std::string::npos) {
       out->append(held_, 0, best);
       held_.clear();
-      pending_bytes_.clear();
+      bytes_.clear();
       stopped_ = true;
       return true;
     }
@@ -54,8 +47,7 @@ void TextStream::flush(std::string* out) {
   if (stopped_) return;
   out->append(held_);
   held_.clear();
-  out->append(utf8_lossy(pending_bytes_));  // a cut-off character: one U+FFFD, as decode gives
-  pending_bytes_.clear();
+  out->append(bytes_.finish());  // a cut-off character: one U+FFFD, as decode gives
 }
 
 }  // namespace di::engine

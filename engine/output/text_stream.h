@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/utf8.h"
 #include "engine/output/token_text.h"
 
 namespace di::engine {
@@ -30,7 +31,7 @@ class TextStream {
   const TokenText* token_text_;
   bool skip_special_;
   std::vector<std::string> stop_;
-  std::string pending_bytes_;  // an incomplete UTF-8 sequence
+  Utf8Stream bytes_;
   std::string held_;           // complete text that may be the start of a stop string
   bool stopped_ = false;
 };

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "request/sampling_fields.h"
+#include "request/sampling_params.h"
 
 // In the struct's own namespace (the request seam's); the checks are the engine's.
 namespace di::request {

@@ -10,6 +10,7 @@
 
 #include "kernels/cuda/common.cuh"
 #include "kernels/cuda/mla_attention.h"
+#include "kernels/cuda/split_kv.cuh"
 
 namespace di::kernels::cuda {
 namespace {
@@ -18,7 +19,7 @@ constexpr int kThreads = 256;
 constexpr int kHeads = 16;  // heads per block: two per warp in the score pass
 constexpr int kTile = 32;   // keys per tile: a lane each in the score pass
 constexpr int kMaxLatent = 512;
-constexpr int kMaxSplits = 256;
+constexpr int kMaxSplits = kMaxKvSplits;
 constexpr int kLanesPerHead = kThreads / kHeads;              // value pass
 constexpr int kMaxVec = kMaxLatent / (4 * kLanesPerHead);     // float4 pieces per thread
 static_assert(kHeads == 2 * (kThreads / 32), "the score pass gives each warp two heads");
@@ -173,38 +174,10 @@ __global__ void __launch_bounds__(kThreads) mla_attention_kernel(MlaAttentionArg
 // A block per (row, head): the key ranges' running sums rescaled to the overall max. Empty ranges
 // (l = 0) weigh nothing; a padding row has only empty ones and gets zeros.
 __global__ void mla_merge_kernel(MlaAttentionArgs a) {
-  __shared__ float weight[kMaxSplits];
   const int64_t row = blockIdx.x;
   const int h = static_cast<int>(blockIdx.y), nh = a.num_heads, L = a.latent_dim;
-  const int64_t stride = int64_t{a.batch.num_tokens} * nh * (L + 2);
-  const float* base = a.partial + (row * nh + h) * (L + 2);
-  float mx = -INFINITY;
-  for (int s = 0; s < a.splits; ++s)
-    if (base[s * stride + 1] > 0.f) mx = fmaxf(mx, base[s * stride]);
-  float denom = 0.f;
-  for (int s = 0; s < a.splits; ++s) {
-    const float l = base[s * stride + 1];
-    if (l > 0.f) denom += l * expf(base[s * stride] - mx);
-  }
-  for (int s = threadIdx.x; s < a.splits; s += blockDim.x)
-    weight[s] = base[s * stride + 1] > 0.f ? expf(base[s * stride] - mx) : 0.f;
-  __syncthreads();
-  float* o = a.out + (row * nh + h) * L;
-  for (int c = threadIdx.x; c < L; c += blockDim.x) {
-    float v = 0.f;
-    for (int s = 0; s < a.splits; ++s) v += weight[s] * base[s * stride + 2 + c];  // empty ranges hold zeros
-    o[c] = denom > 0.f ? v / denom : 0.f;
-  }
-}
-
-int device_sms() {
-  static const int sms = [] {
-    int dev = 0, n = 0;
-    cudaGetDevice(&dev);
-    cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev);
-    return n > 0 ? n : 1;
-  }();
-  return sms;
+  merge_kv_splits(a.partial + (row * nh + h) * (L + 2), int64_t{a.batch.num_tokens} * nh * (L + 2), a.splits, L,
+                  -INFINITY, a.out + (row * nh + h) * L);
 }
 
 }  // namespace
@@ -212,9 +185,7 @@ int device_sms() {
 int32_t mla_attention_splits(int64_t rows, int32_t num_heads, int64_t max_keys) {
   if (rows <= 0 || num_heads <= 0) return 1;
   const int64_t blocks = rows * ((num_heads + kHeads - 1) / kHeads);
-  const int64_t want = (2 * int64_t{device_sms()} + blocks - 1) / blocks;
-  const int64_t by_keys = (max_keys + kTile - 1) / kTile;  // a range below one tile costs more to merge than it saves
-  return static_cast<int32_t>(std::clamp<int64_t>(std::min(want, by_keys), 1, kMaxSplits));
+  return kv_splits_for(blocks, (max_keys + kTile - 1) / kTile, kMaxSplits);
 }
 
 Status mla_attention(const MlaAttentionArgs& a, void* stream) {

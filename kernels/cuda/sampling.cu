@@ -17,13 +17,8 @@
 namespace di::kernels::cuda {
 namespace {
 
-using kernels::draw_target;
-using kernels::draw_weight;
-using kernels::keyed_uniform;
-using kernels::min_p_keeps;
-using kernels::order_key;
-using kernels::top_p_keeps;
-
+// The draw and the filters are kernels/sampling_math.h's and keyed_rng.h's (the enclosing
+// namespace), the same functions the CPU sampler calls.
 constexpr int kThreads = 1024;
 constexpr int kWarps = kThreads / 32;
 constexpr int kBuckets = 256;

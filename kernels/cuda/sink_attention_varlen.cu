@@ -8,6 +8,7 @@
 
 #include "kernels/cuda/common.cuh"
 #include "kernels/cuda/sink_attention_varlen.h"
+#include "kernels/cuda/split_kv.cuh"
 
 namespace di::kernels::cuda {
 namespace {
@@ -184,18 +185,8 @@ __global__ void merge_kernel(SinkAttentionVarlenArgs a) {
     for (int c = threadIdx.x; c < hd; c += blockDim.x) o[c] = 0.f;
     return;
   }
-  const int64_t stride = int64_t{a.batch.num_tokens} * nh * (hd + 2);
-  const float* base = a.partial + (row * nh + h) * (hd + 2);
-  const float sink = a.sinks ? a.sinks[h] : -INFINITY;
-  float mx = sink;
-  for (int s = 0; s < a.splits; ++s) mx = fmaxf(mx, base[s * stride]);
-  float denom = expf(sink - mx);
-  for (int s = 0; s < a.splits; ++s) denom += base[s * stride + 1] * expf(base[s * stride] - mx);
-  for (int c = threadIdx.x; c < hd; c += blockDim.x) {
-    float acc = 0.f;
-    for (int s = 0; s < a.splits; ++s) acc += base[s * stride + 2 + c] * expf(base[s * stride] - mx);
-    o[c] = acc / denom;
-  }
+  merge_kv_splits(a.partial + (row * nh + h) * (hd + 2), int64_t{a.batch.num_tokens} * nh * (hd + 2), a.splits, hd,
+                  a.sinks ? a.sinks[h] : -INFINITY, o);
 }
 
 template <int CH>
@@ -218,24 +209,12 @@ Status launch(const SinkAttentionVarlenArgs& a, void* stream) {
   return launch_status("sink_attention_varlen merge");
 }
 
-int device_sms() {
-  static const int sms = [] {
-    int dev = 0, n = 0;
-    cudaGetDevice(&dev);
-    cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev);
-    return n > 0 ? n : 1;
-  }();
-  return sms;
-}
-
 }  // namespace
 
 int32_t sink_attention_varlen_splits(int64_t rows, int32_t num_heads, int64_t max_keys) {
   if (rows <= 0 || num_heads <= 0) return 1;
   const int64_t blocks = rows * (num_heads / heads_per_block(num_heads));
-  const int64_t want = (2 * int64_t{device_sms()} + blocks - 1) / blocks;
-  const int64_t by_keys = max_keys / 16;  // a range below 16 keys (one tile) costs more to merge than it saves
-  return static_cast<int32_t>(std::clamp<int64_t>(std::min(want, by_keys), 1, 16));
+  return kv_splits_for(blocks, max_keys / 16, 16);  // 16 keys: one tile
 }
 
 Status sink_attention_varlen(const SinkAttentionVarlenArgs& a, void* stream) {
@@ -244,8 +223,8 @@ Status sink_attention_varlen(const SinkAttentionVarlenArgs& a, void* stream) {
     return Status::invalid_argument("sink_attention_varlen: head_dim must be in [1, 512], num_heads and window > 0");
   if (a.entry_group >= 0 && !a.selected && a.compress_rate <= 0)
     return Status::invalid_argument("sink_attention_varlen: compressed entries need a compress_rate or a selection");
-  if (a.splits < 1 || (a.splits > 1 && !a.partial))
-    return Status::invalid_argument("sink_attention_varlen: splits > 1 needs a partial buffer");
+  if (a.splits < 1 || a.splits > kMaxKvSplits || (a.splits > 1 && !a.partial))
+    return Status::invalid_argument("sink_attention_varlen: splits in [1, 256]; more than 1 needs a partial buffer");
   const int ch = (a.head_dim + 31) / 32;
   if (ch <= 1) return launch<1>(a, stream);
   if (ch <= 2) return launch<2>(a, stream);

@@ -36,7 +36,7 @@ struct SinkAttentionVarlenArgs {
   const int32_t* selected = nullptr;
   const int32_t* selected_count = nullptr;
   int32_t selected_stride = 0;
-  // Key ranges per row, each reduced by its own block and merged after (flash-decoding's split
+  // Key ranges per row (1..256), each reduced by its own block and merged after (flash-decoding's split
   // KV); 1 reduces in one pass. `partial` holds splits * rows * num_heads * (head_dim + 2) floats.
   int32_t splits = 1;
   float* partial = nullptr;

@@ -17,21 +17,13 @@ namespace {
 // Ranges were checked by the protocol readers (sampling_fields.cpp), so the narrowing is exact.
 di::request::SamplingParams sampling_params(const SamplingOptions& s) {
   di::request::SamplingParams p;
-  if (s.temperature) p.temperature = *s.temperature;
-  if (s.top_p) p.top_p = *s.top_p;
-  if (s.top_k) p.top_k = static_cast<int32_t>(*s.top_k);
-  if (s.min_p) p.min_p = *s.min_p;
-  if (s.max_tokens) p.max_tokens = *s.max_tokens;
-  if (s.min_tokens) p.min_tokens = static_cast<int32_t>(*s.min_tokens);
+#define DI_COPY_SET_FIELD(type, name, ...) \
+  if (s.name) p.name = *s.name;
+  DI_SAMPLING_SCALAR_FIELDS(DI_COPY_SET_FIELD)
+#undef DI_COPY_SET_FIELD
   if (s.seed) p.seed = static_cast<uint64_t>(*s.seed);
-  if (s.presence_penalty) p.presence_penalty = *s.presence_penalty;
-  if (s.frequency_penalty) p.frequency_penalty = *s.frequency_penalty;
-  if (s.repetition_penalty) p.repetition_penalty = *s.repetition_penalty;
   if (s.logit_bias.is_object())
     for (const auto& [k, v] : s.logit_bias.items()) p.logit_bias.emplace_back(std::stoi(k), v.get<float>());
-  if (s.logprobs) p.logprobs = *s.logprobs;
-  if (s.top_logprobs) p.top_logprobs = static_cast<int32_t>(*s.top_logprobs);
-  if (s.n) p.n = static_cast<int32_t>(*s.n);
   for (int64_t id : s.stop_token_ids) p.stop_token_ids.push_back(static_cast<int32_t>(id));
   return p;
 }

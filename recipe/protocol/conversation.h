@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "request/sampling_fields.h"
+
 namespace di::recipe {
 
 using ordered_json = nlohmann::ordered_json;
@@ -86,13 +88,13 @@ struct Conversation {
   ResponseFormat response_format;
 };
 
-// Sampling fields, named as the engine's sampling option keys (capi/src/option_keys.cpp).
-// Unset = the engine's default.
+// Sampling fields: one per row of request/sampling_fields.h, under its name and type, plus the
+// list-valued ones and the seed. Unset = the engine's default.
 struct SamplingOptions {
-  std::optional<double> temperature, top_p, min_p;
-  std::optional<double> presence_penalty, frequency_penalty, repetition_penalty;
-  std::optional<int64_t> top_k, seed, max_tokens, min_tokens, n, top_logprobs;
-  std::optional<bool> logprobs;
+#define DI_OPTIONAL_SAMPLING_MEMBER(type, name, ...) std::optional<type> name;
+  DI_SAMPLING_SCALAR_FIELDS(DI_OPTIONAL_SAMPLING_MEMBER)
+#undef DI_OPTIONAL_SAMPLING_MEMBER
+  std::optional<int64_t> seed;
   ordered_json logit_bias;  // null or {"token id": bias}
   std::vector<std::string> stop;
   std::vector<int64_t> stop_token_ids;

@@ -131,8 +131,12 @@ Result<std::optional<double>> Fields::number(std::string_view key, double lo, do
   double d = v->get<double>();
   bool ok = std::isfinite(d) && (lo_open ? d > lo : d >= lo) && (hi_open ? d < hi : d <= hi);
   if (!ok) {
-    return error(key, "expected a number in " + std::string(lo_open ? "(" : "[") + num_text(lo) +
-                          ", " + num_text(hi) + (hi_open ? ")" : "]") + ", got " + describe_json(*v));
+    // A range with no upper end (repetition_penalty's) is worded as its lower bound alone.
+    const std::string range =
+        std::isinf(hi) ? std::string(lo_open ? "> " : ">= ") + num_text(lo)
+                       : "in " + std::string(lo_open ? "(" : "[") + num_text(lo) + ", " + num_text(hi) +
+                             (hi_open ? ")" : "]");
+    return error(key, "expected a number " + range + ", got " + describe_json(*v));
   }
   return std::optional<double>(d);
 }

@@ -1,41 +1,48 @@
-// Shared sampling-field validation. Ranges follow vLLM's SamplingParams checks and OpenAI's
-// documented bounds.
+// Shared sampling-field validation. The scalar fields and their ranges are
+// request/sampling_fields.h's rows marked api (which follow vLLM's SamplingParams checks and
+// OpenAI's documented bounds); the list-valued ones are read here by hand.
 #include "recipe/protocol/sampling_fields.h"
 
+#include <cmath>
 #include <cstdlib>
+#include <limits>
+#include <type_traits>
+
+#include "request/sampling_params.h"
 
 namespace di::recipe {
 
+namespace {
+
+// One field of sampling_fields.h from the body, unless a protocol's reader set it already; its
+// range is the row's, an integer's also bounded by its type.
+template <typename T>
+Status read_field(const Fields& f, const char* name, double min, double max, bool min_open, bool max_open,
+                  std::optional<T>& out) {
+  if (out) return Status::ok();
+  if constexpr (std::is_same_v<T, bool>) {
+    DI_ASSIGN_OR_RETURN(out, f.boolean(name));
+  } else if constexpr (std::is_floating_point_v<T>) {
+    DI_ASSIGN_OR_RETURN(out, f.number(name, min, max, min_open, max_open));
+  } else {
+    const int64_t lo = std::isfinite(min) ? static_cast<int64_t>(min) : std::numeric_limits<T>::min();
+    const int64_t hi = std::isfinite(max) ? static_cast<int64_t>(max) : std::numeric_limits<T>::max();
+    DI_ASSIGN_OR_RETURN(std::optional<int64_t> v, f.integer(name, lo, hi));
+    if (v) out = static_cast<T>(*v);
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
 Status read_extra_sampling(const Fields& f, SamplingOptions& s) {
-  if (!s.top_k) {
-    DI_ASSIGN_OR_RETURN(s.top_k, f.integer("top_k", -1, INT32_MAX));
-  }
-  if (!s.min_p) {
-    DI_ASSIGN_OR_RETURN(s.min_p, f.number("min_p", 0, 1));
-  }
-  if (!s.repetition_penalty) {
-    DI_ASSIGN_OR_RETURN(s.repetition_penalty, f.number("repetition_penalty", 0, 2, true, false));
-  }
-  if (!s.presence_penalty) {
-    DI_ASSIGN_OR_RETURN(s.presence_penalty, f.number("presence_penalty", -2, 2));
-  }
-  if (!s.frequency_penalty) {
-    DI_ASSIGN_OR_RETURN(s.frequency_penalty, f.number("frequency_penalty", -2, 2));
-  }
+  using request::kNoLimit;
+#define DI_READ_API_FIELD(type, name, init, api, doc, min, max, min_open, max_open, expected) \
+  if (api) DI_RETURN_IF_ERROR(read_field(f, #name, min, max, min_open, max_open, s.name));
+  DI_SAMPLING_SCALAR_FIELDS(DI_READ_API_FIELD)
+#undef DI_READ_API_FIELD
   if (!s.seed) {
     DI_ASSIGN_OR_RETURN(s.seed, f.integer("seed", INT64_MIN, INT64_MAX));
-  }
-  if (!s.min_tokens) {
-    DI_ASSIGN_OR_RETURN(s.min_tokens, f.integer("min_tokens", 0, INT32_MAX));
-  }
-  if (!s.n) {
-    DI_ASSIGN_OR_RETURN(s.n, f.integer("n", 1, 128));
-  }
-  if (!s.logprobs) {
-    DI_ASSIGN_OR_RETURN(s.logprobs, f.boolean("logprobs"));
-  }
-  if (!s.top_logprobs) {
-    DI_ASSIGN_OR_RETURN(s.top_logprobs, f.integer("top_logprobs", 0, 20));
   }
   if (s.top_logprobs && *s.top_logprobs > 0 && s.logprobs && !*s.logprobs)
     return f.error("top_logprobs", "requires logprobs to be true");

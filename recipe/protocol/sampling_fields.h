@@ -1,6 +1,6 @@
-// The sampling fields vLLM accepts on top of each API's own (top_k, min_p, repetition_penalty,
-// min_tokens, stop_token_ids, seed, logit_bias, logprobs, n, penalties), read the same way for
-// every protocol. Validation only; the engine interprets them.
+// The sampling fields vLLM accepts on top of each API's own (the rows of request/sampling_fields.h
+// marked api, and seed, logit_bias, stop_token_ids), read the same way for every protocol.
+// Validation only; the engine interprets them.
 #pragma once
 
 #include "recipe/protocol/conversation.h"

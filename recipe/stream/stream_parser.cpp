@@ -119,20 +119,13 @@ void StreamParser::run(std::string_view bytes, std::vector<ParsedEvent>* out) {
 }
 
 void StreamParser::feed_plain(std::string_view text, std::vector<ParsedEvent>* out) {
-  carry_.append(text);
-  const size_t n = utf8_complete_prefix(carry_);
-  if (n == 0) return;
   // Ill-formed UTF-8 becomes U+FFFD per maximal subpart (so control bytes never appear in text),
-  // exactly as the tokenizer's decode does; the cut at n is a boundary of that substitution.
-  const std::string clean = utf8_lossy(std::string_view(carry_).substr(0, n));
-  carry_.erase(0, n);
-  run(clean, out);
+  // exactly as the tokenizer's decode does.
+  run(carry_.push(text), out);
 }
 
 void StreamParser::flush_carry(std::vector<ParsedEvent>* out) {
-  if (carry_.empty()) return;
-  carry_.clear();
-  run("\xEF\xBF\xBD", out);  // a character cut off by a control token or the end
+  run(carry_.finish(), out);  // a character cut off by a control token or the end: U+FFFD
 }
 
 void StreamParser::feed_control(unsigned char control, std::vector<ParsedEvent>* out) {
@@ -280,23 +273,17 @@ void StreamParser::close_value(std::vector<ParsedEvent>* out) {
 
 void StreamParser::close_call(std::vector<ParsedEvent>* out) {
   emit_args(num_params_ == 0 ? "{}" : "}", out);
-  if (call_started_) {
-    ParsedEvent e;
-    e.kind = ParsedEvent::Kind::kToolCallEnd;
-    e.index = num_tool_calls_;
-    e.text = call_args_;
-    out->push_back(std::move(e));
-    ++num_tool_calls_;
-  }
-  call_open_ = call_started_ = false;
-  call_args_.clear();
-  call_name_.clear();
+  const bool started = call_started_;
+  end_call(ParsedEvent::Kind::kToolCallEnd, out);
+  if (started) ++num_tool_calls_;
 }
 
-void StreamParser::cut_call(std::vector<ParsedEvent>* out) {
+void StreamParser::cut_call(std::vector<ParsedEvent>* out) { end_call(ParsedEvent::Kind::kToolCallCut, out); }
+
+void StreamParser::end_call(ParsedEvent::Kind kind, std::vector<ParsedEvent>* out) {
   if (call_started_) {
     ParsedEvent e;
-    e.kind = ParsedEvent::Kind::kToolCallCut;
+    e.kind = kind;
     e.index = num_tool_calls_;
     e.text = call_args_;
     out->push_back(std::move(e));

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/utf8.h"
 #include "recipe/stream/json_call_scanner.h"
 #include "recipe/stream/output_state_machine.h"
 #include "recipe/stream/parsed_event.h"
@@ -80,6 +81,8 @@ class StreamParser {
   void close_call(std::vector<ParsedEvent>* out);
   // Ends an open call that the token limit cut: kToolCallCut instead of kToolCallEnd.
   void cut_call(std::vector<ParsedEvent>* out);
+  // Reports the open call's end as `kind` (when it had started) and forgets it.
+  void end_call(ParsedEvent::Kind kind, std::vector<ParsedEvent>* out);
   // The dense families' calls: the scanner's events numbered and passed on.
   void forward_scanned(std::vector<ParsedEvent>& scanned, std::vector<ParsedEvent>* out);
   void end_scanner(bool cut, std::vector<ParsedEvent>* out);
@@ -89,7 +92,7 @@ class StreamParser {
   std::optional<OutputStateMachine> machine_;  // built at the first push (text or token mode)
   bool token_mode_ = false;
   MarkerSet token_markers_;
-  std::string carry_;  // an incomplete UTF-8 character at the end of the last push
+  Utf8Stream carry_;  // an incomplete UTF-8 character at the end of the last push
 
   bool stopped_ = false;
   bool finished_ = false;

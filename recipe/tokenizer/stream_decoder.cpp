@@ -1,6 +1,4 @@
-// Emits the longest prefix of the pending bytes that ends on a character boundary. Cutting
-// there is safe for lossy decoding: a held-back tail is a valid character prefix, and no
-// ill-formed subpart can start before the cut and reach past it.
+// StreamDecoder: the ids' bytes through base/utf8.h's Utf8Stream.
 #include "recipe/tokenizer/stream_decoder.h"
 
 #include "base/utf8.h"
@@ -18,20 +16,12 @@ Result<std::string> StreamDecoder::push(std::span<const int32_t> ids) {
     }
   }
   const auto& bytes = tokenizer_->all_token_bytes();
-  for (int32_t id : ids) {
-    if (skip_special_tokens_ && tokenizer_->is_special(id)) continue;
-    pending_ += bytes[id];
-  }
-  const size_t cut = utf8_complete_prefix(pending_);
-  std::string delta = utf8_lossy(std::string_view(pending_).substr(0, cut));
-  pending_.erase(0, cut);
+  std::string delta;
+  for (int32_t id : ids)
+    if (!(skip_special_tokens_ && tokenizer_->is_special(id))) delta += text_.push(bytes[id]);
   return delta;
 }
 
-std::string StreamDecoder::finish() {
-  std::string rest = utf8_lossy(pending_);
-  pending_.clear();
-  return rest;
-}
+std::string StreamDecoder::finish() { return text_.finish(); }
 
 }  // namespace di::recipe

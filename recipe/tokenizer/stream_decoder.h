@@ -9,6 +9,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "base/utf8.h"
 #include "recipe/tokenizer/tokenizer.h"
 
 namespace di::recipe {
@@ -25,12 +26,12 @@ class StreamDecoder {
   // Flushes held-back bytes (an incomplete character becomes U+FFFD) and resets the stream.
   std::string finish();
   // Bytes held back waiting for the rest of a character.
-  size_t pending_bytes() const { return pending_.size(); }
+  size_t pending_bytes() const { return text_.pending(); }
 
  private:
   std::shared_ptr<const Tokenizer> tokenizer_;
   bool skip_special_tokens_;
-  std::string pending_;
+  Utf8Stream text_;
 };
 
 }  // namespace di::recipe

@@ -16,6 +16,25 @@
 
 namespace di::test {
 
+// A suite whose every test runs the CPU model of its parameter's fixture: SetUp loads both
+// (`load` turns the parameter into a Fixture), so a failed load fails the test before its body,
+// and the body finds them in `f` and `model`.
+template <typename Param, Fixture (*load)(const Param&), int32_t kThreads>
+class CpuFixtureTest : public ::testing::TestWithParam<Param> {
+ protected:
+  void SetUp() override {
+    f = load(this->GetParam());
+    engine::ModelOptions opts;
+    opts.num_threads = kThreads;
+    auto m = engine::load_model(f.dir, opts);
+    ASSERT_TRUE(m.is_ok()) << m.status().message();
+    model = std::move(m).value();
+  }
+
+  Fixture f;
+  std::unique_ptr<engine::Model> model;
+};
+
 constexpr double kFixtureTolerance = 1e-4;  // max|Δlogit| / max|logit|, per position
 constexpr double kSelfTolerance = 1e-5;     // the same model computed two ways
 

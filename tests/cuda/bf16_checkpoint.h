@@ -15,6 +15,7 @@
 
 #include "engine/model/cuda/device_model.h"
 #include "tests/common/model_fixture.h"
+#include "tests/cuda/bf16_bits.h"
 #include "tests/cuda/device_model_util.h"
 
 namespace di::test {
@@ -25,10 +26,9 @@ inline void round_to_bf16(std::vector<RawTensor>& tensors) {
     if (t.dtype != "F32") continue;
     std::vector<uint8_t> b(t.bytes.size() / 2);
     for (size_t i = 0; i * 4 < t.bytes.size(); ++i) {
-      uint32_t u;
-      std::memcpy(&u, t.bytes.data() + 4 * i, 4);
-      u += 0x7fff + ((u >> 16) & 1);
-      const uint16_t h = static_cast<uint16_t>(u >> 16);
+      float f;
+      std::memcpy(&f, t.bytes.data() + 4 * i, 4);
+      const uint16_t h = di::test::to_bf16(f);
       std::memcpy(b.data() + 2 * i, &h, 2);
     }
     t.bytes = std::move(b);

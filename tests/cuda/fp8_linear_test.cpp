@@ -15,6 +15,7 @@
 
 #include "kernels/cpu/fp4_to_fp8.h"
 #include "kernels/cuda/device.h"
+#include "tests/cuda/bf16_bits.h"
 #include "kernels/cuda/fp8_gemm.h"
 #include "kernels/cuda/fp8_linear.h"
 #include "kernels/weight_format.h"
@@ -24,18 +25,8 @@ namespace {
 namespace kc = di::kernels::cuda;
 using di::kernels::e4m3_to_float;
 
-uint16_t to_bf16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  u += 0x7fff + ((u >> 16) & 1);
-  return static_cast<uint16_t>(u >> 16);
-}
-float from_bf16(uint16_t h) {
-  uint32_t u = static_cast<uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
+using di::test::from_bf16;
+using di::test::to_bf16;
 
 // e4m3 of v, nearest (ties to the even code), saturated to +-448: the rule of the device's
 // __nv_cvt_float_to_fp8(..., __NV_SATFINITE, __NV_E4M3).

@@ -13,6 +13,7 @@
 #include <cuda_runtime.h>
 
 #include "kernels/cuda/device.h"
+#include "tests/cuda/bf16_bits.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/dtype.h"
 #include "kernels/cuda/decode_attention.h"
@@ -23,18 +24,8 @@ namespace kc = di::kernels::cuda;
 
 namespace {
 
-uint16_t to_bf16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  u += 0x7fff + ((u >> 16) & 1);
-  return static_cast<uint16_t>(u >> 16);
-}
-float from_bf16(uint16_t h) {
-  uint32_t u = static_cast<uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
+using di::test::from_bf16;
+using di::test::to_bf16;
 
 struct Case {
   int heads, kv_heads, head_dim;

@@ -11,24 +11,15 @@
 #include <cuda_runtime.h>
 
 #include "kernels/cuda/device.h"
+#include "tests/cuda/bf16_bits.h"
 #include "kernels/cuda/elementwise.h"
 
 namespace {
 
 constexpr auto kBF16 = di::kernels::cuda::DType::kBF16;
 
-uint16_t to_bf16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  u += 0x7fff + ((u >> 16) & 1);  // round to nearest even
-  return static_cast<uint16_t>(u >> 16);
-}
-float from_bf16(uint16_t h) {
-  uint32_t u = static_cast<uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
+using di::test::from_bf16;
+using di::test::to_bf16;
 
 class CudaRmsNorm : public ::testing::TestWithParam<std::pair<int, int>> {
  protected:

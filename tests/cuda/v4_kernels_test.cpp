@@ -23,6 +23,7 @@
 #include "kernels/cuda/moe_grouped.h"
 #include "kernels/cuda/moe_routing.h"
 #include "kernels/cuda/rope_interleaved.h"
+#include "tests/cuda/bf16_bits.h"
 
 namespace di::test {
 namespace {
@@ -298,14 +299,7 @@ ExpertMatrix expert_matrix(ExpertWeights kind, int64_t rows, int64_t cols, std::
   if (kind == ExpertWeights::kBf16) {
     m.values = random_vec(rows * cols, rng, -0.2f, 0.2f);
     std::vector<uint16_t> b;
-    for (float& v : m.values) {
-      uint32_t u;
-      std::memcpy(&u, &v, 4);
-      u += 0x7fffu + ((u >> 16) & 1u);
-      u &= 0xffff0000u;
-      std::memcpy(&v, &u, 4);
-      b.push_back(static_cast<uint16_t>(u >> 16));
-    }
+    for (float& v : m.values) b.push_back(di::test::to_bf16(v = di::test::round_bf16(v)));
     m.data = upload(b);
     return m;
   }
@@ -337,15 +331,7 @@ void check_grouped_experts(ExpertWeights kind, bool cuda_cores, uint32_t seed) {
   std::mt19937 rng(seed);
   const int64_t rows = 37, H = 128, I = kind == ExpertWeights::kBf16 ? 96 : 192, E = 9, K = 3;
   const float limit = 6.f;
-  auto bf = [](float v) {  // round to bf16, nearest even
-    uint32_t u;
-    std::memcpy(&u, &v, 4);
-    u += 0x7fffu + ((u >> 16) & 1u);
-    u &= 0xffff0000u;
-    float r;
-    std::memcpy(&r, &u, 4);
-    return r;
-  };
+  auto bf = [](float v) { return di::test::round_bf16(v); };
   std::vector<float> x = random_vec(rows * H, rng);
   std::vector<std::vector<float>> w13(E), w2(E);
   std::vector<ExpertMatrix> d13, d2;

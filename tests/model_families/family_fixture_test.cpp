@@ -10,20 +10,9 @@
 namespace di::test {
 namespace {
 
-std::unique_ptr<engine::Model> load(const Fixture& f) {
-  engine::ModelOptions opts;
-  opts.num_threads = 1;
-  auto m = engine::load_model(f.dir, opts);
-  EXPECT_TRUE(m.is_ok()) << m.status().message();
-  return m.is_ok() ? std::move(m).value() : nullptr;
-}
-
-class FamilyFixture : public ::testing::TestWithParam<FixtureId> {};
+class FamilyFixture : public CpuFixtureTest<FixtureId, load_fixture, 1> {};
 
 TEST_P(FamilyFixture, ModelInfoReportsTheConfigFamily) {
-  const Fixture f = load_fixture(GetParam());
-  auto model = load(f);
-  ASSERT_TRUE(model);
   EXPECT_EQ(model->info().family, f.meta["family"].get<std::string>());
   EXPECT_EQ(model->info().vocab_size, f.vocab);
   ASSERT_EQ(model->cache_groups().size(), 1u);
@@ -31,39 +20,24 @@ TEST_P(FamilyFixture, ModelInfoReportsTheConfigFamily) {
 }
 
 TEST_P(FamilyFixture, FullSequenceLogitsMatchTransformers) {
-  const Fixture f = load_fixture(GetParam());
-  auto model = load(f);
-  ASSERT_TRUE(model);
   expect_full_sequence_matches(*model, f, GetParam().name);
 }
 
 TEST_P(FamilyFixture, GreedyContinuationMatchesTransformers) {
-  const Fixture f = load_fixture(GetParam());
-  auto model = load(f);
-  ASSERT_TRUE(model);
   EXPECT_EQ(greedy_continuation(*model, f), f.greedy);
 }
 
 TEST_P(FamilyFixture, PrefillThenDecodeEqualsFullForward) {
-  const Fixture f = load_fixture(GetParam());
-  auto model = load(f);
-  ASSERT_TRUE(model);
   expect_prefill_then_decode_equals_full(*model, f);
 }
 
 TEST_P(FamilyFixture, AnyChunkingOfThePrefillEqualsOnePrefill) {
-  const Fixture f = load_fixture(GetParam());
-  auto model = load(f);
-  ASSERT_TRUE(model);
   expect_any_chunking_equals_one_prefill(*model, f, 32);
 }
 
 TEST_P(FamilyFixture, BatchedSequencesEqualEachAlone) {
   // Two sequences at different positions in one forward (a decode and a prefill chunk) give the
   // rows each gives alone: nothing leaks between sequences of a batch.
-  const Fixture f = load_fixture(GetParam());
-  auto model = load(f);
-  ASSERT_TRUE(model);
   const int64_t n = static_cast<int64_t>(f.all_ids.size());
   const std::vector<float> alone = run_chunks(*model, f.all_ids, {static_cast<int32_t>(n)});
   const int32_t p = static_cast<int32_t>(f.prompt.size());
@@ -83,9 +57,6 @@ TEST_P(FamilyFixture, BatchedSequencesEqualEachAlone) {
 }
 
 TEST_P(FamilyFixture, RopeMatchesTransformers) {
-  const Fixture f = load_fixture(GetParam());
-  auto model = load(f);
-  ASSERT_TRUE(model);
   const engine::RotaryEmbedding* rope = nullptr;
   if (auto* m = dynamic_cast<engine::llama::LlamaModel*>(model.get())) rope = &m->rope();
   if (auto* m = dynamic_cast<engine::deepseek_v2::MlaModel*>(model.get())) {
@@ -101,9 +72,6 @@ TEST_P(FamilyFixture, RopeMatchesTransformers) {
 }
 
 TEST_P(FamilyFixture, BadBatchInputIsAnErrorNamingTheField) {
-  const Fixture f = load_fixture(GetParam());
-  auto model = load(f);
-  ASSERT_TRUE(model);
   engine::ContiguousSequenceCache cache(model->cache_groups(), 4);
   std::vector<float> logits;
   const int32_t bad[2] = {1, static_cast<int32_t>(f.vocab)};

@@ -9,48 +9,25 @@
 namespace di::test {
 namespace {
 
-std::unique_ptr<engine::Model> load(const Fixture& f) {
-  engine::ModelOptions opts;
-  opts.num_threads = 2;
-  auto m = engine::load_model(f.dir, opts);
-  EXPECT_TRUE(m.is_ok()) << m.status().message();
-  return m.is_ok() ? std::move(m).value() : nullptr;
-}
-
-class V4Fixture : public ::testing::TestWithParam<std::string> {};
+class V4Fixture : public CpuFixtureTest<std::string, load_fixture, 2> {};
 
 TEST_P(V4Fixture, FullSequenceLogitsMatchTransformers) {
-  const Fixture f = load_fixture(GetParam());
-  auto model = load(f);
-  ASSERT_TRUE(model);
   RecordProperty("worst_rel_err", std::to_string(expect_full_sequence_matches(*model, f, GetParam())));
 }
 
 TEST_P(V4Fixture, GreedyContinuationMatchesTransformers) {
-  const Fixture f = load_fixture(GetParam());
-  auto model = load(f);
-  ASSERT_TRUE(model);
   EXPECT_EQ(greedy_continuation(*model, f), f.greedy);
 }
 
 TEST_P(V4Fixture, PrefillThenDecodeEqualsFullForward) {
-  const Fixture f = load_fixture(GetParam());
-  auto model = load(f);
-  ASSERT_TRUE(model);
   expect_prefill_then_decode_equals_full(*model, f);
 }
 
 TEST_P(V4Fixture, AnyChunkingOfThePrefillEqualsOnePrefill) {
-  const Fixture f = load_fixture(GetParam());
-  auto model = load(f);
-  ASSERT_TRUE(model);
   expect_any_chunking_equals_one_prefill(*model, f, 64);
 }
 
 TEST_P(V4Fixture, RopeFrequenciesMatchTransformers) {
-  const Fixture f = load_fixture(GetParam());
-  auto model = load(f);
-  ASSERT_TRUE(model);
   const auto& v4 = static_cast<const engine::deepseek_v4::DeepseekV4Model&>(*model);
   const std::pair<const char*, const engine::deepseek_v4::Rope*> ropes[] = {
       {"main", &v4.ropes().main}, {"compress", &v4.ropes().compress}};

@@ -3,9 +3,13 @@
 // response_format / text.format become the engine's output constraint.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "recipe/prepare/prepare.h"
+#include "request/sampling_params.h"
 
 namespace di::recipe {
 namespace {
@@ -46,6 +50,30 @@ TEST(InferenceOptions, ChatCarriesEverySamplingFieldVllmAccepts) {
   // Stop strings go to the output parser, never to the engine (they must not fire in reasoning).
   EXPECT_EQ(p.stop_sequences, (std::vector<std::string>{"END", "STOP"}));
   EXPECT_EQ(p.parser.stop_sequences, p.stop_sequences);
+}
+
+// The recipe's reading of the fields every API carries is generated from request/sampling_fields.h:
+// each row marked api, given a value inside its range and off its default, reaches the engine's
+// SamplingParams. (repetition_penalty 3 also checks that the recipe keeps vLLM's open upper end.)
+TEST(InferenceOptions, EveryApiRowOfTheSamplingTableReachesTheEngine) {
+  json body = {{"model", "deepseek-v4"}, {"messages", json::array({{{"role", "user"}, {"content", "a"}}})}};
+  std::vector<std::pair<const di::request::SamplingField*, double>> want;
+  for (const di::request::SamplingField& f : di::request::sampling_fields()) {
+    if (!f.api) continue;
+    double v = 1;
+    if (!f.is_bool()) {
+      const double hi = std::isinf(f.max) ? f.min + 12 : f.max;
+      v = f.min + (hi - f.min) / 4;
+      if (!f.is_double()) v = std::round(v);
+    }
+    if (f.is_bool()) body[f.name] = true;
+    else if (f.is_double()) body[f.name] = v;
+    else body[f.name] = static_cast<int64_t>(v);
+    want.push_back({&f, v});
+  }
+  ASSERT_GE(want.size(), 8u);
+  Prepared p = prepared_or_die(Protocol::kChatCompletions, body.dump());
+  for (const auto& [f, v] : want) EXPECT_EQ(f->get(p.engine.sampling), v) << f->name;
 }
 
 // Responses and Messages have one output per request: n > 1 is the protocol's 400, naming n.

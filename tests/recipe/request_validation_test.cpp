@@ -168,6 +168,8 @@ const Case kCases[] = {
      "logit_bias.abc", "logit_bias.abc: expected a token id (a non-negative integer) as key, got \"abc\""},
     {"ChatMinPAboveOneIsRejected", C, R"({"model":"deepseek-v4","min_p":2,)" U "}", 400, "min_p",
      "min_p: expected a number in [0, 1], got 2"},
+    {"ChatRepetitionPenaltyMustBePositive", C, R"({"model":"deepseek-v4","repetition_penalty":0,)" U "}", 400,
+     "repetition_penalty", "repetition_penalty: expected a number > 0, got 0"},
     {"ChatMinTokensAboveMaxTokensIsRejected", C,
      R"({"model":"deepseek-v4","max_tokens":5,"min_tokens":9,)" U "}", 400, "min_tokens",
      "min_tokens: must not exceed the output token limit (5), got 9"},

@@ -8,18 +8,14 @@
 #include <nlohmann/json.hpp>
 
 #include "deepinfer.h"
+#include "tests/recipe_stream/collected_events.h"
 
 namespace {
 
 using nlohmann::json;
 
-struct Collected {
-  std::vector<std::pair<std::string, std::string>> events;
-};
-
-void collect(void* user, const char* event, size_t event_len, const char* data, size_t data_len) {
-  static_cast<Collected*>(user)->events.push_back({std::string(event, event_len), std::string(data, data_len)});
-}
+using di::test::collect;
+using di::test::Collected;
 
 di_parser* make(const std::string& options) {
   di_parser* p = nullptr;

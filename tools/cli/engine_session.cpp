@@ -2,9 +2,12 @@
 // CLI flags that map onto option keys.
 #include "tools/cli/engine_session.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "recipe/tokenizer/tokenizer.h"
 #include "tools/cli/tiny_model.h"
@@ -203,31 +206,45 @@ int read_command_args(int argc, char** argv, const CommandArgs& args, nlohmann::
   return -1;
 }
 
+namespace {
+
+struct FlagMap {
+  std::string flag;
+  std::string key;
+  bool is_double;
+  bool engine;
+};
+
+// The value flags: the engine keys under the CLI's own names, and a --key-with-dashes for every
+// numeric sampling key of di_options_schema (the scalar sampling fields, seed), so that a new
+// sampling field needs no change here. The boolean ones are also switches (parse_common_switch).
+const std::vector<FlagMap>& value_flags() {
+  static const std::vector<FlagMap> maps = [] {
+    std::vector<FlagMap> v = {
+        {"--threads", "num_threads", false, true}, {"--max-model-len", "max_model_len", false, true},
+        {"--max-num-seqs", "max_num_seqs", false, true},
+        {"--max-num-batched-tokens", "max_num_batched_tokens", false, true},
+        {"--kv-cache-bytes", "kv_cache_bytes", false, true}, {"--block-size", "block_size", false, true},
+        {"--constraint-max-compile-work", "constraint_max_compile_work", false, true},
+        {"--gpu-memory-utilization", "gpu_memory_utilization", true, true},
+        {"--speculative-tokens", "num_speculative_tokens", false, true},
+    };
+    for (const nlohmann::json& k : nlohmann::json::parse(di_options_schema())) {
+      const std::string type = k.at("type");
+      if (k.at("scope") != "sampling" || (type != "int64" && type != "double")) continue;
+      std::string key = k.at("key"), flag = "--" + key;
+      std::replace(flag.begin(), flag.end(), '_', '-');
+      v.push_back({std::move(flag), std::move(key), type == "double", false});
+    }
+    return v;
+  }();
+  return maps;
+}
+
+}  // namespace
+
 bool parse_common_flag(const std::string& flag, const std::string& value, nlohmann::json& sampling,
                        nlohmann::json& engine_opts, bool* consumed, std::string* error) {
-  struct Map {
-    const char* flag;
-    const char* key;
-    bool is_double;
-    bool engine;
-  };
-  static const Map kMaps[] = {
-      {"--max-tokens", "max_tokens", false, false}, {"--temperature", "temperature", true, false},
-      {"--top-p", "top_p", true, false}, {"--top-k", "top_k", false, false},
-      {"--min-p", "min_p", true, false}, {"--seed", "seed", false, false},
-      {"--n", "n", false, false}, {"--min-tokens", "min_tokens", false, false},
-      {"--repetition-penalty", "repetition_penalty", true, false},
-      {"--presence-penalty", "presence_penalty", true, false},
-      {"--frequency-penalty", "frequency_penalty", true, false},
-      {"--top-logprobs", "top_logprobs", false, false},
-      {"--threads", "num_threads", false, true}, {"--max-model-len", "max_model_len", false, true},
-      {"--max-num-seqs", "max_num_seqs", false, true},
-      {"--max-num-batched-tokens", "max_num_batched_tokens", false, true},
-      {"--kv-cache-bytes", "kv_cache_bytes", false, true}, {"--block-size", "block_size", false, true},
-      {"--constraint-max-compile-work", "constraint_max_compile_work", false, true},
-      {"--gpu-memory-utilization", "gpu_memory_utilization", true, true},
-      {"--speculative-tokens", "num_speculative_tokens", false, true},
-  };
   if (flag == "--log-level") {
     const int32_t level = value == "error" ? DI_LOG_ERROR : value == "warn" ? DI_LOG_WARN
                           : value == "info" ? DI_LOG_INFO : value == "debug" ? DI_LOG_DEBUG : -1;
@@ -244,17 +261,17 @@ bool parse_common_flag(const std::string& flag, const std::string& value, nlohma
     return true;
   }
   *consumed = true;
-  for (const Map& m : kMaps) {
+  for (const FlagMap& m : value_flags()) {
     if (flag != m.flag) continue;
     char* end = nullptr;
     nlohmann::json& dst = m.engine ? engine_opts : sampling;
     if (m.is_double) {
       const double d = std::strtod(value.c_str(), &end);
-      if (value.empty() || *end) return *error = std::string(m.flag) + ": expected a number, got '" + value + "'", false;
+      if (value.empty() || *end) return *error = m.flag + ": expected a number, got '" + value + "'", false;
       dst[m.key] = d;
     } else {
       const long long v = std::strtoll(value.c_str(), &end, 10);
-      if (value.empty() || *end) return *error = std::string(m.flag) + ": expected an integer, got '" + value + "'", false;
+      if (value.empty() || *end) return *error = m.flag + ": expected an integer, got '" + value + "'", false;
       dst[m.key] = v;
     }
     return true;

@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from .engine import Engine, Request
 from .errors import InvalidArgumentError
-from .sampling import SamplingParams
+from .sampling import CHAT_BODY_FIELDS, SamplingParams
 
 
 @dataclass
@@ -60,12 +60,6 @@ class RequestOutput:
 
 Prompt = Union[str, Sequence[int]]
 Message = Dict[str, Any]
-
-# SamplingParams fields a Chat Completions body carries as they are (vLLM's extras included).
-_CHAT_FIELDS = ("n", "temperature", "top_p", "top_k", "min_p", "max_tokens", "min_tokens", "seed",
-                "presence_penalty", "frequency_penalty", "repetition_penalty", "stop",
-                "stop_token_ids", "ignore_eos")
-
 
 class LLM:
     """``LLM(model).generate(prompts, SamplingParams(...))`` / ``.chat(messages, ...)``; keyword
@@ -144,7 +138,7 @@ class LLM:
     def _chat_body(self, conversation, params: SamplingParams, tools, template_kwargs) -> dict:
         params.to_dict()  # the same type checks as generate
         body: Dict[str, Any] = {"model": self.model_name, "messages": list(conversation)}
-        for name in _CHAT_FIELDS:
+        for name in CHAT_BODY_FIELDS:
             v = getattr(params, name)
             if v is not None:
                 body[name] = v

@@ -27,9 +27,6 @@ class StructuredOutputsParams:
     json_object: Optional[bool] = None       # any JSON object
 
 
-_FLOATS = ("temperature", "top_p", "min_p", "presence_penalty", "frequency_penalty",
-           "repetition_penalty")
-_INTS = ("n", "top_k", "max_tokens", "min_tokens", "seed", "logprobs")
 _GUIDED = {"guided_json": "json", "guided_regex": "regex", "guided_choice": "choice",
            "guided_grammar": "grammar"}
 # Characters the library's regex dialect (an ECMAScript subset) treats as syntax.
@@ -167,6 +164,16 @@ class SamplingParams:
         opts = _native.Options()
         opts.update_json(json.dumps(self.to_dict()))
         return opts
+
+
+# The number fields, by their declared types (the dataclass is the one list of them).
+_FLOATS = tuple(f.name for f in fields(SamplingParams) if f.type == "Optional[float]")
+_INTS = tuple(f.name for f in fields(SamplingParams) if f.type == "Optional[int]")
+# The fields a Chat Completions body carries as they are (vLLM's extras included); LLM.chat maps
+# the others itself.
+CHAT_BODY_FIELDS = tuple(f.name for f in fields(SamplingParams)
+                         if f.name not in ("skip_special_tokens", "logit_bias", "logprobs",
+                                           "structured_outputs") and f.name not in _GUIDED)
 
 
 def options_from(settings: Optional[dict]) -> Optional[_native.Options]:

@@ -43,8 +43,12 @@ struct Shared {
     typename cub::BlockReduce<int, kThreads>::TempStorage i32;
     typename cub::BlockScan<uint64_t, kThreads>::TempStorage scan;
   } cub;
-  uint32_t count[kWarps][kBuckets];  // written by each warp's lane 0 only: no atomics
-  uint64_t mass[kWarps][kBuckets];
+  uint32_t count[kWarps][kBuckets];
+  // A bucket's mass as 32-bit halves: 32-bit shared atomics are native, 64-bit adds are not, and
+  // top-p's first digits put most of a warp's lanes on one bucket (measured on an H200: 0.58 ms
+  // per 129k-token row with 64-bit atomics).
+  uint32_t mass_lo[kWarps][kBuckets];
+  uint32_t mass_hi[kWarps][kBuckets];
   uint64_t total_mass[kBuckets];
   uint32_t total_count[kBuckets];
   Best best;
@@ -60,47 +64,29 @@ struct Shared {
 template <bool kMass>
 __device__ uint32_t radix_low(const float* x, const uint64_t* w, int V, uint32_t member_low, int k, uint64_t total,
                               double top_p, Shared& sh) {
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
   uint32_t prefix = 0, prefix_mask = 0;
   uint64_t above = 0;
   for (int level = 0; level < 4; ++level) {
     const int shift = 24 - 8 * level;
     for (int j = threadIdx.x; j < kWarps * kBuckets; j += kThreads) {
       (&sh.count[0][0])[j] = 0;
-      (&sh.mass[0][0])[j] = 0;
+      (&sh.mass_lo[0][0])[j] = 0;
+      (&sh.mass_hi[0][0])[j] = 0;
     }
     __syncthreads();
-    // A warp's 32 tokens at a time, grouped by bucket: per group one ballot and three integer
-    // warp sums (a weight is at most 2^40, so its 16 + 16 + 9-bit pieces sum without overflow),
-    // then lane 0 adds them to the warp's histogram. Top-p's first digits put most of a warp's
-    // tokens in one bucket: per-token shared atomics serialized there (0.58 ms per 129k-token row
-    // on an H200).
-    for (int base = threadIdx.x - lane; base < V; base += kThreads) {  // warp-uniform trip count
-      const int i = base + lane;
-      int b = -1;
-      uint64_t m = 0;
-      if (i < V) {
-        const float v = x[i];
-        const uint32_t key = order_key(v);
-        if (v > -INFINITY && key >= member_low && (key & prefix_mask) == prefix) {
-          b = static_cast<int>((key >> shift) & (kBuckets - 1));
-          m = kMass ? w[i] : 1;
-        }
-      }
-      unsigned todo = __ballot_sync(0xffffffffu, b >= 0);
-      while (todo) {
-        const int bl = __shfl_sync(0xffffffffu, b, __ffs(todo) - 1);
-        const bool mine = b == bl;
-        const unsigned peers = __ballot_sync(0xffffffffu, mine);
-        const uint32_t lo = __reduce_add_sync(0xffffffffu, mine ? static_cast<uint32_t>(m & 0xffffu) : 0u);
-        const uint32_t mid = __reduce_add_sync(0xffffffffu, mine ? static_cast<uint32_t>((m >> 16) & 0xffffu) : 0u);
-        const uint32_t hi = __reduce_add_sync(0xffffffffu, mine ? static_cast<uint32_t>(m >> 32) : 0u);
-        if (lane == 0) {
-          sh.count[warp][bl] += static_cast<uint32_t>(__popc(peers));
-          sh.mass[warp][bl] += lo + (uint64_t{mid} << 16) + (uint64_t{hi} << 32);
-        }
-        todo &= ~peers;
-      }
+    for (int i = threadIdx.x; i < V; i += kThreads) {
+      const float v = x[i];
+      if (!(v > -INFINITY)) continue;
+      const uint32_t key = order_key(v);
+      if (key < member_low || (key & prefix_mask) != prefix) continue;
+      const int b = (key >> shift) & (kBuckets - 1);
+      atomicAdd(&sh.count[warp][b], 1u);
+      const uint64_t m = kMass ? w[i] : 1;
+      const uint32_t lo = static_cast<uint32_t>(m), hi = static_cast<uint32_t>(m >> 32);
+      const uint32_t old = atomicAdd(&sh.mass_lo[warp][b], lo);
+      const uint32_t carry = old + lo < old ? 1u : 0u;  // the low half wrapped: exact in two halves
+      if (hi + carry) atomicAdd(&sh.mass_hi[warp][b], hi + carry);
     }
     __syncthreads();
     if (threadIdx.x < kBuckets) {
@@ -108,7 +94,7 @@ __device__ uint32_t radix_low(const float* x, const uint64_t* w, int V, uint32_t
       uint64_t m = 0;
       for (int q = 0; q < kWarps; ++q) {
         c += sh.count[q][threadIdx.x];
-        m += sh.mass[q][threadIdx.x];
+        m += sh.mass_lo[q][threadIdx.x] + (uint64_t{sh.mass_hi[q][threadIdx.x]} << 32);
       }
       sh.total_count[threadIdx.x] = c;
       sh.total_mass[threadIdx.x] = m;

@@ -16,6 +16,7 @@
 #include "engine/llm.h"
 #include "engine/model/deepseek_v2/mla_model.h"
 #include "tests/common/mtp_fixture.h"
+#include "tests/common/spec_run.h"
 #include "tests/model_families/mla_mtp_checkpoint.h"
 
 namespace di::test {
@@ -280,20 +281,9 @@ TEST(MlaMtp, DraftStepsLeaveNoTraceInTheCache) {
   EXPECT_EQ(a.rows, b.rows);
 }
 
-struct GenRun {
-  std::vector<engine::RequestOutput> outputs;
-  nlohmann::json metrics;
-};
+using GenRun = SpecRun;
 
-engine::EngineConfig config(int32_t drafts, int32_t variable) {
-  engine::EngineConfig c;
-  c.max_model_len = 128;
-  c.max_num_seqs = 4;
-  c.max_num_batched_tokens = 48;
-  c.num_speculative_tokens = drafts;
-  c.speculative_variable = variable;
-  return c;
-}
+engine::EngineConfig config(int32_t drafts, int32_t variable) { return spec_config(drafts, variable, 128, 48); }
 
 engine::SamplingParams greedy_params(bool logprobs = false) {
   engine::SamplingParams p;
@@ -308,30 +298,14 @@ engine::SamplingParams greedy_params(bool logprobs = false) {
 }
 
 GenRun generate(const engine::EngineConfig& c, const engine::SamplingParams& p, int repeats = 1,
-              const std::string& dir = mtp_dir()) {
+                const std::string& dir = mtp_dir()) {
   engine::ModelOptions opts;
   opts.num_threads = 2;
-  auto llm = engine::LLM::load(dir, c, opts);
-  EXPECT_TRUE(llm.is_ok()) << llm.status().message();
-  if (!llm.is_ok()) return {};
-  GenRun run;
-  for (int r = 0; r < repeats; ++r) {
-    auto out = (*llm)->generate(prompts(), p);
-    EXPECT_TRUE(out.is_ok()) << out.status().message();
-    if (!out.is_ok()) return {};
-    run.outputs = std::move(out).value();
-  }
-  run.metrics = nlohmann::json::parse((*llm)->engine().metrics_json());
-  return run;
+  return spec_generate(dir, c, opts, prompts(), p, repeats);
 }
 
 void expect_same_tokens(const GenRun& want, const GenRun& got, const std::string& label) {
-  ASSERT_EQ(want.outputs.size(), got.outputs.size()) << label;
-  for (size_t i = 0; i < want.outputs.size(); ++i) {
-    EXPECT_EQ(got.outputs[i].outputs[0].token_ids, want.outputs[i].outputs[0].token_ids)
-        << label << ": prompt " << i << " error " << got.outputs[i].outputs[0].error;
-    EXPECT_EQ(static_cast<int64_t>(got.outputs[i].outputs[0].token_ids.size()), kNewTokens) << label;
-  }
+  di::test::expect_same_tokens(want, got, label, kNewTokens);
   std::printf("%s: %lld drafts, %lld accepted, %lld steps\n", label.c_str(),
               static_cast<long long>(got.metrics.value("spec_draft_tokens", 0)),
               static_cast<long long>(got.metrics.value("spec_accepted_tokens", 0)),

@@ -18,6 +18,7 @@
 #include "engine/llm.h"
 #include "engine/model/deepseek_v4/v4_model.h"
 #include "tests/common/model_fixture.h"
+#include "tests/common/spec_run.h"
 
 namespace di::test {
 namespace {
@@ -39,57 +40,22 @@ std::vector<std::vector<int32_t>> demo_prompts() {
   return out;
 }
 
-struct GenRun {
-  std::vector<engine::RequestOutput> outputs;
-  nlohmann::json metrics;
-};
+using GenRun = SpecRun;
 
-engine::EngineConfig base_config(int32_t drafts, int32_t variable) {
-  engine::EngineConfig c;
-  c.max_model_len = 512;
-  c.max_num_seqs = 4;
-  c.max_num_batched_tokens = 96;
-  c.num_speculative_tokens = drafts;
-  c.speculative_variable = variable;
-  return c;
-}
+engine::EngineConfig base_config(int32_t drafts, int32_t variable) { return spec_config(drafts, variable, 512, 96); }
 
 GenRun generate(const engine::EngineConfig& config, const std::vector<std::vector<int32_t>>& prompts,
-             const engine::SamplingParams& params, int repeats = 1) {
+                const engine::SamplingParams& params, int repeats = 1) {
   engine::ModelOptions opts;
   opts.num_threads = 2;
-  auto llm = engine::LLM::load(kDemoDir, config, opts);
-  EXPECT_TRUE(llm.is_ok()) << llm.status().message();
-  if (!llm.is_ok()) return {};
-  GenRun run;
-  for (int r = 0; r < repeats; ++r) {
-    auto out = (*llm)->generate(prompts, params);
-    EXPECT_TRUE(out.is_ok()) << out.status().message();
-    if (!out.is_ok()) return {};
-    run.outputs = std::move(out).value();
-  }
-  run.metrics = nlohmann::json::parse((*llm)->engine().metrics_json());
-  return run;
+  return spec_generate(kDemoDir, config, opts, prompts, params, repeats);
 }
 
-engine::SamplingParams greedy_params() {
-  engine::SamplingParams p;
-  p.temperature = 0;
-  p.max_tokens = kNewTokens;
-  p.ignore_eos = true;
-  return p;
-}
+engine::SamplingParams greedy_params() { return spec_greedy(kNewTokens); }
 
 void expect_same_tokens(const GenRun& want, const GenRun& got, const std::string& label) {
-  ASSERT_EQ(want.outputs.size(), got.outputs.size()) << label;
-  for (size_t i = 0; i < want.outputs.size(); ++i) {
-    EXPECT_EQ(got.outputs[i].outputs[0].token_ids, want.outputs[i].outputs[0].token_ids)
-        << label << ": prompt " << i << " error " << got.outputs[i].outputs[0].error;
-    EXPECT_EQ(static_cast<int64_t>(got.outputs[i].outputs[0].token_ids.size()), kNewTokens) << label;
-  }
+  di::test::expect_same_tokens(want, got, label, kNewTokens);
 }
-
-double acceptance(const GenRun& r) { return r.metrics.value("spec_acceptance_rate", 0.0); }
 
 TEST(V4Mtp, GreedyWithDraftsEqualsWithoutForFixedAndVariableLength) {
   SKIP_WITHOUT_DEMO_MODEL();

@@ -150,8 +150,17 @@ __global__ void __launch_bounds__(kMmaWarps * 32) w8a16_mma_kernel(W8A16Args<__n
         x[2 * i] = valid[i] ? __ldg(reinterpret_cast<const uint4*>(xr[i] + k)) : zero;
         x[2 * i + 1] = valid[i] ? __ldg(reinterpret_cast<const uint4*>(xr[i] + k + 8)) : zero;
       }
+      float p[kTiles][4] = {};
+      fp8_mma_chunk<kTiles>(p, lo, hi, x);
       const int64_t sk = (k / kFp8BlockCols) * a.w.scale_col_stride;
-      fp8_mma_scaled_chunk<kTiles>(d, lo, hi, x, __ldg(s_lo + sk), __ldg(s_hi + sk));
+      const float sl = __ldg(s_lo + sk), sh = __ldg(s_hi + sk);
+#pragma unroll
+      for (int i = 0; i < kTiles; ++i) {
+        d[i][0] = fmaf(p[i][0], sl, d[i][0]);
+        d[i][1] = fmaf(p[i][1], sl, d[i][1]);
+        d[i][2] = fmaf(p[i][2], sh, d[i][2]);
+        d[i][3] = fmaf(p[i][3], sh, d[i][3]);
+      }
     }
     __syncthreads();  // the previous tiles' sums are read
 #pragma unroll

@@ -65,20 +65,4 @@ __device__ __forceinline__ void fp8_mma_chunk(float (*d)[4], const uint4& lo, co
   }
 }
 
-// d[tile] += one chunk's sums with rows g scaled by s_lo and rows g + 8 by s_hi (the block scales
-// of the weight rows; a 64-wide chunk lies inside one 128-wide scale block).
-template <int kTiles>
-__device__ __forceinline__ void fp8_mma_scaled_chunk(float (*d)[4], const uint4& lo, const uint4& hi, const uint4* x,
-                                                     float s_lo, float s_hi) {
-  float p[kTiles][4] = {};
-  fp8_mma_chunk<kTiles>(p, lo, hi, x);
-#pragma unroll
-  for (int tile = 0; tile < kTiles; ++tile) {
-    d[tile][0] = fmaf(p[tile][0], s_lo, d[tile][0]);
-    d[tile][1] = fmaf(p[tile][1], s_lo, d[tile][1]);
-    d[tile][2] = fmaf(p[tile][2], s_hi, d[tile][2]);
-    d[tile][3] = fmaf(p[tile][3], s_hi, d[tile][3]);
-  }
-}
-
 }  // namespace di::kernels::cuda

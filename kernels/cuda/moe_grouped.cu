@@ -271,45 +271,6 @@ __global__ void gather_pairs_kernel(const float* x, const int32_t* slot_pair, in
   }
 }
 
-// The tile's epilogue, shared by the bf16 and fp8 passes: the warps' k-split sums added up by
-// warp 0 (true there, after the block syncs), then SwiGLU into act (gate|up) or the pair rows
-// of y (down). d[0], d[1]: column n0 + g of rows r0 + 2t, r0 + 2t + 1; d[2], d[3]: column
-// n0 + g + 8.
-template <int kWarps>
-__device__ __forceinline__ bool sum_warps(float (*red)[8][32], float* d, float* u, int warp, int lane) {
-  __syncthreads();  // the previous tile's sums are read
-  for (int i = 0; i < 4; ++i) {
-    red[warp][i][lane] = d[i];
-    red[warp][4 + i][lane] = u[i];
-  }
-  __syncthreads();
-  if (warp != 0) return false;
-  for (int q = 1; q < kWarps; ++q)
-    for (int i = 0; i < 4; ++i) {
-      d[i] += red[q][i][lane];
-      u[i] += red[q][4 + i][lane];
-    }
-  return true;
-}
-
-template <bool kGateUp>
-__device__ __forceinline__ void store_tile(const MoeGroupedArgs& a, const float* d, const float* u, int32_t r0,
-                                           int32_t end, int64_t n0, int g, int t, __nv_bfloat16* act_out) {
-  const float limit = a.swiglu_limit;
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const int32_t slot = r0 + 2 * t + (i & 1);
-    if (slot >= end) continue;
-    const int64_t n = n0 + g + (i >> 1) * 8;
-    if constexpr (kGateUp) {
-      const float gc = fminf(d[i], limit), uc = fminf(fmaxf(u[i], -limit), limit);
-      act_out[int64_t{slot} * a.inter + n] = __float2bfloat16(gc / (1.0f + expf(-gc)) * uc);
-    } else {
-      a.y[int64_t{a.slot_pair[slot]} * a.hidden + n] = d[i];
-    }
-  }
-}
-
 // A block per (16-column tile, expert): its warps split k, warp 0 adds their sums and writes.
 template <bool kGateUp>
 __global__ void mma_pass_kernel(MoeGroupedArgs a, const __nv_bfloat16* in, __nv_bfloat16* act_out) {
@@ -322,6 +283,7 @@ __global__ void mma_pass_kernel(MoeGroupedArgs a, const __nv_bfloat16* in, __nv_
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const int64_t n0 = int64_t{blockIdx.x} * kMmaCols;
   const auto* w = static_cast<const __nv_bfloat16*>(kGateUp ? a.w13[e] : a.w2[e]);
+  const float limit = a.swiglu_limit;
   for (int32_t r0 = begin; r0 < end; r0 += kMmaRows) {
     const int32_t my_slot = r0 + g;  // the pair row this thread feeds as B
     const bool valid = my_slot < end;
@@ -329,8 +291,31 @@ __global__ void mma_pass_kernel(MoeGroupedArgs a, const __nv_bfloat16* in, __nv_
     float d[4] = {0.f, 0.f, 0.f, 0.f}, u[4] = {0.f, 0.f, 0.f, 0.f};
     mma_tile<kGateUp>(w + (n0 + g) * K, w + (n0 + g + 8) * K, w + (a.inter + n0 + g) * K,
                       w + (a.inter + n0 + g + 8) * K, x, valid, K, t, warp, kMmaWarps, d, u);
-    if (!sum_warps<kMmaWarps>(red, d, u, warp, lane)) continue;
-    store_tile<kGateUp>(a, d, u, r0, end, n0, g, t, act_out);
+    __syncthreads();  // the previous tile's sums are read
+    for (int i = 0; i < 4; ++i) {
+      red[warp][i][lane] = d[i];
+      red[warp][4 + i][lane] = u[i];
+    }
+    __syncthreads();
+    if (warp != 0) continue;
+    for (int q = 1; q < kMmaWarps; ++q)
+      for (int i = 0; i < 4; ++i) {
+        d[i] += red[q][i][lane];
+        u[i] += red[q][4 + i][lane];
+      }
+    // d[0], d[1]: column n0 + g of rows r0 + 2t, r0 + 2t + 1; d[2], d[3]: column n0 + g + 8.
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int32_t slot = r0 + 2 * t + (i & 1);
+      if (slot >= end) continue;
+      const int64_t n = n0 + g + (i >> 1) * 8;
+      if constexpr (kGateUp) {
+        const float gc = fminf(d[i], limit), uc = fminf(fmaxf(u[i], -limit), limit);
+        act_out[int64_t{slot} * a.inter + n] = __float2bfloat16(gc / (1.0f + expf(-gc)) * uc);
+      } else {
+        a.y[int64_t{a.slot_pair[slot]} * a.hidden + n] = d[i];
+      }
+    }
   }
 }
 
@@ -369,12 +354,13 @@ __global__ void __launch_bounds__(kFp8MmaWarps * 32) fp8_mma_pass_kernel(MoeGrou
   const ScaleRow sg_hi = scale_row(ws, a.fp8_block_rows, wrows, K, n0 + g + 8);
   const ScaleRow su_lo = scale_row(ws, a.fp8_block_rows, wrows, K, a.inter + n0 + g);
   const ScaleRow su_hi = scale_row(ws, a.fp8_block_rows, wrows, K, a.inter + n0 + g + 8);
+  const float limit = a.swiglu_limit;
   const uint4 zero = make_uint4(0, 0, 0, 0);
   for (int32_t r0 = begin; r0 < end; r0 += kMmaRows) {
     const int32_t my_slot = r0 + g;  // the pair row this thread feeds as B
     const bool valid = my_slot < end;
     const __nv_bfloat16* xr = in + int64_t{valid ? my_slot : begin} * K + 16 * t;
-    float d[1][4] = {}, u[1][4] = {};
+    float d[4] = {0.f, 0.f, 0.f, 0.f}, u[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll 2
     for (int64_t c = warp; c < K / 64; c += kFp8MmaWarps) {
       const int64_t k = c * 64, kb = k >> 7;
@@ -386,12 +372,47 @@ __global__ void __launch_bounds__(kFp8MmaWarps * 32) fp8_mma_pass_kernel(MoeGrou
       }
       const uint4 x[2] = {valid ? *reinterpret_cast<const uint4*>(xr + k) : zero,
                           valid ? *reinterpret_cast<const uint4*>(xr + k + 8) : zero};
-      fp8_mma_scaled_chunk<1>(d, lo, hi, x, sg_lo.base[kb * sg_lo.stride], sg_hi.base[kb * sg_hi.stride]);
-      if constexpr (kGateUp)
-        fp8_mma_scaled_chunk<1>(u, ulo, uhi, x, su_lo.base[kb * su_lo.stride], su_hi.base[kb * su_hi.stride]);
+      float p[1][4] = {};
+      fp8_mma_chunk<1>(p, lo, hi, x);
+      const float sl = sg_lo.base[kb * sg_lo.stride], sh = sg_hi.base[kb * sg_hi.stride];
+      d[0] = fmaf(p[0][0], sl, d[0]);
+      d[1] = fmaf(p[0][1], sl, d[1]);
+      d[2] = fmaf(p[0][2], sh, d[2]);
+      d[3] = fmaf(p[0][3], sh, d[3]);
+      if constexpr (kGateUp) {
+        float q[1][4] = {};
+        fp8_mma_chunk<1>(q, ulo, uhi, x);
+        const float tl = su_lo.base[kb * su_lo.stride], th = su_hi.base[kb * su_hi.stride];
+        u[0] = fmaf(q[0][0], tl, u[0]);
+        u[1] = fmaf(q[0][1], tl, u[1]);
+        u[2] = fmaf(q[0][2], th, u[2]);
+        u[3] = fmaf(q[0][3], th, u[3]);
+      }
     }
-    if (!sum_warps<kFp8MmaWarps>(red, d[0], u[0], warp, lane)) continue;
-    store_tile<kGateUp>(a, d[0], u[0], r0, end, n0, g, t, act_out);
+    __syncthreads();  // the previous tile's sums are read
+    for (int i = 0; i < 4; ++i) {
+      red[warp][i][lane] = d[i];
+      red[warp][4 + i][lane] = u[i];
+    }
+    __syncthreads();
+    if (warp != 0) continue;
+    for (int q = 1; q < kFp8MmaWarps; ++q)
+      for (int i = 0; i < 4; ++i) {
+        d[i] += red[q][i][lane];
+        u[i] += red[q][4 + i][lane];
+      }
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int32_t slot = r0 + 2 * t + (i & 1);
+      if (slot >= end) continue;
+      const int64_t n = n0 + g + (i >> 1) * 8;
+      if constexpr (kGateUp) {
+        const float gc = fminf(d[i], limit), uc = fminf(fmaxf(u[i], -limit), limit);
+        act_out[int64_t{slot} * a.inter + n] = __float2bfloat16(gc / (1.0f + expf(-gc)) * uc);
+      } else {
+        a.y[int64_t{a.slot_pair[slot]} * a.hidden + n] = d[i];
+      }
+    }
   }
 }
 

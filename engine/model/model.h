@@ -8,6 +8,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -164,6 +165,20 @@ struct ModelInfo {
   std::vector<int32_t> eos_token_ids;
   std::string device = "cpu";
 };
+
+// The ModelInfo fields every family's config spells the same way (vocab_size,
+// max_position_embeddings, bos_token_id, eos_token_ids).
+template <typename Config>
+ModelInfo model_info_from(std::string family, std::string model_dir, const Config& c) {
+  ModelInfo info;
+  info.family = std::move(family);
+  info.model_dir = std::move(model_dir);
+  info.vocab_size = c.vocab_size;
+  info.max_position_embeddings = c.max_position_embeddings;
+  info.bos_token_id = c.bos_token_id;
+  info.eos_token_ids = c.eos_token_ids;
+  return info;
+}
 
 class Model {
  public:

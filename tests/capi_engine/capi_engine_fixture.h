@@ -92,4 +92,13 @@ inline nlohmann::json metrics(di_engine* e) {
   return j;
 }
 
+inline nlohmann::json engine_info(di_engine* e) {
+  char* text = nullptr;
+  size_t len = 0;
+  EXPECT_EQ(di_engine_info(e, &text, &len, nullptr), DI_OK);
+  nlohmann::json j = nlohmann::json::parse(std::string(text, len));
+  di_free(text);
+  return j;
+}
+
 }  // namespace di_test

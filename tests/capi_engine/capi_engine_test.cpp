@@ -89,10 +89,7 @@ TEST(CapiEngine, SeededSamplingInDeterministicModeIsBatchInvariant) {
 TEST(CapiEngine, SmallKvBudgetPreemptsAndCompletesWithTheSameTokens) {
   V4Fixture f = load_v4_fixture("mixed_yarn_hc2");
   Engine probe = engine(f.dir, R"({"max_model_len": 128, "max_num_seqs": 8})");
-  char* text = nullptr;
-  ASSERT_EQ(di_engine_info(probe.get(), &text, nullptr, nullptr), DI_OK);
-  nlohmann::json info = nlohmann::json::parse(text);
-  di_free(text);
+  nlohmann::json info = engine_info(probe.get());
   const int64_t block = info["limits"]["kv_block_bytes"], slot = info["limits"]["kv_slot_bytes"];
   // 16 slots (8 running + 8 checkpoints) and blocks for ~1.5 full-length sequences.
   const int64_t bytes = 16 * slot + 12 * block;
@@ -331,11 +328,7 @@ TEST(CapiEngine, BadInputsAreClearErrors) {
 TEST(CapiEngine, InfoSaysHowDeterministicModeIsBatchInvariant) {
   V4Fixture f = load_v4_fixture("mixed_yarn_hc2");
   Engine e = engine(f.dir, R"({"max_model_len": 200, "deterministic": 1})");
-  char* text = nullptr;
-  size_t len = 0;
-  ASSERT_EQ(di_engine_info(e.get(), &text, &len, nullptr), DI_OK);
-  nlohmann::json info = nlohmann::json::parse(std::string(text, len));
-  di_free(text);
+  nlohmann::json info = engine_info(e.get());
   EXPECT_EQ(info["deterministic"], true);
   EXPECT_EQ(info["batch_invariant"], true);
   EXPECT_EQ(info["batch_invariance"], "per_sequence");
@@ -344,11 +337,7 @@ TEST(CapiEngine, InfoSaysHowDeterministicModeIsBatchInvariant) {
 TEST(CapiEngine, InfoAndMetricsDescribeTheEngine) {
   V4Fixture f = load_v4_fixture("mixed_yarn_hc2");
   Engine e = engine(f.dir, R"({"max_model_len": 200, "max_num_seqs": 5})");
-  char* text = nullptr;
-  size_t len = 0;
-  ASSERT_EQ(di_engine_info(e.get(), &text, &len, nullptr), DI_OK);
-  nlohmann::json info = nlohmann::json::parse(std::string(text, len));
-  di_free(text);
+  nlohmann::json info = engine_info(e.get());
   EXPECT_EQ(info["model"]["family"], "deepseek_v4");
   EXPECT_EQ(info["model"]["vocab_size"], 512);
   EXPECT_EQ(info["limits"]["max_model_len"], 200);
@@ -362,6 +351,7 @@ TEST(CapiEngine, InfoAndMetricsDescribeTheEngine) {
   EXPECT_EQ(m["generation_tokens"], 3);
   EXPECT_EQ(m["time_to_first_token_seconds"]["count"], 1);
   EXPECT_EQ(m["inter_token_latency_seconds"]["count"], 2);
+  char* text = nullptr;
   ASSERT_EQ(di_engine_metrics(e.get(), 1, &text, nullptr, nullptr), DI_OK);
   const std::string prom(text);
   di_free(text);

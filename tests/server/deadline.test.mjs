@@ -2,15 +2,15 @@
 // client gets the API's error (504 non-streamed; an error event streamed) and the KV blocks return.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { startServer, waitFor, API_KEY, MODEL } from './harness.mjs';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { startServer, waitFor, API_KEY, MODEL } from './harness.mjs';
+import { sdkClients } from './sdk_clients.mjs';
 
 let server, openai, anthropic;
 before(async () => {
   server = await startServer(['--request-timeout', '1']);
-  openai = new OpenAI({ apiKey: API_KEY, baseURL: `${server.base}/v1`, maxRetries: 0, timeout: 60000 });
-  anthropic = new Anthropic({ apiKey: API_KEY, baseURL: server.base, maxRetries: 0, timeout: 60000 });
+  ({ openai, anthropic } = sdkClients(server));
 });
 after(async () => { await server?.stop(); });
 

@@ -3,15 +3,15 @@
 // engine request cancelled and its KV blocks back (/metrics).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { startServer, waitFor, MODEL } from './harness.mjs';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { startServer, waitFor, API_KEY, MODEL } from './harness.mjs';
+import { sdkClients } from './sdk_clients.mjs';
 
 let server, client, anthropic;
 before(async () => {
   server = await startServer();
-  client = new OpenAI({ apiKey: API_KEY, baseURL: `${server.base}/v1`, maxRetries: 0, timeout: 600000 });
-  anthropic = new Anthropic({ apiKey: API_KEY, baseURL: server.base, maxRetries: 0, timeout: 600000 });
+  ({ openai: client, anthropic } = sdkClients(server, { timeout: 600000 }));
 });
 after(async () => { await server?.stop(); });
 

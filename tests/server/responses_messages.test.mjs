@@ -3,15 +3,13 @@
 // usage.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import OpenAI from 'openai';
-import Anthropic from '@anthropic-ai/sdk';
-import { startServer, API_KEY, MODEL } from './harness.mjs';
+import { startServer, MODEL } from './harness.mjs';
+import { sdkClients } from './sdk_clients.mjs';
 
 let server, openai, anthropic;
 before(async () => {
   server = await startServer();
-  openai = new OpenAI({ apiKey: API_KEY, baseURL: `${server.base}/v1`, maxRetries: 0, timeout: 60000 });
-  anthropic = new Anthropic({ apiKey: API_KEY, baseURL: server.base, maxRetries: 0, timeout: 60000 });
+  ({ openai, anthropic } = sdkClients(server));
 });
 after(async () => { await server?.stop(); });
 

@@ -6,15 +6,13 @@
 // on a non-strict Messages tool reaches the client instead of vanishing.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import OpenAI from 'openai';
-import Anthropic from '@anthropic-ai/sdk';
-import { startServer, API_KEY, MODEL } from './harness.mjs';
+import { startServer, MODEL } from './harness.mjs';
+import { sdkClients } from './sdk_clients.mjs';
 
 let server, openai, anthropic;
 before(async () => {
   server = await startServer();
-  openai = new OpenAI({ apiKey: API_KEY, baseURL: `${server.base}/v1`, maxRetries: 0, timeout: 120000 });
-  anthropic = new Anthropic({ apiKey: API_KEY, baseURL: server.base, maxRetries: 0, timeout: 120000 });
+  ({ openai, anthropic } = sdkClients(server, { timeout: 120000 }));
 });
 after(async () => { await server?.stop(); });
 

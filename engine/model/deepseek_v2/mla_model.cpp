@@ -22,12 +22,7 @@ MlaModel::MlaModel(MlaConfig config, std::unique_ptr<MlaWeights> weights, std::s
       weights_(std::move(weights)),
       rope_(config_.rope, config_.rope_interleave ? RopeLayout::kInterleaved : RopeLayout::kHalf) {
   const MlaConfig& c = config_;
-  info_.family = c.model_type;
-  info_.model_dir = std::move(model_dir);
-  info_.vocab_size = c.vocab_size;
-  info_.max_position_embeddings = c.max_position_embeddings;
-  info_.bos_token_id = c.bos_token_id;
-  info_.eos_token_ids = c.eos_token_ids;
+  info_ = model_info_from(c.model_type, std::move(model_dir), c);
   // One latent entry per token per layer: kv_a_layernorm(c_kv) | rope(k_pe). The MTP layers
   // attend over every position too: their rows follow the decoder's.
   groups_.push_back({"mla_latent", CacheKind::kFull, c.num_hidden_layers + num_mtp_layers(),

@@ -22,12 +22,7 @@ DeepseekV4Model::DeepseekV4Model(DeepseekV4Config config,
                                  std::string model_dir)
     : config_(std::move(config)), weights_(std::move(weights)) {
   const DeepseekV4Config& c = config_;
-  info_.family = "deepseek_v4";
-  info_.model_dir = std::move(model_dir);
-  info_.vocab_size = c.vocab_size;
-  info_.max_position_embeddings = c.max_position_embeddings;
-  info_.bos_token_id = c.bos_token_id;
-  info_.eos_token_ids = c.eos_token_ids;
+  info_ = model_info_from("deepseek_v4", std::move(model_dir), c);
   ropes_.main = Rope(c.rope_main);
   ropes_.compress = Rope(c.rope_compress);
 

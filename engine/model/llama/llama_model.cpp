@@ -26,12 +26,7 @@ constexpr int32_t kKvGroup = 0;  // the only cache group: [K | V] of one token o
 LlamaModel::LlamaModel(LlamaConfig config, std::unique_ptr<LlamaWeights> weights, std::string model_dir)
     : config_(std::move(config)), weights_(std::move(weights)), rope_(config_.rope, RopeLayout::kHalf) {
   const LlamaConfig& c = config_;
-  info_.family = c.model_type;
-  info_.model_dir = std::move(model_dir);
-  info_.vocab_size = c.vocab_size;
-  info_.max_position_embeddings = c.max_position_embeddings;
-  info_.bos_token_id = c.bos_token_id;
-  info_.eos_token_ids = c.eos_token_ids;
+  info_ = model_info_from(c.model_type, std::move(model_dir), c);
   const int64_t kv_width = int64_t{c.num_key_value_heads} * c.head_dim;
   groups_.push_back({"kv", CacheKind::kFull, c.num_hidden_layers,
                      static_cast<int64_t>(2 * kv_width * sizeof(float)), 0, 1, 0});

@@ -54,11 +54,15 @@ MemoryPlan plan_parts(const Checkpoint& ckpt, int32_t num_hidden_layers, bool in
   return plan;
 }
 
+bool ends_with(const std::string& s, const std::string& sfx) {
+  return s.size() >= sfx.size() && s.compare(s.size() - sfx.size(), sfx.size(), sfx) == 0;
+}
+
 // The weight a scale tensor ("x.scale" / "x.weight_scale_inv") belongs to, or null.
 const TensorView* scaled_weight(const Checkpoint& ckpt, const std::string& name) {
   for (const char* suffix : {".scale", ".weight_scale_inv", ".weight_scale"}) {
     const std::string sfx(suffix);
-    if (name.size() > sfx.size() && name.compare(name.size() - sfx.size(), sfx.size(), sfx) == 0) {
+    if (name.size() > sfx.size() && ends_with(name, sfx)) {
       const std::string stem = name.substr(0, name.size() - sfx.size());
       if (const TensorView* w = ckpt.find(stem + ".weight")) return w;
       if (const TensorView* w = ckpt.find(stem)) return w;
@@ -91,8 +95,9 @@ int64_t device_tensor_bytes(const Checkpoint& ckpt, const TensorView& t, bool bf
         const bool fp4 = w->dtype == DType::kI8 || w->dtype == DType::kU8;
         return fp4 ? n : 4 * n;
       }
-      // Matrices in the model's dtype, vectors (norms, biases) in fp32.
-      return t.shape.size() >= 2 ? n * (bf16 ? 2 : 4) : 4 * n;
+      // Linear weights in the model's dtype; vectors (norms, biases) and other float tables
+      // (hyper-connection mixes, sinks) as fp32.
+      return t.shape.size() >= 2 && ends_with(t.name, ".weight") ? n * (bf16 ? 2 : 4) : 4 * n;
     default:
       return t.nbytes;  // integer tables as stored
   }

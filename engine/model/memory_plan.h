@@ -40,8 +40,8 @@ Status check_fits(const MemoryPlan& plan, int64_t free_bytes, int64_t reserve_by
 
 // Device bytes `t` takes once a CUDA model has uploaded it: fp8 codes as stored, packed FP4
 // (I8/U8 matrices with scales) re-encoded to e4m3 at twice their bytes, scales as fp32 (an FP4
-// weight's 1 x 32 scales as 1 x 128), other float matrices in the model's dtype (bf16 when
-// `bf16`, else fp32), float vectors as fp32, integer tables as stored.
+// weight's 1 x 32 scales as 1 x 128), float matrices named *.weight in the model's dtype (bf16
+// when `bf16`, else fp32), other float tensors as fp32, integer tables as stored.
 int64_t device_tensor_bytes(const Checkpoint& checkpoint, const TensorView& t, bool bf16);
 
 // plan_weight_memory with each tensor counted in the dtype a CUDA model uploads it in.

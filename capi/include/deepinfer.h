@@ -658,7 +658,10 @@ typedef void (*di_chunk_callback)(const di_chunk* chunk, void* user_data);
  * Errors: DI_E_INVALID_ARG (NULL out, a key of another scope, a bad value, named),
  *         DI_E_NOT_FOUND / DI_E_IO / DI_E_PARSE (model files), DI_E_UNSUPPORTED (model family or
  *         device; num_speculative_tokens on a model without MTP layers or on a CUDA model),
- *         DI_E_LIMIT (kv_cache_bytes cannot hold one max_model_len sequence), DI_E_OOM.
+ *         DI_E_LIMIT (kv_cache_bytes cannot hold one max_model_len sequence), DI_E_OOM (a CUDA
+ *         model whose weights plus workspaces do not fit what gpu_memory_utilization and
+ *         gpu_memory_limit_bytes leave free: checked before any weight is allocated, the message
+ *         names the bytes needed, the bytes free and the GPUs of that size it would need).
  * Thread-safety: any thread. */
 DI_API di_status di_engine_create(const char* model_dir, size_t model_dir_len,
                                   const di_options* options, di_engine** out, di_error** err);

@@ -98,6 +98,12 @@ Result<EngineSetup> engine_setup_from_options(const di_options* options) {
     // Only sizes a CUDA model's cache; on the CPU kv_cache_bytes (or its default) applies.
     s.model.gpu_memory_utilization = u;
   }
+  if (const Value* v = find(options, "gpu_memory_limit_bytes")) {
+    const int64_t b = as_i64(*v);
+    if (b < 0) return Status::invalid_argument("gpu_memory_limit_bytes: expected >= 0, got " + std::to_string(b));
+    // A cap on the CUDA model's own bytes (weights, workspaces, caches); 0 leaves only the share.
+    s.model.gpu_memory_limit_bytes = b;
+  }
   if (const Value* v = find(options, "kv_cache_bytes")) {
     s.config.kv_cache_bytes = as_i64(*v);
     if (s.config.kv_cache_bytes <= 0) return Status::invalid_argument("kv_cache_bytes: expected > 0, got " + std::to_string(s.config.kv_cache_bytes));

@@ -25,6 +25,7 @@ constexpr OptionKey kFixedKeys[] = {
     {"deterministic", T::kInt64, "engine", "1: outputs do not depend on batch composition"},
     {"device", T::kString, "engine", "\"auto\" (default), \"cpu\" or \"cuda\""},
     {"enable_prefix_caching", T::kInt64, "engine", "1 (default): reuse KV blocks of equal prompt prefixes"},
+    {"gpu_memory_limit_bytes", T::kInt64, "engine", "CUDA: most device bytes the model (weights, workspaces, KV cache) may take (default 0: only gpu_memory_utilization); weights that do not fit fail the load with DI_E_OOM naming the bytes needed, the bytes free and the GPUs it needs"},
     {"gpu_memory_utilization", T::kDouble, "engine", "fraction of GPU memory the engine may use (default 0.9)"},
     {"kv_cache_bytes", T::kInt64, "engine", "KV cache budget in bytes (overrides gpu_memory_utilization)"},
     {"max_model_len", T::kInt64, "engine", "longest prompt + output in tokens (default: the model's)"},

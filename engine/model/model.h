@@ -232,6 +232,9 @@ struct ModelOptions {
                                // family has a CUDA path, else cpu)
   int32_t num_threads = 0;     // 0: all cores
   double gpu_memory_utilization = 0.9;  // share of the GPU's memory weights + caches may take
+  // CUDA: the most device bytes the model (weights, workspaces, caches) may take; 0: no cap
+  // besides gpu_memory_utilization. A model whose weights do not fit fails at load with the numbers.
+  int64_t gpu_memory_limit_bytes = 0;
   bool enforce_eager = false;           // CUDA: never capture decode steps in CUDA graphs
   // CUDA, fp8 checkpoints: batches of 4 or more rows quantize their activations per 1 x 128
   // to e4m3 and run on the fp8 tensor cores (DeepSeek's own scheme); false keeps every product

@@ -219,7 +219,7 @@ TEST_F(TinyModel, ChatRunsTurnsThroughTheRecipe) {
 namespace {
 
 // llama-cli / llama-server habits: --version, one default per chat flag, `--batch-file -`,
-// --device / --gpu-memory-utilization, and chat's /reset, /exit and Ctrl-C.
+// --device / --gpu-memory-utilization / --gpu-memory-limit-bytes, and chat's /reset, /exit and Ctrl-C.
 TEST_F(TinyModel, VersionAndOneStatedDefault) {
   std::string out;
   ASSERT_EQ(run(cli() + " --version", out), 0);
@@ -255,6 +255,11 @@ TEST_F(TinyModel, DeviceFlags) {
   EXPECT_NE(out.find("--device: expected cpu, cuda or auto, got 'gpu'"), std::string::npos) << out;
   EXPECT_EQ(run_with_stderr(cli() + " generate --model " + *dir_ + " --prompt Hi --gpu-memory-utilization 7", out), 2);
   EXPECT_NE(out.find("gpu_memory_utilization"), std::string::npos) << out;
+  // The device byte cap only bounds a CUDA model: on the CPU the output is unchanged.
+  ASSERT_EQ(run(cli() + " generate --model " + *dir_ + " --prompt Hi --max-tokens 3 --device cpu --gpu-memory-limit-bytes 1048576", out), 0);
+  EXPECT_EQ(out, plain);
+  EXPECT_EQ(run_with_stderr(cli() + " generate --model " + *dir_ + " --prompt Hi --gpu-memory-limit-bytes -5", out), 2);
+  EXPECT_NE(out.find("gpu_memory_limit_bytes: expected >= 0, got -5"), std::string::npos) << out;
 }
 
 TEST_F(TinyModel, ChatResetStartsAgainAndExitStops) {

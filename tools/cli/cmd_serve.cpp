@@ -66,6 +66,7 @@ void usage() {
       "            --speculative-tokens N (MTP speculative decoding, drafts of up to N tokens;\n"
       "            0 = off) --speculative-fixed (always verify N; default: variable length)\n"
       "            --device cpu|cuda|auto (default auto) --gpu-memory-utilization F (default 0.9)\n"
+      "            --gpu-memory-limit-bytes N (CUDA: cap on the model's device bytes; default 0 = none)\n"
       "  logging:  --log-level error|warn|info|debug (the engine's records, as the server's JSON\n"
       "            lines {\"event\": \"engine\", \"message\"} on standard error; default info)\n",
       default_tiny_model_dir().c_str());

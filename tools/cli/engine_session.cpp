@@ -227,6 +227,7 @@ const std::vector<FlagMap>& value_flags() {
         {"--kv-cache-bytes", "kv_cache_bytes", false, true}, {"--block-size", "block_size", false, true},
         {"--constraint-max-compile-work", "constraint_max_compile_work", false, true},
         {"--gpu-memory-utilization", "gpu_memory_utilization", true, true},
+        {"--gpu-memory-limit-bytes", "gpu_memory_limit_bytes", false, true},
         {"--speculative-tokens", "num_speculative_tokens", false, true},
     };
     for (const nlohmann::json& k : nlohmann::json::parse(di_options_schema())) {

@@ -53,7 +53,8 @@ int64_t DeviceCacheMemory::budget_bytes() const {
   if (!kc::device_memory(&free_b, &total_b).is_ok()) return 0;
   const int64_t allowed = static_cast<int64_t>(static_cast<double>(total_b) * utilization_);
   const int64_t used = total_b - free_b;
-  const int64_t budget = allowed - used - reserve_bytes_;
+  int64_t budget = allowed - used - reserve_bytes_;
+  if (limit_bytes_ > 0) budget = std::min(budget, limit_bytes_ - weight_bytes_ - reserve_bytes_);
   return budget > 0 ? budget : 1;  // 1: too little; the cache manager then says what it needed
 }
 

@@ -18,8 +18,9 @@ class DeviceCacheMemory final : public CacheMemory {
  public:
   // `utilization`: share of the device's total memory everything may use; `reserve_bytes`:
   // what the model still needs besides its caches (activations, workspaces).
-  DeviceCacheMemory(double utilization, int64_t reserve_bytes)
-      : utilization_(utilization), reserve_bytes_(reserve_bytes) {}
+  // `limit_bytes` (> 0): the most the whole model may take (ModelOptions::gpu_memory_limit_bytes).
+  DeviceCacheMemory(double utilization, int64_t reserve_bytes, int64_t limit_bytes = 0)
+      : utilization_(utilization), reserve_bytes_(reserve_bytes), limit_bytes_(limit_bytes) {}
   bool on_device() const override { return true; }
   Result<uint8_t*> allocate_zeroed(int64_t bytes) override;
   void release(uint8_t* p) override;
@@ -30,10 +31,15 @@ class DeviceCacheMemory final : public CacheMemory {
   // The model's stream (a cudaStream_t): copies are enqueued on it, behind the forwards that wrote
   // their sources and ahead of those that read their destinations. Null: the legacy stream.
   void set_stream(void* stream) { stream_ = stream; }
+  // The weights' planned device bytes (DeviceModel::check_memory), which a limit leaves the
+  // caches less by.
+  void set_weight_bytes(int64_t bytes) { weight_bytes_ = bytes; }
 
  private:
   double utilization_;
   int64_t reserve_bytes_;
+  int64_t limit_bytes_ = 0;
+  int64_t weight_bytes_ = 0;
   void* stream_ = nullptr;
 };
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "engine/model/batch_check.h"
+#include "engine/model/memory_plan.h"
 #include "kernels/cuda/device.h"
 #include "kernels/cuda/elementwise.h"
 
@@ -17,11 +18,25 @@ using kc::DType;
 
 DeviceModel::DeviceModel(DType dtype, const ModelOptions& options, int64_t activation_reserve)
     : dtype_(dtype),
-      memory_(options.gpu_memory_utilization, activation_reserve),
+      memory_(options.gpu_memory_utilization, activation_reserve, options.gpu_memory_limit_bytes),
+      utilization_(options.gpu_memory_utilization),
+      limit_bytes_(options.gpu_memory_limit_bytes),
+      activation_reserve_(activation_reserve),
       fp8_activations_(options.fp8_activations) {}
 
 DeviceModel::~DeviceModel() {
   if (stream_) cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
+}
+
+Status DeviceModel::check_memory(const Checkpoint& checkpoint, int32_t num_hidden_layers, bool include_mtp) {
+  if (kc::device_count() == 0) return Status::device("device 'cuda': no CUDA GPU is visible");
+  const MemoryPlan plan = plan_device_weight_memory(checkpoint, num_hidden_layers, include_mtp, dtype_ == DType::kBF16);
+  int64_t free_b = 0, total_b = 0;
+  DI_RETURN_IF_ERROR(kc::device_memory(&free_b, &total_b));
+  DI_RETURN_IF_ERROR(check_device_fits(plan, device_weight_budget(free_b, total_b, utilization_, limit_bytes_),
+                                       activation_reserve_));
+  memory_.set_weight_bytes(plan.total_bytes);
+  return Status::ok();
 }
 
 Status DeviceModel::open_stream() {

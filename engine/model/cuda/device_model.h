@@ -16,6 +16,7 @@
 #include "engine/model/cuda/device_linear.h"
 #include "engine/model/cuda/device_sampler.h"
 #include "engine/model/model.h"
+#include "engine/model/safetensors.h"
 #include "kernels/cuda/cache_view.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/dtype.h"
@@ -80,6 +81,12 @@ class DeviceModel : public Model {
   // Once the stream has finished the forward: the model's device-side checks.
   virtual Status check_forward() { return Status::ok(); }
 
+  // Before any weight is allocated: the checkpoint's weights in the dtype this model uploads them
+  // in (MTP layers only when `include_mtp`) plus the activation reserve against what the device
+  // has free within gpu_memory_utilization / gpu_memory_limit_bytes; out of memory with the
+  // bytes needed, the bytes free and the GPUs it would need when they do not fit.
+  Status check_memory(const Checkpoint& checkpoint, int32_t num_hidden_layers, bool include_mtp);
+
   // Fails clearly when no GPU is visible; else creates stream_ and gemm_ on it.
   Status open_stream();
   // A host fp32 table (a rope's inverse frequencies) into `buf`.
@@ -122,6 +129,9 @@ class DeviceModel : public Model {
   ModelInfo info_;
   std::vector<CacheGroupSpec> groups_;
   cuda::DeviceCacheMemory memory_;
+  double utilization_ = 0.9;
+  int64_t limit_bytes_ = 0;
+  int64_t activation_reserve_ = 0;
   void* stream_ = nullptr;  // cudaStream_t
   kernels::cuda::Gemm gemm_;
   void* linear_stage_ = nullptr;

@@ -168,7 +168,10 @@ Result<std::unique_ptr<Model>> MlaCudaModel::load(const std::string& model_dir, 
   DType dtype = DType::kBF16;
   if (const TensorView* t = host->store.checkpoint->find("model.embed_tokens.weight"))
     dtype = t->dtype == engine::DType::kF32 ? DType::kF32 : DType::kBF16;
+  const int32_t num_layers = config.num_hidden_layers;
   std::unique_ptr<MlaCudaModel> m(new MlaCudaModel(std::move(config), dtype, options, model_dir));
+  // The device path runs no MTP layers, so they take no device memory.
+  DI_RETURN_IF_ERROR(m->check_memory(*host->store.checkpoint, num_layers, false));
   DI_RETURN_IF_ERROR(m->init_device());
   DI_RETURN_IF_ERROR(m->upload(*host));
   DI_RETURN_IF_ERROR(m->build_expert_tables());

@@ -178,7 +178,9 @@ Result<std::unique_ptr<Model>> V4CudaModel::load(const std::string& model_dir, D
   for (const char* name : {"model.embed_tokens.weight", "embed.weight", "model.embed.weight"})
     if (const TensorView* t = host->store.checkpoint->find(name))
       dtype = t->dtype == engine::DType::kF32 ? DType::kF32 : DType::kBF16;
+  const int32_t num_layers = config.num_hidden_layers;
   std::unique_ptr<V4CudaModel> m(new V4CudaModel(std::move(config), dtype, options, model_dir));
+  DI_RETURN_IF_ERROR(m->check_memory(*host->store.checkpoint, num_layers, !host->mtp_layers.empty()));
   m->fp8_pow2_scales_ = true;  // DeepSeek-V4 quantizes its activations with ue8m0 (power-of-two) scales
   // The MTP layer's sliding-ring rows follow the main layers' (as the CPU model declares them).
   m->groups_ = make_cache_groups(m->config_, &m->layout_, host->mtp_layers.empty() ? 0 : 1);

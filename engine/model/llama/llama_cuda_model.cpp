@@ -219,8 +219,9 @@ Result<std::unique_ptr<Model>> LlamaCudaModel::load(const std::string& model_dir
   DI_ASSIGN_OR_RETURN(probe.checkpoint, Checkpoint::open(model_dir));
   const TensorView* e = probe.checkpoint->find("model.embed_tokens.weight");
   const DType dtype = e && e->dtype == engine::DType::kF32 ? DType::kF32 : DType::kBF16;
-  probe.checkpoint.reset();
   std::unique_ptr<LlamaCudaModel> m(new LlamaCudaModel(config, dtype, options, model_dir));
+  DI_RETURN_IF_ERROR(m->check_memory(*probe.checkpoint, config.num_hidden_layers, false));
+  probe.checkpoint.reset();
   DI_RETURN_IF_ERROR(m->init_device());
   DI_RETURN_IF_ERROR(m->load_weights(model_dir));
   return std::unique_ptr<Model>(std::move(m));

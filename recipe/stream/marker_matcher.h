@@ -1,8 +1,6 @@
 // MarkerMatcher: incremental recognition of one marker (a literal, a literal after any number of
 // newlines, or a single leading newline) in a byte stream, reporting how many trailing bytes are
-// still a possible match so the caller can hold them back. The one matcher of markers and stop
-// strings: the recipe's output state machine and the engine's TextStream (di_submit) both use it.
-// Knows nothing of stages or actions.
+// still a possible match so the caller can hold them back. Knows nothing of stages or actions.
 #pragma once
 
 #include <cstddef>
@@ -11,10 +9,9 @@
 #include <string>
 #include <vector>
 
-namespace di {
+namespace di::recipe {
 
-// A literal with its KMP failure table, built once and shared by every matcher of it. The text
-// must not be empty (an empty stop string is decided by its caller: it matches at once).
+// A literal with its KMP failure table, built once and shared by every matcher of it.
 class MarkerPattern {
  public:
   explicit MarkerPattern(std::string text);
@@ -54,4 +51,4 @@ class MarkerMatcher {
   size_t match_length_ = 0;
 };
 
-}  // namespace di
+}  // namespace di::recipe

@@ -22,11 +22,21 @@ struct CacheView {
 };
 
 #ifdef __CUDACC__
+// 32-bit index math (entry indices stay far below 2^31) with a shift for power-of-two blocks:
+// kernels call this per key, and 64-bit division is a long software routine on the GPU.
 __device__ __forceinline__ float* cache_entry(const CacheView& v, int64_t layer, int64_t i) {
-  const int64_t block = ((i + 1) * v.compress_rate - 1) / v.block_size;
-  const int64_t in_block = i - block * v.block_size / v.compress_rate;
-  return reinterpret_cast<float*>(v.base + layer * v.layer_stride + v.block_ids[block] * v.block_stride +
-                                  in_block * v.entry_bytes);
+  const uint32_t bs = static_cast<uint32_t>(v.block_size), cr = static_cast<uint32_t>(v.compress_rate);
+  const uint32_t e = static_cast<uint32_t>(i);
+  uint32_t block, first;
+  if (cr == 1) {
+    block = (bs & (bs - 1)) == 0 ? e >> (__ffs(static_cast<int>(bs)) - 1) : e / bs;
+    first = block * bs;
+  } else {
+    block = ((e + 1) * cr - 1) / bs;
+    first = block * bs / cr;
+  }
+  return reinterpret_cast<float*>(v.base + layer * v.layer_stride + int64_t{v.block_ids[block]} * v.block_stride +
+                                  int64_t{e - first} * v.entry_bytes);
 }
 #endif
 

@@ -6,6 +6,11 @@
 // 16-byte pieces. Shared rows are padded to an odd number of 16-byte pieces so the lanes of a
 // score pass, each on its own key row, read distinct banks. With several key ranges a second
 // kernel merges them.
+//
+// The tensor-core instance (args.tensor_cores, the bf16 models) keeps the layout but does its
+// products with tf32 mma.sync (m16n8k8, fp32 accumulation): 16 heads are exactly an mma's rows.
+// Tiles stream into two shared buffers by cp.async, so the next tile's reads overlap this
+// tile's math; one block of 8 warps an SM then keeps the reads near the bandwidth.
 #include <algorithm>
 
 #include "kernels/cuda/common.cuh"
@@ -71,11 +76,11 @@ __global__ void __launch_bounds__(kThreads) mla_attention_kernel(MlaAttentionArg
   for (int64_t t0 = k_begin; t0 < k_end; t0 += kTile) {
     const int nk = static_cast<int>(min(int64_t{kTile}, k_end - t0));
     __syncthreads();  // the previous tile is read (and, the first time, qs is written)
+    // Eight threads a key row: one address computation per row, 128 contiguous bytes per load.
     const CacheView& view = seq_view(a.batch, seq, a.cache_group);
-    for (int i = tid; i < nk * d4; i += kThreads) {
-      const int k = i / d4, c = i - k * d4;
+    for (int k = tid >> 3; k < nk; k += kThreads >> 3) {
       const float4* src = reinterpret_cast<const float4*>(cache_entry(view, a.cache_layer, t0 + k));
-      reinterpret_cast<float4*>(ks + k * stride)[c] = src[c];
+      for (int c = tid & 7; c < d4; c += 8) reinterpret_cast<float4*>(ks + k * stride)[c] = src[c];
     }
     __syncthreads();
     float sa = -INFINITY, sb = -INFINITY;
@@ -171,21 +176,234 @@ __global__ void __launch_bounds__(kThreads) mla_attention_kernel(MlaAttentionArg
   }
 }
 
+// ---- tensor-core instance ----
+
+constexpr int kTcWarps = kThreads / 32;
+constexpr int kTcMaxColTiles = kMaxLatent / 8 / kTcWarps;  // 8-channel column tiles per warp
+constexpr int kScoreStride = kTile + 4;                     // rows of score / probability tiles
+
+size_t tc_smem_bytes(int stride) {
+  return static_cast<size_t>(kHeads * stride + 2 * kTile * stride + 3 * kHeads * kScoreStride + 3 * kHeads) *
+         sizeof(float);
+}
+
+__device__ __forceinline__ void cp_async16(float* dst, const float* src, bool fill) {
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  const int bytes = fill ? 16 : 0;  // 0: the destination is zero-filled
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+__device__ __forceinline__ uint32_t tf32_bits(float x) {
+  uint32_t r;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+  return r;
+}
+
+// d += a (16x8, row) * b (8x8, col), tf32 in, fp32 accumulation.
+__device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+__global__ void __launch_bounds__(kThreads) mla_attention_tc_kernel(MlaAttentionArgs a, int dim, int stride) {
+  extern __shared__ float4 smem4[];
+  float* qs = reinterpret_cast<float*>(smem4);    // [kHeads][stride], tf32-rounded
+  float* kbuf = qs + kHeads * stride;             // 2 x [kTile][stride]
+  float* ss = kbuf + 2 * kTile * stride;          // 2 x [kHeads][kScoreStride]: the halves of the scores
+  float* ps = ss + 2 * kHeads * kScoreStride;     // [kHeads][kScoreStride]: this tile's probabilities
+  float* alpha_s = ps + kHeads * kScoreStride;
+  float* m_s = alpha_s + kHeads;
+  float* l_s = m_s + kHeads;
+  const int64_t row = blockIdx.x;
+  const int split = static_cast<int>(blockIdx.y);
+  const int h0 = static_cast<int>(blockIdx.z) * kHeads;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
+  const int nh = a.num_heads, L = a.latent_dim, d4 = dim / 4;
+  const int32_t seq = a.batch.seq[row];
+  const int64_t num_keys = seq >= 0 ? int64_t{a.batch.pos[row]} + 1 : 0;
+  const int64_t k_begin = a.splits == 1 ? 0 : int64_t{split} * a.keys_per_split;
+  const int64_t k_end = a.splits == 1 ? num_keys : min(num_keys, k_begin + a.keys_per_split);
+  const int num_tiles = k_end > k_begin ? static_cast<int>((k_end - k_begin + kTile - 1) / kTile) : 0;
+
+  for (int i = tid; i < kHeads * dim; i += kThreads) {
+    const int h = i / dim, c = i - h * dim;
+    const float v = h0 + h < nh ? a.q[(row * nh + h0 + h) * dim + c] : 0.f;
+    qs[h * stride + c] = __uint_as_float(tf32_bits(v));
+  }
+  if (tid < kHeads) {
+    m_s[tid] = -INFINITY;
+    l_s[tid] = 0.f;
+  }
+  CacheView view{};
+  if (seq >= 0) view = seq_view(a.batch, seq, a.cache_group);
+  // Eight threads a key row (kThreads / 8 == kTile rows): one address computation per row and
+  // tile, 128 contiguous bytes per load. Rows past the range are zero-filled.
+  static_assert(kThreads / 8 == kTile, "a tile's rows are the block's thread octets");
+  auto issue = [&](int tile) {
+    float* dst = kbuf + (tile & 1) * kTile * stride;
+    const int64_t t0 = k_begin + int64_t{tile} * kTile;
+    const int k = tid >> 3;
+    const bool fill = t0 + k < k_end;
+    const float* src = cache_entry(view, a.cache_layer, fill ? t0 + k : t0);
+    for (int c = tid & 7; c < d4; c += 8) cp_async16(dst + k * stride + 4 * c, src + 4 * c, fill);
+    cp_async_commit();
+  };
+  if (num_tiles > 0) issue(0);
+
+  // Scores: warp w takes key column tile (w & 3) over half (w >> 2) of the channels.
+  const int key_tile = warp & 3, half = warp >> 2;
+  const int ksteps = dim / 8, k_lo = half == 0 ? 0 : ksteps / 2, k_hi = half == 0 ? ksteps / 2 : ksteps;
+  // Values: warp w takes latent column tiles w * per_warp ... (w + 1) * per_warp - 1.
+  const int col_tiles = L / 8, per_warp = (col_tiles + kTcWarps - 1) / kTcWarps;
+  float acc[kTcMaxColTiles][4];
+#pragma unroll
+  for (int j = 0; j < kTcMaxColTiles; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
+
+  for (int tile = 0; tile < num_tiles; ++tile) {
+    if (tile + 1 < num_tiles) {
+      issue(tile + 1);
+      cp_async_wait<1>();
+    } else {
+      cp_async_wait<0>();
+    }
+    __syncthreads();  // the tile (and, the first time, qs and the stats) is visible to all
+    const float* ks = kbuf + (tile & 1) * kTile * stride;
+    const int64_t t0 = k_begin + int64_t{tile} * kTile;
+    const int nk = static_cast<int>(min(int64_t{kTile}, k_end - t0));
+    {
+      float sc[4] = {0.f, 0.f, 0.f, 0.f};
+      const float* kr = ks + (key_tile * 8 + g) * stride;
+      for (int kk = k_lo; kk < k_hi; ++kk) {
+        const int c = kk * 8 + t;
+        const uint32_t af[4] = {__float_as_uint(qs[g * stride + c]), __float_as_uint(qs[(g + 8) * stride + c]),
+                                __float_as_uint(qs[g * stride + c + 4]),
+                                __float_as_uint(qs[(g + 8) * stride + c + 4])};
+        const uint32_t bf[2] = {__float_as_uint(kr[c]), __float_as_uint(kr[c + 4])};
+        mma_tf32(sc, af, bf);
+      }
+      float* out = ss + half * kHeads * kScoreStride;
+      out[g * kScoreStride + key_tile * 8 + 2 * t] = sc[0];
+      out[g * kScoreStride + key_tile * 8 + 2 * t + 1] = sc[1];
+      out[(g + 8) * kScoreStride + key_tile * 8 + 2 * t] = sc[2];
+      out[(g + 8) * kScoreStride + key_tile * 8 + 2 * t + 1] = sc[3];
+    }
+    __syncthreads();
+    {
+      // Online softmax: 16 threads a head, two keys each.
+      const int h = tid >> 4, k0 = 2 * (tid & 15);
+      float s[2], p[2];
+      float tmax = -INFINITY;
+#pragma unroll
+      for (int u = 0; u < 2; ++u) {
+        const int k = k0 + u;
+        s[u] = k < nk ? (ss[h * kScoreStride + k] + ss[(kHeads + h) * kScoreStride + k]) * a.scale : -INFINITY;
+        tmax = fmaxf(tmax, s[u]);
+      }
+#pragma unroll
+      for (int o = 8; o > 0; o >>= 1) tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, o));
+      const float m_old = m_s[h], m_new = fmaxf(m_old, tmax);  // finite: key 0 of a tile exists
+      float sum = 0.f;
+#pragma unroll
+      for (int u = 0; u < 2; ++u) {
+        p[u] = k0 + u < nk ? expf(s[u] - m_new) : 0.f;
+        sum += p[u];
+        ps[h * kScoreStride + k0 + u] = __uint_as_float(tf32_bits(p[u]));
+      }
+#pragma unroll
+      for (int o = 8; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+      __syncwarp();
+      if ((tid & 15) == 0) {
+        const float alpha = expf(m_old - m_new);  // 0 while the running max is -inf
+        alpha_s[h] = alpha;
+        l_s[h] = l_s[h] * alpha + sum;
+        m_s[h] = m_new;
+      }
+    }
+    __syncthreads();
+    {
+      const float al0 = alpha_s[g], al1 = alpha_s[g + 8];
+#pragma unroll
+      for (int j = 0; j < kTcMaxColTiles; ++j) {
+        acc[j][0] *= al0;
+        acc[j][1] *= al0;
+        acc[j][2] *= al1;
+        acc[j][3] *= al1;
+      }
+#pragma unroll
+      for (int kk = 0; kk < kTile / 8; ++kk) {
+        const int k = kk * 8 + t;
+        const uint32_t af[4] = {__float_as_uint(ps[g * kScoreStride + k]),
+                                __float_as_uint(ps[(g + 8) * kScoreStride + k]),
+                                __float_as_uint(ps[g * kScoreStride + k + 4]),
+                                __float_as_uint(ps[(g + 8) * kScoreStride + k + 4])};
+#pragma unroll
+        for (int j = 0; j < kTcMaxColTiles; ++j) {
+          const int col = (warp * per_warp + j) * 8 + g;
+          if (j >= per_warp || col >= L) break;
+          const uint32_t bf[2] = {__float_as_uint(ks[k * stride + col]), __float_as_uint(ks[(k + 4) * stride + col])};
+          mma_tf32(acc[j], af, bf);
+        }
+      }
+    }
+    __syncthreads();  // this buffer is refilled two tiles on
+  }
+  __syncthreads();
+  // Rows g and g + 8 of each column tile: heads h0 + g and h0 + g + 8, channels 2t and 2t + 1.
+#pragma unroll
+  for (int half_row = 0; half_row < 2; ++half_row) {
+    const int hl = g + 8 * half_row, h = h0 + hl;
+    if (h >= nh) continue;
+    const float l = l_s[hl], m = m_s[hl];
+    float* part = a.splits == 1 ? nullptr
+                                : a.partial + ((int64_t{split} * a.batch.num_tokens + row) * nh + h) * (L + 2);
+    float* o = a.out + (row * nh + h) * L;
+    if (part && warp == 0 && t == 0) {
+      part[0] = m;
+      part[1] = l;
+    }
+#pragma unroll
+    for (int j = 0; j < kTcMaxColTiles; ++j) {
+      const int col = (warp * per_warp + j) * 8 + 2 * t;
+      if (j >= per_warp || col >= L) break;
+      const float v0 = acc[j][2 * half_row], v1 = acc[j][2 * half_row + 1];
+      if (part) {
+        part[2 + col] = v0;
+        part[3 + col] = v1;
+      } else {
+        o[col] = l > 0.f ? v0 / l : 0.f;  // padding rows (no keys) get zeros
+        o[col + 1] = l > 0.f ? v1 / l : 0.f;
+      }
+    }
+  }
+}
+
 // A block per (row, head): the key ranges' running sums rescaled to the overall max. Empty ranges
 // (l = 0) weigh nothing; a padding row has only empty ones and gets zeros.
 __global__ void mla_merge_kernel(MlaAttentionArgs a) {
   const int64_t row = blockIdx.x;
   const int h = static_cast<int>(blockIdx.y), nh = a.num_heads, L = a.latent_dim;
+  const int c0 = static_cast<int>(blockIdx.z) * kMergeChannels;
   merge_kv_splits(a.partial + (row * nh + h) * (L + 2), int64_t{a.batch.num_tokens} * nh * (L + 2), a.splits, L,
-                  -INFINITY, a.out + (row * nh + h) * L);
+                  -INFINITY, a.out + (row * nh + h) * L, c0, min(L, c0 + kMergeChannels));
 }
 
 }  // namespace
 
-int32_t mla_attention_splits(int64_t rows, int32_t num_heads, int64_t max_keys) {
+int32_t mla_attention_splits(int64_t rows, int32_t num_heads, int64_t max_keys, bool tensor_cores) {
   if (rows <= 0 || num_heads <= 0) return 1;
   const int64_t blocks = rows * ((num_heads + kHeads - 1) / kHeads);
-  return kv_splits_for(blocks, (max_keys + kTile - 1) / kTile, kMaxSplits);
+  if (!tensor_cores) return kv_splits_for(blocks, (max_keys + kTile - 1) / kTile, kMaxSplits);
+  // One tensor-core block an SM (its two tile buffers take most of the shared memory): one wave
+  // of ranges of at least two tiles each.
+  const int64_t want = std::max<int64_t>(1, device_sm_count() / blocks);
+  return static_cast<int32_t>(std::clamp<int64_t>(std::min(want, (max_keys + 2 * kTile - 1) / (2 * kTile)), 1,
+                                                  kMaxSplits));
 }
 
 Status mla_attention(const MlaAttentionArgs& a, void* stream) {
@@ -198,20 +416,24 @@ Status mla_attention(const MlaAttentionArgs& a, void* stream) {
     return Status::invalid_argument("mla_attention: splits in [1, 256]; more than 1 needs a partial buffer and "
                                     "keys_per_split > 0");
   const int dim = a.latent_dim + a.rope_dim, stride = row_stride(dim);
-  const size_t smem = smem_bytes(stride);
+  if (a.tensor_cores && (a.latent_dim % 8 || dim % 8))
+    return Status::invalid_argument("mla_attention: tensor cores need latent_dim and rope_dim multiples of 8");
+  const size_t smem = a.tensor_cores ? tc_smem_bytes(stride) : smem_bytes(stride);
+  auto* kernel = a.tensor_cores ? mla_attention_tc_kernel : mla_attention_kernel;
   if (smem > 48 * 1024) {
-    const cudaError_t err = cudaFuncSetAttribute(mla_attention_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                 static_cast<int>(smem));
+    const cudaError_t err =
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
     if (err != cudaSuccess) return Status::unsupported("mla_attention: entries of " + std::to_string(dim) +
                                                        " floats do not fit shared memory");
   }
   const dim3 grid(static_cast<unsigned>(a.batch.num_tokens), static_cast<unsigned>(a.splits),
                   static_cast<unsigned>((a.num_heads + kHeads - 1) / kHeads));
-  mla_attention_kernel<<<grid, kThreads, smem, as_stream(stream)>>>(a, dim, stride);
+  kernel<<<grid, kThreads, smem, as_stream(stream)>>>(a, dim, stride);
   DI_RETURN_IF_ERROR(launch_status("mla_attention"));
   if (a.splits == 1) return Status::ok();
-  mla_merge_kernel<<<dim3(static_cast<unsigned>(a.batch.num_tokens), static_cast<unsigned>(a.num_heads)), 128, 0,
-                     as_stream(stream)>>>(a);
+  mla_merge_kernel<<<dim3(static_cast<unsigned>(a.batch.num_tokens), static_cast<unsigned>(a.num_heads),
+                          static_cast<unsigned>((a.latent_dim + kMergeChannels - 1) / kMergeChannels)),
+                     kMergeChannels, 0, as_stream(stream)>>>(a);
   return launch_status("mla_attention merge");
 }
 

@@ -31,10 +31,14 @@ struct MlaAttentionArgs {
   int32_t splits = 1;
   int64_t keys_per_split = 0;
   float* partial = nullptr;
+  // Products on the tensor cores in tf32 (fp32 accumulation; scores good to ~1e-3 relative): for
+  // the bf16 models, whose activations carry less. Needs latent_dim and rope_dim multiples of 8.
+  bool tensor_cores = false;
 };
 
-// Splits worth launching for `rows` rows of up to `max_keys` keys each on this device.
-int32_t mla_attention_splits(int64_t rows, int32_t num_heads, int64_t max_keys);
+// Splits worth launching for `rows` rows of up to `max_keys` keys each on this device, for the
+// fp32 or the tensor-core instance.
+int32_t mla_attention_splits(int64_t rows, int32_t num_heads, int64_t max_keys, bool tensor_cores = false);
 
 // The range length for `splits` ranges over up to `max_keys` keys: whole 32-key tiles, so no
 // range ends in a sliver of a tile.

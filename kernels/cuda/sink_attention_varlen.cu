@@ -181,12 +181,13 @@ __global__ void merge_kernel(SinkAttentionVarlenArgs a) {
   const int64_t row = blockIdx.x;
   const int h = blockIdx.y, hd = a.head_dim, nh = a.num_heads;
   float* o = a.out + (row * nh + h) * hd;
+  const int c0 = static_cast<int>(blockIdx.z) * kMergeChannels, c1 = min(hd, c0 + kMergeChannels);
   if (a.batch.seq[row] < 0) {
-    for (int c = threadIdx.x; c < hd; c += blockDim.x) o[c] = 0.f;
+    for (int c = c0 + threadIdx.x; c < c1; c += blockDim.x) o[c] = 0.f;
     return;
   }
   merge_kv_splits(a.partial + (row * nh + h) * (hd + 2), int64_t{a.batch.num_tokens} * nh * (hd + 2), a.splits, hd,
-                  a.sinks ? a.sinks[h] : -INFINITY, o);
+                  a.sinks ? a.sinks[h] : -INFINITY, o, c0, c1);
 }
 
 template <int CH>
@@ -204,8 +205,9 @@ Status launch(const SinkAttentionVarlenArgs& a, void* stream) {
   attention_kernel<CH><<<grid, hpb * 32, smem, as_stream(stream)>>>(a, hpb);
   DI_RETURN_IF_ERROR(launch_status("sink_attention_varlen"));
   if (a.splits == 1) return Status::ok();
-  const dim3 mgrid(static_cast<unsigned>(a.batch.num_tokens), static_cast<unsigned>(a.num_heads));
-  merge_kernel<<<mgrid, 128, 0, as_stream(stream)>>>(a);
+  const dim3 mgrid(static_cast<unsigned>(a.batch.num_tokens), static_cast<unsigned>(a.num_heads),
+                   static_cast<unsigned>((a.head_dim + kMergeChannels - 1) / kMergeChannels));
+  merge_kernel<<<mgrid, kMergeChannels, 0, as_stream(stream)>>>(a);
   return launch_status("sink_attention_varlen merge");
 }
 

@@ -13,6 +13,9 @@ namespace di::kernels::cuda {
 
 // The most ranges a merge takes (its weights live in shared memory).
 inline constexpr int kMaxKvSplits = 256;
+// Channels per merge block: a merge grid gets (width + kMergeChannels - 1) / kMergeChannels
+// blocks per (row, head) along z.
+inline constexpr int kMergeChannels = 128;
 
 // Streaming multiprocessors of the current device, read once per process (1 when unknown).
 inline int32_t device_sm_count() {
@@ -34,28 +37,61 @@ inline int32_t kv_splits_for(int64_t blocks, int64_t max_ranges, int32_t cap) {
 }
 
 // Merges `splits` (<= kMaxKvSplits) ranges of one (row, head) into `out` (`width` floats); every
-// thread of the block calls it. The first range's entry is at `part`, each next one `stride`
-// floats on. `sink`: a logit that joins the softmax without a value (-INFINITY: none). An empty
-// range (l = 0) weighs nothing; a row where nothing weighs gets zeros.
+// thread of the block calls it (blockDim.x a multiple of 32). The first range's entry is at
+// `part`, each next one `stride` floats on. `sink`: a logit that joins the softmax without a
+// value (-INFINITY: none). An empty range (l = 0) weighs nothing; a row where nothing weighs gets
+// zeros. [c_begin, c_end) picks the channels this block writes (default: all), so a merge can
+// spread over blocks. The ranges' stats are read by one thread each (not by every thread in turn): with a
+// hundred ranges that serial walk was most of a merge.
 __device__ inline void merge_kv_splits(const float* part, int64_t stride, int splits, int width, float sink,
-                                       float* out) {
+                                       float* out, int c_begin = 0, int c_end = -1) {
   __shared__ float weight[kMaxKvSplits];
-  float mx = sink;
-  for (int s = 0; s < splits; ++s)
-    if (part[s * stride + 1] > 0.f) mx = fmaxf(mx, part[s * stride]);
-  float denom = sink > -INFINITY ? expf(sink - mx) : 0.f;
-  for (int s = 0; s < splits; ++s) {
-    const float l = part[s * stride + 1];
-    if (l > 0.f) denom += l * expf(part[s * stride] - mx);
-  }
+  __shared__ float red[32];
+  __shared__ float total[2];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  float mx = -INFINITY;
   for (int s = threadIdx.x; s < splits; s += blockDim.x)
-    weight[s] = part[s * stride + 1] > 0.f ? expf(part[s * stride] - mx) : 0.f;
+    if (part[s * stride + 1] > 0.f) mx = fmaxf(mx, part[s * stride]);
+  for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+  if (lane == 0) red[warp] = mx;
   __syncthreads();
-  for (int c = threadIdx.x; c < width; c += blockDim.x) {
-    float v = 0.f;
-    for (int s = 0; s < splits; ++s)
-      if (weight[s] > 0.f) v += weight[s] * part[s * stride + 2 + c];
-    out[c] = denom > 0.f ? v / denom : 0.f;
+  if (threadIdx.x == 0) {
+    float m = sink;
+    for (int w = 0; w < warps; ++w) m = fmaxf(m, red[w]);
+    total[0] = m;
+  }
+  __syncthreads();
+  mx = total[0];
+  float denom = 0.f;
+  for (int s = threadIdx.x; s < splits; s += blockDim.x) {
+    const float l = part[s * stride + 1];
+    const float wgt = l > 0.f ? expf(part[s * stride] - mx) : 0.f;
+    weight[s] = wgt;
+    denom += l * wgt;
+  }
+  for (int o = 16; o > 0; o >>= 1) denom += __shfl_xor_sync(0xffffffffu, denom, o);
+  __syncthreads();  // red[] is read above
+  if (lane == 0) red[warp] = denom;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float d = sink > -INFINITY ? expf(sink - mx) : 0.f;
+    for (int w = 0; w < warps; ++w) d += red[w];
+    total[1] = d;
+  }
+  __syncthreads();
+  denom = total[1];
+  if (c_end < 0) c_end = width;
+  for (int c = c_begin + threadIdx.x; c < c_end; c += blockDim.x) {
+    float v[4] = {0.f, 0.f, 0.f, 0.f};  // independent sums: four loads in flight
+    int s = 0;
+    for (; s + 3 < splits; s += 4) {
+#pragma unroll
+      for (int u = 0; u < 4; ++u)
+        if (weight[s + u] > 0.f) v[u] += weight[s + u] * part[(s + u) * stride + 2 + c];  // empty ranges: unset
+    }
+    for (; s < splits; ++s)
+      if (weight[s] > 0.f) v[0] += weight[s] * part[s * stride + 2 + c];
+    out[c] = denom > 0.f ? ((v[0] + v[1]) + (v[2] + v[3])) / denom : 0.f;
   }
 }
 

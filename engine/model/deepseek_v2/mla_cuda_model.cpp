@@ -287,7 +287,7 @@ Status MlaCudaModel::reserve(int64_t T, int64_t max_end, int64_t R, bool* moved)
   // order whatever an expert's count), and one pass over each row's keys (no split by the step).
   const bool group_all = deterministic_ && !experts_biased_;
   grouped_pairs_ = !experts_biased_ && (group_all || T * K <= kGroupedPairsMax) ? T * K : 0;
-  splits_ = deterministic_ ? 1 : kc::mla_attention_splits(T, static_cast<int32_t>(nh), max_end);
+  splits_ = deterministic_ ? 1 : kc::mla_attention_splits(T, static_cast<int32_t>(nh), max_end, dtype_ != DType::kF32);
   const int64_t max_k = std::max({H, qlr, nh * qk, nh * v, nh * kvl, I});
   const int64_t gp = std::max<int64_t>(1, grouped_pairs_);
   const int64_t partial = std::max<int64_t>(
@@ -455,6 +455,7 @@ Status MlaCudaModel::attention(int32_t layer) {
   args.splits = splits_;
   args.keys_per_split = kc::mla_attention_keys_per_split(max_end_, splits_);
   args.partial = a_.partial;
+  args.tensor_cores = dtype_ != DType::kF32 && kvl % 8 == 0 && rd % 8 == 0;
   DI_RETURN_IF_ERROR(kc::mla_attention(args, stream_));
   // The output's latent part through each head's value up-projection (one batched GEMM).
   const void* ol = a_.olat;

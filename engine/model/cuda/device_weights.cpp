@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "engine/model/cuda/weight_upload.h"
 #include "kernels/cpu/threads.h"
 #include "kernels/cuda/elementwise.h"
 
@@ -26,7 +27,7 @@ uint16_t bf16_bits(float f) {
 Result<const void*> DeviceWeights::put_bytes(const void* src, int64_t bytes) {
   kc::DeviceBuffer b;
   DI_RETURN_IF_ERROR(b.allocate(bytes));
-  DI_RETURN_IF_ERROR(kc::copy_to_device(b.get(), src, bytes));
+  DI_RETURN_IF_ERROR(upload_to_device(b.get(), src, bytes));
   buffers_.push_back(std::move(b));
   bytes_ += bytes;
   return static_cast<const void*>(buffers_.back().get());

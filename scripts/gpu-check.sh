@@ -24,7 +24,7 @@ cmake --build "$build" -j"$jobs" >"$out/build.log" 2>&1 ||
 echo "build: $(( $(date +%s) - t0 )) s"
 
 rc=0
-for t in test_cuda_kernels test_cuda_models test_cuda_v4 test_cuda_mla test_cuda_determinism test_model_families test_model_v4 test_engine; do
+for t in test_cuda_kernels test_cuda_models test_cuda_v4 test_cuda_mla test_cuda_determinism test_model_families test_model_quant test_model_v4 test_engine; do
   "$build/$t" >"$out/$t.log" 2>&1 || rc=1
   echo "== $t: $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/$t.log" | tr '\n' ' ')"
   grep -E "^\[  FAILED  \] .*\(" "$out/$t.log" | head -20

@@ -8,13 +8,12 @@
 // apart by more than the gap could move them.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cmath>
 #include <string>
 #include <vector>
 
 #include "kernels/cuda/device.h"
 #include "tests/cuda/device_model_util.h"
+#include "tests/cuda/logits_gap.h"
 
 namespace di::test {
 namespace {
@@ -34,34 +33,6 @@ std::unique_ptr<engine::Model> load_cuda(bool fp8_activations) {
   auto m = engine::load_model(quantized_v4(), opts);
   EXPECT_TRUE(m.is_ok()) << m.status().message();
   return m.is_ok() ? std::move(m).value() : nullptr;
-}
-
-struct Gap {
-  double rel_l2 = 0;
-  int agree = 0, decided = 0;  // argmax agreement over rows whose CPU top-2 margin exceeds 10x the row's error
-};
-
-Gap gap(const std::vector<float>& got, const std::vector<float>& ref, int64_t vocab) {
-  Gap g;
-  double num = 0, den = 0;
-  for (size_t r = 0; r * vocab < ref.size(); ++r) {
-    const float* a = got.data() + r * vocab;
-    const float* b = ref.data() + r * vocab;
-    double row_err = 0;
-    for (int64_t v = 0; v < vocab; ++v) {
-      num += (a[v] - b[v]) * double(a[v] - b[v]);
-      den += b[v] * double(b[v]);
-      row_err = std::max(row_err, std::fabs(double(a[v]) - b[v]));
-    }
-    std::vector<float> sorted(b, b + vocab);
-    std::partial_sort(sorted.begin(), sorted.begin() + 2, sorted.end(), std::greater<float>());
-    if (sorted[0] - sorted[1] > 10 * row_err) {
-      ++g.decided;
-      g.agree += argmax(a, vocab) == argmax(b, vocab);
-    }
-  }
-  g.rel_l2 = std::sqrt(num / den);
-  return g;
 }
 
 class V4QuantCuda : public ::testing::Test {
@@ -87,7 +58,7 @@ TEST_F(V4QuantCuda, Fp8AndFp4WeightsMatchTheCpuModelAtBf16Level) {
          {std::vector<int32_t>{static_cast<int32_t>(ids.size())}, std::vector<int32_t>{7, 1, 1, 3}}) {
       const std::vector<float> got = run_device_chunks(*gpu, ids, chunks);
       ASSERT_EQ(got.size(), ref.size());
-      const Gap g = gap(got, ref, vocab);
+      const LogitsGap g = logits_gap(got, ref, vocab);
       std::printf("v4 fp8+fp4 on cuda (%s activations, %zu chunk sizes) vs cpu: rel l2 %.3g, argmax %d/%d decided rows\n",
                   fp8_activations ? "fp8 for 4+ rows" : "bf16", chunks.size(), g.rel_l2, g.agree, g.decided);
       EXPECT_GT(g.rel_l2, 0.0);  // bf16 activations cannot be exact: zero means the CPU path ran

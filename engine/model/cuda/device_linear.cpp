@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "engine/model/cuda/weight_upload.h"
 #include "kernels/cuda/device_buffer.h"
 
 namespace di::engine::cuda {
@@ -51,7 +52,7 @@ Result<DeviceLinear> upload_fp8(DeviceWeights& weights, std::span<const LinearWe
   std::vector<float> scales(static_cast<size_t>(whole_blocks ? (out + 127) / 128 * scale_cols : out * scale_cols));
   int64_t row = 0, block_row = 0;
   for (const LinearWeight* p : parts) {
-    DI_RETURN_IF_ERROR(kc::copy_to_device(static_cast<uint8_t*>(codes) + row * in, p->data, p->out * in));
+    DI_RETURN_IF_ERROR(upload_to_device(static_cast<uint8_t*>(codes) + row * in, p->data, p->out * in));
     if (whole_blocks) {
       const int64_t n = p->scale_rows() * scale_cols;
       for (int64_t i = 0; i < n; ++i) scales[block_row * scale_cols + i] = kernels::scale_value(*p, i);
@@ -92,8 +93,8 @@ Result<DeviceLinear> upload_fp4(DeviceWeights& weights, std::span<const LinearWe
   for (const LinearWeight* p : parts) {
     if (p->block_out != 1 || p->block_in != 32 || p->scale_format != kernels::ScaleFormat::kUE8M0)
       return Status::unsupported("tensor '" + name + "': fp4 weights on CUDA need ue8m0 scales per 1 x 32");
-    DI_RETURN_IF_ERROR(kc::copy_to_device(packed.as<uint8_t>() + row * in / 2, p->data, p->out * in / 2));
-    DI_RETURN_IF_ERROR(kc::copy_to_device(sub_scales.as<uint8_t>() + row * groups, p->scale, p->out * groups));
+    DI_RETURN_IF_ERROR(upload_to_device(packed.as<uint8_t>() + row * in / 2, p->data, p->out * in / 2));
+    DI_RETURN_IF_ERROR(upload_to_device(sub_scales.as<uint8_t>() + row * groups, p->scale, p->out * groups));
     row += p->out;
   }
   const int64_t none = -1;

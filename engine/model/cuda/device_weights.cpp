@@ -5,6 +5,8 @@
 
 #include <cstring>
 
+#include "engine/model/cuda/weight_upload.h"
+#include "kernels/cpu/threads.h"
 #include "kernels/cuda/elementwise.h"
 
 namespace di::engine::cuda {
@@ -25,7 +27,7 @@ uint16_t bf16_bits(float f) {
 Result<const void*> DeviceWeights::put_bytes(const void* src, int64_t bytes) {
   kc::DeviceBuffer b;
   DI_RETURN_IF_ERROR(b.allocate(bytes));
-  DI_RETURN_IF_ERROR(kc::copy_to_device(b.get(), src, bytes));
+  DI_RETURN_IF_ERROR(upload_to_device(b.get(), src, bytes));
   buffers_.push_back(std::move(b));
   bytes_ += bytes;
   return static_cast<const void*>(buffers_.back().get());
@@ -42,7 +44,10 @@ Result<void*> DeviceWeights::allocate(int64_t bytes) {
 Result<const void*> DeviceWeights::put(const float* src, int64_t n) {
   if (dtype_ == kc::DType::kF32) return put_bytes(src, n * 4);
   std::vector<uint16_t> h(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) h[i] = bf16_bits(src[i]);
+  // Over the CPU threads: the large matrices of a bf16 model are gigabytes.
+  kernels::cpu::parallel_for(n, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) h[i] = bf16_bits(src[i]);
+  });
   return put_bytes(h.data(), n * 2);
 }
 

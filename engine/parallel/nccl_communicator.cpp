@@ -73,6 +73,7 @@ Result<std::unique_ptr<NcclCommunicator>> NcclCommunicator::create(const NcclCom
   DI_RETURN_IF_ERROR(std::move(init).with_context("rank " + std::to_string(o.rank)));
   std::unique_ptr<NcclCommunicator> c(new NcclCommunicator(comm, o.rank, o.world_size, o.device));
   DI_RETURN_IF_ERROR(cuda_status("cudaMalloc", cudaMalloc(&c->barrier_word_, sizeof(float))));
+  DI_RETURN_IF_ERROR(cuda_status("cudaMemset", cudaMemset(c->barrier_word_, 0, sizeof(float))));
   return c;
 }
 

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "engine/parallel/rendezvous_file.h"
+#include "engine/parallel/rendezvous_tcp.h"
 
 namespace di::engine::parallel {
 namespace {
@@ -46,25 +47,42 @@ Result<std::unique_ptr<NcclCommunicator>> NcclCommunicator::create(const NcclCom
     return Status::invalid_argument("rank: expected 0.." + std::to_string(o.world_size - 1) + ", got " +
                                     std::to_string(o.rank));
   }
-  if (o.rendezvous_path.empty()) return Status::invalid_argument("rendezvous_path: expected a file path, got \"\"");
+  if (o.rendezvous.empty()) {
+    return Status::invalid_argument("rendezvous: expected a file path or tcp://host:port, got \"\"");
+  }
   disable_nvlink_multicast_unless_set();
   DI_RETURN_IF_ERROR(cuda_status("cudaSetDevice", cudaSetDevice(o.device)));
 
+  std::string tcp_host;
+  int32_t tcp_port = 0;
+  const bool tcp = parse_tcp_rendezvous(o.rendezvous, &tcp_host, &tcp_port);
+  if (!tcp && o.rendezvous.rfind("tcp://", 0) == 0) {
+    return Status::invalid_argument("rendezvous: expected tcp://host:port with a port in 1..65535, got \"" +
+                                    o.rendezvous + "\"");
+  }
   ncclUniqueId id;
+  const int64_t id_size = sizeof(id.internal);
   if (o.rank == 0) {
     DI_RETURN_IF_ERROR(nccl_status("ncclGetUniqueId", ncclGetUniqueId(&id), nullptr));
-    DI_RETURN_IF_ERROR(publish_rendezvous_file(o.rendezvous_path, std::string(id.internal, sizeof(id.internal))));
+    const std::string blob(id.internal, sizeof(id.internal));
+    if (tcp) {
+      DI_ASSIGN_OR_RETURN(auto server, RendezvousServer::listen("", tcp_port));
+      DI_RETURN_IF_ERROR(server->serve(blob, o.world_size - 1, o.rendezvous_timeout_ms));
+    } else {
+      DI_RETURN_IF_ERROR(publish_rendezvous_file(o.rendezvous, blob));
+    }
   } else {
-    DI_ASSIGN_OR_RETURN(std::string blob,
-                        wait_for_rendezvous_file(o.rendezvous_path, sizeof(id.internal), o.rendezvous_timeout_ms));
-    std::memcpy(id.internal, blob.data(), sizeof(id.internal));
+    Result<std::string> blob = tcp ? fetch_rendezvous_blob(tcp_host, tcp_port, id_size, o.rendezvous_timeout_ms)
+                                   : wait_for_rendezvous_file(o.rendezvous, id_size, o.rendezvous_timeout_ms);
+    if (!blob.is_ok()) return std::move(blob).take_status();
+    std::memcpy(id.internal, blob->data(), sizeof(id.internal));
   }
   ncclComm_t comm = nullptr;
   Status init = nccl_status("ncclCommInitRank", ncclCommInitRank(&comm, o.world_size, id, o.rank), nullptr);
   // Every rank has read the id once init returns (it waits for all of them), and on failure a
   // stale file would only mislead the next launch.
-  if (o.rank == 0) {
-    Status removed = remove_rendezvous_file(o.rendezvous_path);
+  if (o.rank == 0 && !tcp) {
+    Status removed = remove_rendezvous_file(o.rendezvous);
     if (init.is_ok() && !removed.is_ok()) {
       ncclCommDestroy(comm);
       return removed;

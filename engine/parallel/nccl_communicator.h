@@ -23,9 +23,10 @@ struct NcclCommunicatorOptions {
   int32_t rank = 0;
   int32_t world_size = 1;
   int32_t device = 0;  // the CUDA device this rank drives
-  // Where rank 0 publishes the NCCL unique id and the other ranks read it (a file all ranks see,
-  // fresh for each launch; rank 0 removes it once the group has formed).
-  std::string rendezvous_path;
+  // Where rank 0 publishes the NCCL unique id and the other ranks read it: a file all ranks see
+  // (fresh for each launch; rank 0 removes it once the group has formed), or "tcp://host:port"
+  // where rank 0 listens (on every interface, at that port) and the others connect.
+  std::string rendezvous;
   int64_t rendezvous_timeout_ms = 300000;
 };
 
@@ -39,7 +40,7 @@ struct AllToAllLayout {
 class NcclCommunicator {
  public:
   // Sets NCCL_NVLS_ENABLE=0 unless the environment already sets it, exchanges the unique id
-  // through options.rendezvous_path and joins the group (ncclCommInitRank: it returns once all
+  // through options.rendezvous and joins the group (ncclCommInitRank: it returns once all
   // world_size ranks have joined).
   static Result<std::unique_ptr<NcclCommunicator>> create(const NcclCommunicatorOptions& options);
   ~NcclCommunicator();

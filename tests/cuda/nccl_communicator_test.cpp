@@ -4,6 +4,7 @@
 // Two ranks on one GPU are refused by NCCL (duplicate GPU), so the two-process part of the
 // rendezvous is tested on the CPU (tests/engine/rendezvous_file_test.cpp).
 #include "engine/parallel/nccl_communicator.h"
+#include "engine/parallel/rendezvous_tcp.h"
 
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -44,7 +45,7 @@ class NcclCommunicatorTest : public ::testing::Test {
     o.rank = 0;
     o.world_size = 1;
     o.device = 0;
-    o.rendezvous_path = dir_ + "/nccl_id";
+    o.rendezvous = dir_ + "/nccl_id";
     o.rendezvous_timeout_ms = 10000;
     return o;
   }
@@ -102,9 +103,32 @@ TEST_F(NcclCommunicatorTest, InitThroughFileRendezvousAtWorldSizeOne) {
   ASSERT_NE(std::getenv("NCCL_NVLS_ENABLE"), nullptr);
   EXPECT_EQ(std::string(std::getenv("NCCL_NVLS_ENABLE")), expected_nvls);
   // Rank 0 removes the id once the group has formed, so the path can serve the next launch.
-  EXPECT_FALSE(std::filesystem::exists(options().rendezvous_path));
+  EXPECT_FALSE(std::filesystem::exists(options().rendezvous));
   EXPECT_TRUE(comm->barrier(stream_).is_ok());
   EXPECT_TRUE(comm->destroy().is_ok());
+}
+
+TEST_F(NcclCommunicatorTest, InitThroughTcpRendezvousAtWorldSizeOne) {
+  // A port free now: the kernel's pick for a listener closed again.
+  int32_t port = 0;
+  {
+    auto probe = RendezvousServer::listen("127.0.0.1", 0);
+    ASSERT_TRUE(probe.is_ok()) << probe.status().message();
+    port = (*probe)->port();
+  }
+  NcclCommunicatorOptions o = options();
+  o.rendezvous = "tcp://127.0.0.1:" + std::to_string(port);
+  Result<std::unique_ptr<NcclCommunicator>> c = NcclCommunicator::create(o);
+  ASSERT_TRUE(c.is_ok()) << c.status().message();
+  const std::vector<float> f = ramp(64, 2.f);
+  float* d = device_copy(f);
+  ASSERT_TRUE((*c)->all_reduce_sum(d, f.size(), DType::kF32, stream_).is_ok());
+  EXPECT_EQ(host_copy(d, f.size()), f);
+
+  o.rendezvous = "tcp://127.0.0.1:notaport";
+  Result<std::unique_ptr<NcclCommunicator>> bad = NcclCommunicator::create(o);
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST_F(NcclCommunicatorTest, AllReduceSumOfOneRankIsTheInput) {
@@ -167,7 +191,7 @@ TEST_F(NcclCommunicatorTest, MissingRendezvousFileTimesOutWithClearError) {
   Result<std::unique_ptr<NcclCommunicator>> c = NcclCommunicator::create(o);
   ASSERT_FALSE(c.is_ok());
   EXPECT_EQ(c.status().code(), StatusCode::kIo);
-  EXPECT_NE(c.status().message().find(o.rendezvous_path), std::string::npos) << c.status().message();
+  EXPECT_NE(c.status().message().find(o.rendezvous), std::string::npos) << c.status().message();
   EXPECT_NE(c.status().message().find("not written after 50 ms"), std::string::npos) << c.status().message();
 }
 
@@ -184,7 +208,7 @@ TEST_F(NcclCommunicatorTest, BadOptionsAndCudaFailuresAreStatuses) {
   ASSERT_FALSE(bad_device.is_ok());
   EXPECT_EQ(bad_device.status().code(), StatusCode::kDevice);
   EXPECT_EQ(bad_device.status().message().rfind("cudaSetDevice: ", 0), 0u) << bad_device.status().message();
-  EXPECT_FALSE(std::filesystem::exists(o.rendezvous_path));  // failed before publishing anything
+  EXPECT_FALSE(std::filesystem::exists(o.rendezvous));  // failed before publishing anything
 }
 
 TEST_F(NcclCommunicatorTest, NcclAndStateErrorsNameTheCall) {

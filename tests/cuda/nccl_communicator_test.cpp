@@ -28,7 +28,7 @@ class NcclCommunicatorTest : public ::testing::Test {
     int devices = 0;
     if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) GTEST_SKIP() << "no CUDA device";
     // NCCL checks buffer pointers only when asked; read once per process, at the first init.
-    ::setenv("NCCL_CHECK_POINTERS", "1", 0);
+    ::setenv("NCCL_CHECK_POINTERS", "1", 1);
     std::string tmpl = (std::filesystem::temp_directory_path() / "di_nccl_XXXXXX").string();
     ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
     dir_ = tmpl;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/cpu/activation.h"
+#include "kernels/cpu/attention.h"
 #include "kernels/cpu/linear.h"
 
 namespace di::engine::parallel {
@@ -295,6 +296,47 @@ TEST(TensorParallel, ShardedSwiGluMlpSumsToFullMlp) {
       for (size_t i = 0; i < sum.size(); ++i) sum[i] += y[i];
     }
     // Bound: the down projection's reordered sum over the intermediate, with |h| <= ~|x||w| terms.
+    for (size_t i = 0; i < sum.size(); ++i) EXPECT_NEAR(sum[i], full[i], 1e-4f * (1.f + std::abs(full[i])));
+  }
+}
+
+// Grouped-query attention with q/k/v column-parallel and o_proj row-parallel: each rank attends
+// over its own heads with the kv heads it holds (replicated when tp > kv heads), and the o_proj
+// partial sums add up to the unsharded block.
+TEST(TensorParallel, ShardedGqaAttentionSumsToFullAttention) {
+  constexpr int64_t T = 5, q_width = kHeads * kHeadDim, kv_width = kKvHeads * kHeadDim;
+  const std::string l = "model.layers.0.self_attn.";
+  const std::vector<float> x = random_values(T * kHidden, 10), wq = random_values(q_width * kHidden, 11),
+                           wk = random_values(kv_width * kHidden, 12), wv = random_values(kv_width * kHidden, 13),
+                           wo = random_values(kHidden * q_width, 14);
+  auto block = [&](const std::vector<float>& q_w, const std::vector<float>& k_w, const std::vector<float>& v_w,
+                   const std::vector<float>& o_w, int64_t heads, int64_t kv_heads) {
+    const int64_t qw = heads * kHeadDim, kw = kv_heads * kHeadDim;
+    std::vector<float> q(static_cast<size_t>(T * qw)), k(static_cast<size_t>(T * kw)), v(k.size()), a(q.size()),
+        y(static_cast<size_t>(T * kHidden));
+    kernels::cpu::linear(x.data(), T, kHidden, q_w.data(), qw, q.data());
+    kernels::cpu::linear(x.data(), T, kHidden, k_w.data(), kw, k.data());
+    kernels::cpu::linear(x.data(), T, kHidden, v_w.data(), kw, v.data());
+    const kernels::cpu::AttentionShape shape{T, 0, heads, kv_heads, kHeadDim, kHeadDim, 0.5f};
+    kernels::cpu::causal_attention(shape, q.data(), {k.data(), kw, kHeadDim}, {v.data(), kw, kHeadDim}, a.data());
+    kernels::cpu::linear(a.data(), T, qw, o_w.data(), kHidden, y.data());
+    return y;
+  };
+  const std::vector<float> full = block(wq, wk, wv, wo, kHeads, kKvHeads);
+  for (int32_t tp : {1, 2, 4, 8}) {
+    SCOPED_TRACE("tp " + std::to_string(tp));
+    std::vector<float> sum(full.size(), 0.f);
+    for (int32_t r = 0; r < tp; ++r) {
+      const TpPlan p = plan_or_die(kLlama, r, tp);
+      auto part = [&](const std::string& name, const std::vector<float>& w, const Shape& shape) {
+        return take_shard(w, shape, shard_or_die(p, l + name, shape));
+      };
+      const std::vector<float> y =
+          block(part("q_proj.weight", wq, {q_width, kHidden}), part("k_proj.weight", wk, {kv_width, kHidden}),
+                part("v_proj.weight", wv, {kv_width, kHidden}), part("o_proj.weight", wo, {kHidden, q_width}),
+                p.num_heads, p.num_kv_heads);
+      for (size_t i = 0; i < sum.size(); ++i) sum[i] += y[i];  // the all-reduce after o_proj
+    }
     for (size_t i = 0; i < sum.size(); ++i) EXPECT_NEAR(sum[i], full[i], 1e-4f * (1.f + std::abs(full[i])));
   }
 }

@@ -24,7 +24,9 @@ cmake --build "$build" -j"$jobs" >"$out/build.log" 2>&1 ||
 echo "build: $(( $(date +%s) - t0 )) s"
 
 rc=0
-for t in test_cuda_kernels test_cuda_models test_cuda_v4 test_cuda_mla test_cuda_determinism test_model_families test_model_quant test_model_v4 test_engine; do
+for t in test_cuda_kernels test_cuda_models test_cuda_v4 test_cuda_mla test_cuda_determinism test_cuda_nccl test_model_families test_model_quant test_model_v4 test_engine; do
+  # test_cuda_nccl is built only where the toolkit has NCCL.
+  if [ "$t" = test_cuda_nccl ] && [ ! -x "$build/$t" ]; then echo "== $t: not built (no NCCL)"; continue; fi
   "$build/$t" >"$out/$t.log" 2>&1 || rc=1
   echo "== $t: $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/$t.log" | tr '\n' ' ')"
   grep -E "^\[  FAILED  \] .*\(" "$out/$t.log" | head -20

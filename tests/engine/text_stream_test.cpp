@@ -137,21 +137,20 @@ class StringTokenText final : public TokenText {
   std::vector<std::string> tokens_;
 };
 
-TEST(TextStream, TheStopStartingFirstWinsWhenOneTokenCompletesTwo) {
-  StringTokenText tt({"xabcdy"});
-  TextStream ts(&tt, true, {"bc", "abcd"});
+// The text released by a stream of the one token `token` that `stop` must end on it.
+std::string text_before_stop(const std::string& token, const std::vector<std::string>& stop) {
+  StringTokenText tt({token});
+  TextStream ts(&tt, true, stop);
   std::string out;
   EXPECT_TRUE(ts.push(0, false, &out));
-  EXPECT_EQ(out, "x");
+  return out;
 }
 
-TEST(TextStream, AnEmptyStopStringEndsBeforeAnyText) {
-  StringTokenText tt({"abc"});
-  TextStream ts(&tt, true, {"zz", ""});
-  std::string out;
-  EXPECT_TRUE(ts.push(0, false, &out));
-  EXPECT_EQ(out, "");
+TEST(TextStream, TheStopStartingFirstWinsWhenOneTokenCompletesTwo) {
+  EXPECT_EQ(text_before_stop("xabcdy", {"bc", "abcd"}), "x");
 }
+
+TEST(TextStream, AnEmptyStopStringEndsBeforeAnyText) { EXPECT_EQ(text_before_stop("abc", {"zz", ""}), ""); }
 
 // What a stop-string stream must give, written the plain way: after each token, the earliest
 // occurrence of any stop in all the text so far ends it; otherwise everything that is no proper

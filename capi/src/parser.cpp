@@ -56,6 +56,21 @@ di::recipe::OutputFinish to_finish(int32_t f) {
   }
 }
 
+// The text and token ids that both chunk kinds carry, checked (a NULL pointer needs a zero
+// length), with the finish reason.
+di::Result<di::recipe::OutputChunk> output_chunk(const char* text, size_t text_len, const int32_t* ids,
+                                                 size_t num_ids, const char* num_ids_name, int32_t finish) {
+  if (text == nullptr && text_len != 0)
+    return di::Status::invalid_argument("chunk.text: NULL with a non-zero text_len");
+  if (ids == nullptr && num_ids != 0)
+    return di::Status::invalid_argument(std::string("chunk.token_ids: NULL with a non-zero ") + num_ids_name);
+  di::recipe::OutputChunk c;
+  c.text = std::string_view(text ? text : "", text_len);
+  if (num_ids != 0) c.token_ids = {ids, num_ids};
+  c.finish = to_finish(finish);
+  return c;
+}
+
 di::Result<nlohmann::json> parse_json_arg(const char* text, size_t len, const char* name) {
   if (text == nullptr && len != 0)
     return di::Status::invalid_argument(std::string(name) + ": NULL with a non-zero length");
@@ -122,16 +137,11 @@ DI_API di_status di_parse_push(di_parser* parser, const di_parse_chunk* chunk,
     return fail(err, DI_E_INVALID_ARG,
                 "chunk.struct_size: " + std::to_string(size) + " is too small (set it to sizeof(di_parse_chunk))");
   auto has = [&](size_t offset, size_t bytes) { return size >= offset + bytes; };
-  if (chunk->text == nullptr && chunk->text_len != 0)
-    return fail(err, DI_E_INVALID_ARG, "chunk.text: NULL with a non-zero text_len");
-  if (chunk->token_ids == nullptr && chunk->num_token_ids != 0)
-    return fail(err, DI_E_INVALID_ARG, "chunk.token_ids: NULL with a non-zero num_token_ids");
+  auto out = output_chunk(chunk->text, chunk->text_len, chunk->token_ids, chunk->num_token_ids, "num_token_ids",
+                          chunk->finish_reason);
+  if (!out.is_ok()) return fail(err, out.status());
   if (parser->parser.done()) return DI_END_OF_STREAM;
-
-  di::recipe::OutputChunk c;
-  c.text = std::string_view(chunk->text ? chunk->text : "", chunk->text_len);
-  if (chunk->num_token_ids != 0) c.token_ids = {chunk->token_ids, chunk->num_token_ids};
-  c.finish = to_finish(chunk->finish_reason);
+  di::recipe::OutputChunk& c = *out;
   if (has(offsetof(di_parse_chunk, prompt_tokens), sizeof(int64_t))) c.prompt_tokens = chunk->prompt_tokens;
   if (has(offsetof(di_parse_chunk, cached_prompt_tokens), sizeof(int64_t)))
     c.cached_prompt_tokens = chunk->cached_prompt_tokens;
@@ -152,15 +162,11 @@ DI_API di_status di_parse_push_chunk(di_parser* parser, const di_chunk* chunk,
     return fail(err, DI_E_INVALID_ARG,
                 "chunk.struct_size: " + std::to_string(chunk->struct_size) +
                     " is too small (a di_chunk filled by this library's di_poll_chunk)");
-  if (chunk->text == nullptr && chunk->text_len != 0)
-    return fail(err, DI_E_INVALID_ARG, "chunk.text: NULL with a non-zero text_len");
-  if (chunk->token_ids == nullptr && chunk->num_tokens != 0)
-    return fail(err, DI_E_INVALID_ARG, "chunk.token_ids: NULL with a non-zero num_tokens");
+  auto out = output_chunk(chunk->text, chunk->text_len, chunk->token_ids, chunk->num_tokens, "num_tokens",
+                          chunk->finish_reason);
+  if (!out.is_ok()) return fail(err, out.status());
   if (parser->parser.done()) return DI_END_OF_STREAM;
-  di::recipe::OutputChunk c;
-  c.text = std::string_view(chunk->text ? chunk->text : "", chunk->text_len);
-  if (chunk->num_tokens != 0) c.token_ids = {chunk->token_ids, chunk->num_tokens};
-  c.finish = to_finish(chunk->finish_reason);
+  di::recipe::OutputChunk& c = *out;
   c.prompt_tokens = chunk->prompt_tokens;
   c.cached_prompt_tokens = chunk->cached_prompt_tokens;
   c.completion_tokens = chunk->completion_tokens;

@@ -61,11 +61,11 @@ Status check_no_image_placeholder(Protocol protocol, const Conversation& conv) {
 }  // namespace
 
 Result<ConversationRequest> parse_request_fields(Protocol protocol, const ordered_json& body,
-                                                 const ReadFn& read) {
+                                                 const ConversionOptions& options, ReadFn read) {
   const Fields top(protocol, body, "");
   ConversationRequest req;
   DI_ASSIGN_OR_RETURN(req.model, top.required_str("model"));
-  DI_RETURN_IF_ERROR(read(top, req.conversation, req.options));
+  DI_RETURN_IF_ERROR(read(top, options, req.conversation, req.options));
   DI_RETURN_IF_ERROR(check_no_image_placeholder(protocol, req.conversation));
   return req;
 }

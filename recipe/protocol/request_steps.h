@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "recipe/protocol/conversation.h"
+#include "recipe/protocol/conversion_options.h"
 #include "recipe/protocol/request_fields.h"
 #include "recipe/protocol/sampling_fields.h"
 #include "recipe/protocol/thinking.h"
@@ -26,9 +27,10 @@ std::string block_type(const ordered_json& block);
 
 // One API's request: the required "model" is read here, then `read` fills the conversation
 // and the options from the top-level fields.
-using ReadFn = std::function<Status(const Fields& top, Conversation& conv, InferenceOptions& io)>;
+using ReadFn = Status (*)(const Fields& top, const ConversionOptions& options, Conversation& conv,
+                          InferenceOptions& io);
 Result<ConversationRequest> parse_request_fields(Protocol protocol, const ordered_json& body,
-                                                 const ReadFn& read);
+                                                 const ConversionOptions& options, ReadFn read);
 
 // Calls fn(fields, i) for each element of `array`, whose params are `path_of(i)`; a non-object
 // element is a 400 naming it. Stops at the first error fn returns.

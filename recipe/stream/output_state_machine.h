@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "recipe/stream/marker_matcher.h"
+#include "base/marker_matcher.h"
 #include "recipe/stream/parser_options.h"  // ToolCallFormat
 
 namespace di::recipe {

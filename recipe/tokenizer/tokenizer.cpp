@@ -17,6 +17,12 @@ Status check_utf8(std::string_view text) {
   return Status::invalid_argument("text: not valid UTF-8");
 }
 
+// `where` names the argument ("ids[3]: ") or is empty.
+Status unknown_id(const std::string& where, int32_t id, int64_t vocab_size) {
+  return Status::invalid_argument(where + "token id " + std::to_string(id) + " is not in the vocabulary (size " +
+                                  std::to_string(vocab_size) + ")");
+}
+
 }  // namespace
 
 Tokenizer::Tokenizer() : serial_(g_next_serial.fetch_add(1)) {}
@@ -109,11 +115,7 @@ Result<std::string> Tokenizer::decode(std::span<const int32_t> ids,
   std::string bytes;
   for (size_t i = 0; i < ids.size(); ++i) {
     const int32_t id = ids[i];
-    if (!is_valid_id(id)) {
-      return Status::invalid_argument("ids[" + std::to_string(i) + "]: token id " +
-                                      std::to_string(id) + " is not in the vocabulary (size " +
-                                      std::to_string(vocab_size()) + ")");
-    }
+    if (!is_valid_id(id)) return unknown_id("ids[" + std::to_string(i) + "]: ", id, vocab_size());
     if (skip_special_tokens && (flags_[id] & kSpecial)) continue;
     bytes += token_bytes_[id];
   }
@@ -121,11 +123,7 @@ Result<std::string> Tokenizer::decode(std::span<const int32_t> ids,
 }
 
 Result<std::string> Tokenizer::token_bytes(int32_t id) const {
-  if (!is_valid_id(id)) {
-    return Status::invalid_argument("token id " + std::to_string(id) +
-                                    " is not in the vocabulary (size " +
-                                    std::to_string(vocab_size()) + ")");
-  }
+  if (!is_valid_id(id)) return unknown_id("", id, vocab_size());
   return token_bytes_[id];
 }
 
@@ -136,11 +134,7 @@ std::optional<int32_t> Tokenizer::token_to_id(std::string_view token) const {
 }
 
 Result<std::string> Tokenizer::id_to_token(int32_t id) const {
-  if (!is_valid_id(id)) {
-    return Status::invalid_argument("token id " + std::to_string(id) +
-                                    " is not in the vocabulary (size " +
-                                    std::to_string(vocab_size()) + ")");
-  }
+  if (!is_valid_id(id)) return unknown_id("", id, vocab_size());
   return spellings_[id];
 }
 

@@ -18,7 +18,8 @@ cflags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -I"$root")
 san=(-fsanitize=address,undefined -fno-sanitize-recover=undefined)
 
 # engine/constrain and the base library once, instrumented (two at a time); then one binary per target.
-fuzz_objects "$out/obj" $launcher "$cxx" "${cflags[@]}" "${san[@]}" -fsanitize=fuzzer-no-link -- engine/constrain/*.cpp base/*.cpp || exit 1
+fuzz_objects "$out/obj" $launcher "$cxx" "${cflags[@]}" "${san[@]}" -fsanitize=fuzzer-no-link -- engine/constrain/*.cpp base/*.cpp ||
+  { echo "0 passed, 1 failed (build)"; exit 1; }
 
 passed=0; failed=0
 for target in tests/fuzz/constrain_*.cpp; do

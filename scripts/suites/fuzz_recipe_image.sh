@@ -16,7 +16,8 @@ libs=($(pkg-config --libs libwebp libcurl libturbojpeg) -lpthread)
 
 # The library sources once, instrumented for coverage and ASan (two at a time); then one
 # binary per target.
-fuzz_objects "$out/obj" $launcher "$cxx" "${cflags[@]}" -fsanitize=fuzzer-no-link,address -- recipe/image/*.cpp || exit 1
+fuzz_objects "$out/obj" $launcher "$cxx" "${cflags[@]}" -fsanitize=fuzzer-no-link,address -- recipe/image/*.cpp ||
+  { echo "0 passed, 1 failed (build)"; exit 1; }
 
 passed=0; failed=0
 for target in tests/fuzz/recipe_image_*.cpp; do

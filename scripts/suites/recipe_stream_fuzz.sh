@@ -6,27 +6,20 @@ cd "$(dirname "$0")/../.."
 build=${DI_BUILD_DIR:-build}
 out="$build/fuzz/recipe_stream"
 seconds=${DI_FUZZ_SECONDS:-5}
-cxx=${DI_FUZZ_CXX:-clang++-14}
-mkdir -p "$out/obj"
+source scripts/suites/lib/fuzz_objects.sh
+fuzz_toolchain recipe_stream_fuzz || exit 1
 
-if ! command -v "$cxx" >/dev/null; then
-  echo "$cxx not found (scripts/bootstrap.sh installs clang-14)"; echo "0 passed, 1 failed"; exit 1
-fi
-
-# The parser's sources only: it needs nothing else of the recipe.
-sources=(base/utf8.cpp recipe/protocol/api_error.cpp recipe/protocol/protocol.cpp recipe/protocol/event_generator.cpp
-         recipe/protocol/output_parser.cpp recipe/protocol/chat_completions/events.cpp
-         recipe/protocol/responses/events.cpp recipe/protocol/responses/custom_tool_input.cpp
-         recipe/protocol/messages/events.cpp
-         tests/fuzz/recipe_stream_parser_fuzz.cpp)
-for f in recipe/stream/*.cpp; do sources+=("$f"); done
-flags="-std=c++20 -O1 -gline-tables-only -I. -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
-printf '%s\n' "${sources[@]}" | xargs -P "${DI_JOBS:-2}" -I{} sh -c \
-  'o="$1/obj/$(echo "$2" | tr / _).o"; [ "$o" -nt "$2" ] && exit 0; '"$cxx $flags"' -c "$2" -o "$o" || exit 255' \
-  _ "$out" {} || { echo "0 passed, 1 failed (build)"; exit 1; }
-# shellcheck disable=SC2086
-"$cxx" $flags "$out"/obj/*.o -o "$out/recipe_stream_parser_fuzz" ||
-  { echo "0 passed, 1 failed (link)"; exit 1; }
+# The parser's sources only: base/, recipe/stream and the protocol's output side; it needs
+# nothing else of the recipe.
+sources=(base/*.cpp recipe/stream/*.cpp recipe/protocol/api_error.cpp recipe/protocol/protocol.cpp
+         recipe/protocol/event_generator.cpp recipe/protocol/output_parser.cpp
+         recipe/protocol/chat_completions/events.cpp recipe/protocol/responses/events.cpp
+         recipe/protocol/responses/custom_tool_input.cpp recipe/protocol/messages/events.cpp)
+flags=(-std=c++20 -O1 -gline-tables-only -I. -fsanitize=address,undefined -fno-sanitize-recover=undefined)
+fuzz_objects "$out/obj" $launcher "$cxx" "${flags[@]}" -fsanitize=fuzzer-no-link -- "${sources[@]}" ||
+  { echo "0 passed, 1 failed (build)"; exit 1; }
+$launcher "$cxx" "${flags[@]}" -fsanitize=fuzzer tests/fuzz/recipe_stream_parser_fuzz.cpp "${objs[@]}" \
+  -o "$out/recipe_stream_parser_fuzz" || { echo "0 passed, 1 failed (link)"; exit 1; }
 
 # Seeds: each fixture case's output with header bytes matching the case (tests/fuzz/seeds).
 rm -rf "$out/seeds" "$out/work"; mkdir -p "$out/seeds" "$out/work"

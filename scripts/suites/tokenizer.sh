@@ -72,18 +72,11 @@ if [ -z "$cxx" ]; then
   bad "fuzz: clang++-14 not found (scripts/bootstrap.sh installs it)"
 else
   fz=$build/fuzz-tokenizer
-  mkdir -p "$fz/obj"
   flags=(-std=c++20 -O1 -g -I"$root" -fsanitize=address,undefined -fno-sanitize-recover=undefined)
-  srcs=("$root"/recipe/tokenizer/*.cpp "$root/base/utf8.cpp")
-  objs=(); build_ok=1; pids=()
-  for src in "${srcs[@]}"; do
-    obj=$fz/obj/$(basename "$(dirname "$src")")_$(basename "$src" .cpp).o
-    objs+=("$obj")
-    if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ -n "$(find "$root/recipe/tokenizer" "$root/base" -name '*.h' -newer "$obj")" ]; then
-      "$cxx" "${flags[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj" & pids+=($!)
-    fi
-  done
-  for p in "${pids[@]}"; do wait "$p" || build_ok=0; done
+  source scripts/suites/lib/fuzz_objects.sh
+  build_ok=1
+  fuzz_objects "$fz/obj" "$cxx" "${flags[@]}" -fsanitize=fuzzer-no-link -- recipe/tokenizer/*.cpp base/utf8.cpp ||
+    build_ok=0
   for t in load encode; do
     "$cxx" "${flags[@]}" -fsanitize=fuzzer "$root/tests/fuzz/tokenizer/fuzz_tokenizer_$t.cpp" "${objs[@]}" \
       -lutf8proc -o "$fz/fuzz_tokenizer_$t" || build_ok=0

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
@@ -69,6 +71,30 @@ inline void expect_same_tokens(const SpecRun& want, const SpecRun& got, const st
         << label << ": prompt " << i << " error " << got.outputs[i].outputs[0].error;
     EXPECT_EQ(static_cast<int64_t>(got.outputs[i].outputs[0].token_ids.size()), new_tokens) << label;
   }
+}
+
+// The largest |logprob difference| of two runs of the same prompts, over each token's logprob and
+// its top logprobs, whose counts and token ids must be the same.
+inline double worst_logprob_difference(const SpecRun& want, const SpecRun& got) {
+  double worst = 0;
+  EXPECT_EQ(want.outputs.size(), got.outputs.size());
+  for (size_t i = 0; i < std::min(want.outputs.size(), got.outputs.size()); ++i) {
+    const engine::CompletionOutput& a = want.outputs[i].outputs[0];
+    const engine::CompletionOutput& b = got.outputs[i].outputs[0];
+    EXPECT_EQ(a.top_logprobs.size(), b.top_logprobs.size()) << "prompt " << i;
+    EXPECT_EQ(a.logprobs.size(), b.logprobs.size()) << "prompt " << i;
+    for (size_t t = 0; t < std::min(a.logprobs.size(), b.logprobs.size()); ++t)
+      worst = std::max(worst, std::abs(static_cast<double>(a.logprobs[t] - b.logprobs[t])));
+    for (size_t t = 0; t < std::min(a.top_logprobs.size(), b.top_logprobs.size()); ++t) {
+      const auto &x = a.top_logprobs[t], &y = b.top_logprobs[t];
+      EXPECT_EQ(x.size(), y.size()) << "prompt " << i << " step " << t;
+      for (size_t j = 0; j < std::min(x.size(), y.size()); ++j) {
+        EXPECT_EQ(x[j].first, y[j].first) << "prompt " << i << " step " << t;
+        worst = std::max(worst, std::abs(static_cast<double>(x[j].second - y[j].second)));
+      }
+    }
+  }
+  return worst;
 }
 
 inline double acceptance(const SpecRun& r) { return r.metrics.value("spec_acceptance_rate", 0.0); }

@@ -3,7 +3,10 @@
 // strings are found across token borders and held back until decided; special tokens are skipped.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
+#include <tuple>
+#include <vector>
 
 #include "base/utf8.h"
 #include "engine/output/text_stream.h"
@@ -105,6 +108,101 @@ TEST(TextStream, HeldTextIsReleasedWhenItCannotBeAStop) {
   EXPECT_EQ(out, "");
   ts.push(9, false, &out);
   EXPECT_EQ(out, "w2 w9 ");
+}
+
+TEST(TextStream, StopStringsThatOverlapAPartialMatchAreFound) {
+  // A failed partial match falls back to its longest border: "猫猫" in "猫b猫猫", "aab" in "aaab".
+  ByteTokenText tt;
+  for (const auto& [text, stop, before] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"\xE7\x8C\xAB" "b" "\xE7\x8C\xAB\xE7\x8C\xAB", "\xE7\x8C\xAB\xE7\x8C\xAB", "\xE7\x8C\xAB" "b"},
+           {"aaab", "aab", "a"}}) {
+    TextStream ts(&tt, true, {stop});
+    std::string out;
+    bool stopped = false;
+    for (unsigned char c : text) stopped = ts.push(c, false, &out);
+    EXPECT_TRUE(stopped) << stop;
+    EXPECT_EQ(out, before) << stop;
+  }
+}
+
+// Tokens are whole strings here, so one push can bring several stops at once.
+class StringTokenText final : public TokenText {
+ public:
+  explicit StringTokenText(std::vector<std::string> tokens) : tokens_(std::move(tokens)) {}
+  int64_t vocab_size() const override { return static_cast<int64_t>(tokens_.size()); }
+  std::string_view token_bytes(int32_t id) const override { return tokens_[id]; }
+  bool is_special(int32_t) const override { return false; }
+
+ private:
+  std::vector<std::string> tokens_;
+};
+
+// The text released by a stream of the one token `token` that `stop` must end on it.
+std::string text_before_stop(const std::string& token, const std::vector<std::string>& stop) {
+  StringTokenText tt({token});
+  TextStream ts(&tt, true, stop);
+  std::string out;
+  EXPECT_TRUE(ts.push(0, false, &out));
+  return out;
+}
+
+TEST(TextStream, TheStopStartingFirstWinsWhenOneTokenCompletesTwo) {
+  EXPECT_EQ(text_before_stop("xabcdy", {"bc", "abcd"}), "x");
+}
+
+TEST(TextStream, AnEmptyStopStringEndsBeforeAnyText) { EXPECT_EQ(text_before_stop("abc", {"zz", ""}), ""); }
+
+// What a stop-string stream must give, written the plain way: after each token, the earliest
+// occurrence of any stop in all the text so far ends it; otherwise everything that is no proper
+// prefix of a stop at the end has been released.
+struct Expected {
+  std::string released;
+  bool stopped = false;
+};
+Expected plain_stop_stream(const std::vector<std::string>& pieces, const std::vector<std::string>& stops) {
+  std::string text;
+  Expected e;
+  for (const std::string& p : pieces) {
+    text += p;
+    size_t best = std::string::npos;
+    for (const std::string& s : stops) best = std::min(best, text.find(s));
+    if (best != std::string::npos) return {text.substr(0, best), true};
+    size_t hold = 0;
+    for (const std::string& s : stops)
+      for (size_t len = std::min(s.size() - 1, text.size()); len > hold; --len)
+        if (text.compare(text.size() - len, len, s, 0, len) == 0) hold = len;
+    e.released = text.substr(0, text.size() - hold);
+  }
+  return e;
+}
+
+TEST(TextStream, StopMatchingAgreesWithThePlainSearchOnRandomStreams) {
+  std::mt19937 rng(11);
+  auto word = [&](size_t max_len) {
+    std::string w;
+    const size_t n = 1 + rng() % max_len;
+    for (size_t i = 0; i < n; ++i) w += static_cast<char>('a' + rng() % 3);
+    return w;
+  };
+  for (int round = 0; round < 3000; ++round) {
+    std::vector<std::string> tokens, stops;
+    for (int i = 0; i < 6; ++i) tokens.push_back(word(4));
+    const int n_stops = 1 + static_cast<int>(rng() % 3);
+    for (int i = 0; i < n_stops; ++i) stops.push_back(word(5));
+    StringTokenText tt(tokens);
+    TextStream ts(&tt, true, stops);
+    std::vector<std::string> pieces;
+    std::string out;
+    bool stopped = false;
+    for (int i = 0; i < 8 && !stopped; ++i) {
+      const int32_t id = static_cast<int32_t>(rng() % tokens.size());
+      pieces.push_back(tokens[id]);
+      stopped = ts.push(id, false, &out);
+      const Expected e = plain_stop_stream(pieces, stops);
+      ASSERT_EQ(stopped, e.stopped) << "round " << round << " token " << i;
+      ASSERT_EQ(out, e.released) << "round " << round << " token " << i;
+    }
+  }
 }
 
 TEST(TextStream, SpecialTokensAreSkippedOnlyWhenAsked) {

@@ -39,11 +39,7 @@ int cmd_detokenize(int argc, char** argv) {
     char* text = nullptr;
     size_t len = 0;
     di_error* err = nullptr;
-    if (di_tokenizer_decode(tok, ids.data(), ids.size(), flags, &text, &len, &err) != DI_OK) {
-      *error = di_error_message(err);
-      di_error_destroy(err);
-      return false;
-    }
+    if (di_tokenizer_decode(tok, ids.data(), ids.size(), flags, &text, &len, &err) != DI_OK) return take_error(err, error);
     *out = nlohmann::json{{"text", std::string(text, len)}}.dump();
     di_free(text);
     return true;

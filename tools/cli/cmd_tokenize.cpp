@@ -30,11 +30,7 @@ int cmd_tokenize(int argc, char** argv) {
     int32_t* ids = nullptr;
     size_t num = 0;
     di_error* err = nullptr;
-    if (di_tokenizer_encode(tok, text.data(), text.size(), flags, &ids, &num, &err) != DI_OK) {
-      *error = di_error_message(err);
-      di_error_destroy(err);
-      return false;
-    }
+    if (di_tokenizer_encode(tok, text.data(), text.size(), flags, &ids, &num, &err) != DI_OK) return take_error(err, error);
     *out = "{\"ids\":[";
     for (size_t i = 0; i < num; ++i) {
       if (i) *out += ',';

@@ -77,6 +77,14 @@ inline int parse_tokenizer_args(const char* cmd, int argc, char** argv, const ch
 using LineFn = std::function<bool(di_tokenizer* tok, const nlohmann::json& in, std::string* out,
                                   std::string* error)>;
 
+// For a LineFn whose library call failed: moves the call's message into *error, frees it, and
+// returns false.
+inline bool take_error(di_error* err, std::string* error) {
+  *error = di_error_message(err);
+  di_error_destroy(err);
+  return false;
+}
+
 // Loads the tokenizer and runs `fn` over the JSON Lines on stdin (empty lines skipped). Exit
 // code: 0, or 1 when the tokenizer did not load or any line failed (the others still go
 // through).

@@ -28,17 +28,20 @@ json chat_usage(const Usage& u) {
 ChatCompletionsEvents::ChatCompletionsEvents(ParserOptions options)
     : EventGenerator(std::move(options)), id_("chatcmpl-" + options_.request_id) {}
 
+json ChatCompletionsEvents::envelope(const char* object, json choice) const {
+  return {{"id", id_},
+          {"object", object},
+          {"created", options_.created},
+          {"model", options_.model},
+          {"system_fingerprint", options_.system_fingerprint.empty() ? json(nullptr) : json(options_.system_fingerprint)},
+          {"choices", json::array({std::move(choice)})}};
+}
+
 json ChatCompletionsEvents::chunk(json delta, json finish_reason) const {
-  json c = {{"id", id_},
-            {"object", "chat.completion.chunk"},
-            {"created", options_.created},
-            {"model", options_.model},
-            {"system_fingerprint", options_.system_fingerprint.empty()
-                                       ? json(nullptr) : json(options_.system_fingerprint)},
-            {"choices", json::array({{{"index", 0},
-                                      {"delta", std::move(delta)},
-                                      {"logprobs", nullptr},
-                                      {"finish_reason", std::move(finish_reason)}}})}};
+  json c = envelope("chat.completion.chunk", {{"index", 0},
+                                              {"delta", std::move(delta)},
+                                              {"logprobs", nullptr},
+                                              {"finish_reason", std::move(finish_reason)}});
   if (options_.include_usage) c["usage"] = nullptr;
   return c;
 }
@@ -133,17 +136,12 @@ json ChatCompletionsEvents::response() const {
   json message = {{"role", "assistant"}, {"content", has_content_ ? json(content_) : json(nullptr)}};
   if (has_reasoning_) message["reasoning_content"] = reasoning_;
   if (!tool_calls_.empty()) message["tool_calls"] = tool_calls_;
-  return {{"id", id_},
-          {"object", "chat.completion"},
-          {"created", options_.created},
-          {"model", options_.model},
-          {"system_fingerprint", options_.system_fingerprint.empty()
-                                     ? json(nullptr) : json(options_.system_fingerprint)},
-          {"choices", json::array({{{"index", 0},
-                                    {"message", std::move(message)},
-                                    {"logprobs", has_logprobs_ ? json{{"content", logprobs_}} : json(nullptr)},
-                                    {"finish_reason", finish_reason_}}})},
-          {"usage", usage_}};
+  json body = envelope("chat.completion", {{"index", 0},
+                                           {"message", std::move(message)},
+                                           {"logprobs", has_logprobs_ ? json{{"content", logprobs_}} : json(nullptr)},
+                                           {"finish_reason", finish_reason_}});
+  body["usage"] = usage_;
+  return body;
 }
 
 }  // namespace di::recipe

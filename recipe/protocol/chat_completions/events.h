@@ -21,6 +21,9 @@ class ChatCompletionsEvents : public EventGenerator {
   nlohmann::json response() const override;
 
  private:
+  // What a chunk and the final body share: id, object, created, model, system_fingerprint and
+  // the one choice.
+  nlohmann::json envelope(const char* object, nlohmann::json choice) const;
   nlohmann::json chunk(nlohmann::json delta, nlohmann::json finish_reason = nullptr) const;
   // Sends a chunk; the log-probabilities that came since the last one ride on it.
   void emit(nlohmann::json data, std::vector<SseEvent>* out);

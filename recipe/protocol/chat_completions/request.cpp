@@ -303,9 +303,7 @@ Status read_chat_fields(const Fields& f, const ConversionOptions& options, Conve
 
 Result<ConversationRequest> parse_chat_completions_request(const ordered_json& body,
                                                            const ConversionOptions& options) {
-  return parse_request_fields(kP, body, [&](const Fields& f, Conversation& conv, InferenceOptions& io) {
-    return read_chat_fields(f, options, conv, io);
-  });
+  return parse_request_fields(kP, body, options, read_chat_fields);
 }
 
 }  // namespace di::recipe

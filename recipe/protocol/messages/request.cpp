@@ -377,9 +377,7 @@ Status read_messages_fields(const Fields& f, const ConversionOptions& options, C
 
 Result<ConversationRequest> parse_messages_request(const ordered_json& body,
                                                    const ConversionOptions& options) {
-  return parse_request_fields(kP, body, [&](const Fields& f, Conversation& conv, InferenceOptions& io) {
-    return read_messages_fields(f, options, conv, io);
-  });
+  return parse_request_fields(kP, body, options, read_messages_fields);
 }
 
 }  // namespace di::recipe

@@ -372,9 +372,7 @@ Status read_responses_fields(const Fields& f, const ConversionOptions& options, 
 
 Result<ConversationRequest> parse_responses_request(const ordered_json& body,
                                                     const ConversionOptions& options) {
-  return parse_request_fields(kP, body, [&](const Fields& f, Conversation& conv, InferenceOptions& io) {
-    return read_responses_fields(f, options, conv, io);
-  });
+  return parse_request_fields(kP, body, options, read_responses_fields);
 }
 
 }  // namespace di::recipe

@@ -1,8 +1,8 @@
 // MarkerMatcher: KMP over bytes so a failed partial match falls back to the longest border
 // (a stop "猫猫" still matches in "猫b猫猫") instead of restarting and missing overlaps.
-#include "recipe/stream/marker_matcher.h"
+#include "base/marker_matcher.h"
 
-namespace di::recipe {
+namespace di {
 
 MarkerPattern::MarkerPattern(std::string text) : text_(std::move(text)), fail_(text_.size(), 0) {
   for (size_t i = 1, k = 0; i < text_.size(); ++i) {
@@ -60,4 +60,4 @@ size_t MarkerMatcher::partial() const {
   return state_ + newlines_;
 }
 
-}  // namespace di::recipe
+}  // namespace di

@@ -1,6 +1,8 @@
 // MarkerMatcher: incremental recognition of one marker (a literal, a literal after any number of
 // newlines, or a single leading newline) in a byte stream, reporting how many trailing bytes are
-// still a possible match so the caller can hold them back. Knows nothing of stages or actions.
+// still a possible match so the caller can hold them back. The one matcher of markers and stop
+// strings: the recipe's output state machine and the engine's TextStream (di_submit) both use it.
+// Knows nothing of stages or actions.
 #pragma once
 
 #include <cstddef>
@@ -9,9 +11,10 @@
 #include <string>
 #include <vector>
 
-namespace di::recipe {
+namespace di {
 
-// A literal with its KMP failure table, built once and shared by every matcher of it.
+// A literal with its KMP failure table, built once and shared by every matcher of it. The text
+// must not be empty (an empty stop string is decided by its caller: it matches at once).
 class MarkerPattern {
  public:
   explicit MarkerPattern(std::string text);
@@ -51,4 +54,4 @@ class MarkerMatcher {
   size_t match_length_ = 0;
 };
 
-}  // namespace di::recipe
+}  // namespace di

@@ -217,5 +217,36 @@ TEST(DsmlReplyGrammar, UnsupportedStrictToolSchemasAreRefusedWithTheirPlace) {
   EXPECT_NE(g.status().message().find("'not'"), std::string::npos) << g.status().message();
 }
 
+TEST(DsmlReplyGrammar, ATopLevelRefIsFollowedAndUnknownControlIdsAreSpelledAsText) {
+  const recipe::DsmlTags tags = recipe::dsml_tags_v4(true);
+  // Required: the output starts inside the block, so free text cannot absorb a bad call.
+  DsmlReplySpec spec = spec_for(tags, false, "required", true);
+  // Pydantic's shape: the parameters a $ref into $defs.
+  spec.tools[0].parameters = {{"$ref", "#/$defs/Args"},
+                              {"$defs", {{"Args", ojson::parse(kWeather)}}},
+                              {"title", "weather"}};
+  spec.think_end_id = -1;  // a tokenizer without these as single tokens: the parser matches text
+  spec.dsml_id = -1;
+  auto g = compile(spec);
+  ASSERT_TRUE(g);
+  const std::string opener = "<" + std::string(recipe::tokens::kDsml) + tags.block + ">\n";
+  auto inside = [&](const ojson& args) {
+    const std::string block = rendered_calls(tags, ojson::array({call("get_weather", args)}));
+    return block.substr(opener.size());
+  };
+  EXPECT_TRUE(full_match(g, inside({{"location", "x"}, {"days", 2}})));
+  EXPECT_FALSE(full_match(g, as_control_tokens(inside({{"location", "x"}, {"days", 2}}))));
+  EXPECT_FALSE(full_match(g, inside({{"location", 5}})));  // the $ref'd schema's type
+  // Markers spelled as text are weaker: a raw string value may run over a closer typed as text,
+  // so a later parameter is not checked. That is why the recipe demands the tokens by id.
+  EXPECT_TRUE(full_match(g, inside({{"location", "x"}, {"days", 9}})));
+  spec.tools[0].parameters = {{"$ref", "#/$defs/Args"}, {"$defs", {{"Args", ojson::parse(kWeather)}}},
+                              {"required", ojson::array({"x"})}};
+  auto beside = compile_reply(spec);
+  ASSERT_FALSE(beside.is_ok());
+  EXPECT_EQ(beside.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(beside.status().message().find("'required' beside a $ref"), std::string::npos) << beside.status().message();
+}
+
 }  // namespace
 }  // namespace di::engine::constrain

@@ -119,6 +119,8 @@ TEST_F(DsmlTokens, ReferenceEncoderCallsAreAcceptedAsTokens) {
   EXPECT_TRUE(accepts(g, two)) << two;
   EXPECT_TRUE(accepts(g, "Let me check.\n\n" + two));
   EXPECT_TRUE(accepts(g, "No tool needed."));
+  // Free text may precede a block, but the ｜DSML｜ token commits to a well-formed call.
+  EXPECT_FALSE(accepts(g, "Let me check.\n\n" + calls(ojson::array({call({{"city", "Rome"}})}))));
 }
 
 TEST_F(DsmlTokens, DsmlTypedAsTextIsNotACall) {

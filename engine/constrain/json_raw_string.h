@@ -1,6 +1,6 @@
 // The strings a JSON Schema admits, written raw: the characters of the string value itself, with
-// no quotes and no escapes. Formats that put string arguments verbatim between markup (DeepSeek's
-// DSML string="true" parameters, XML-style tool calls) use it through EBNF's %raw_string.
+// no quotes and no escapes. Chat formats whose tool calls write string arguments verbatim between
+// markup use it through EBNF's %raw_string.
 #pragma once
 
 #include <string>

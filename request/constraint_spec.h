@@ -1,11 +1,14 @@
 // ConstraintSpec: the grammar a request's output must follow, as data — a kind and its source
-// text (a JSON Schema, a regex, an EBNF grammar, or a chat reply spec) plus the JSON options. Part
-// of the typed request seam: the recipe (or a di_options caller) fills it and the engine's grammar
-// compiler (engine/constrain) consumes it.
+// text (a JSON Schema, a regex or an EBNF grammar) plus the JSON options; an EBNF grammar may
+// embed JSON Schemas its rules refer to and demand special tokens by id. Part of the typed request
+// seam: the recipe (or a di_options caller) fills it and the engine's grammar compiler
+// (engine/constrain) consumes it. A chat format's reply layout (DeepSeek's DSML tool calls) is
+// written as such an EBNF grammar by the recipe (recipe/encoding/dsml_grammar.h).
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace di::request {
 
@@ -13,8 +16,7 @@ enum class ConstraintKind : uint8_t {
   kJsonSchema,  // source: the schema as JSON text
   kJsonObject,  // any JSON object (response_format json_object); source unused
   kRegex,       // source: the pattern; the whole output must match
-  kEbnf,        // source: the grammar text (see engine/constrain/ebnf_compiler.h)
-  kChatOutput,  // source: a chat reply spec as JSON (see engine/constrain/chat_output_grammar.h)
+  kEbnf,        // source: the grammar text (see engine/constrain/ebnf_compiler.h), + schemas
 };
 
 enum class JsonWhitespace : uint8_t {
@@ -40,10 +42,19 @@ struct JsonSchemaOptions {
   }
 };
 
+// A JSON Schema an EBNF grammar embeds: `%json(i)` / `%json(i, "/pointer")` match JSON the
+// schema (or the part at the pointer) admits, `%raw_string(i, "/pointer")` the text of a string it
+// admits, unquoted (see engine/constrain/ebnf_compiler.h).
+struct EmbeddedSchema {
+  std::string source;  // the schema as JSON text
+  JsonSchemaOptions json;
+};
+
 struct ConstraintSpec {
   ConstraintKind kind = ConstraintKind::kJsonSchema;
   std::string source;
   JsonSchemaOptions json;
+  std::vector<EmbeddedSchema> schemas;  // kEbnf: schemas[i] is what %json(i) refers to
 };
 
 }  // namespace di::request

@@ -679,7 +679,8 @@ DI_API void di_engine_destroy(di_engine* engine);
  * Structured output: at most one of the sampling keys constraint_json_schema (JSON: a JSON
  * Schema, draft 2020-12 subset), constraint_json_object (1: any JSON object), constraint_regex
  * (string: the whole output matches this ECMAScript-subset regex) or constraint_ebnf (string: a
- * GBNF/Lark-like grammar whose start rule is `root`) masks every sampled token so that the
+ * GBNF/Lark-like grammar whose start rule is `root`; `<[id]>` demands the added token `id`
+ * itself, never its text) masks every sampled token so that the
  * output, when it ends with an end-of-sequence token, is a complete match; constraint_json_whitespace
  * ("flexible" default, or "compact") sets the whitespace allowed between JSON tokens. Each
  * distinct grammar is compiled once per engine and cached. A constrained request survives

@@ -7,7 +7,7 @@
 
 #include "capi/src/constraint_vocabulary.h"
 #include "capi/src/options.h"
-#include "engine/constrain/control_tokens.h"
+#include "engine/constrain/special_tokens.h"
 #include "engine/constrain/matcher_constraint.h"
 #include "recipe/tokenizer/tokenizer.h"
 

@@ -1,13 +1,19 @@
 // EBNF compiler: recursive descent over the text; classes and /regex/ terminals go through the
-// regex compiler so both syntaxes mean the same thing.
+// regex compiler so both syntaxes mean the same thing, %json through the JSON Schema compiler
+// (its rules join the same grammar), special tokens through their reserved bytes.
 #include "engine/constrain/ebnf_compiler.h"
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "engine/constrain/char_class.h"
+#include "engine/constrain/json_raw_string.h"
+#include "engine/constrain/json_schema_compiler.h"
+#include "engine/constrain/json_schema_merge.h"
 #include "engine/constrain/regex_compiler.h"
+#include "engine/constrain/special_tokens.h"
 
 namespace di::engine::constrain {
 namespace {
@@ -37,7 +43,10 @@ std::string utf8(uint32_t cp) {
 
 class EbnfParser {
  public:
-  EbnfParser(std::string_view text, const GrammarLimits& limits) : t_(text) { b_.set_limits(limits); }
+  EbnfParser(std::string_view text, const std::vector<di::request::EmbeddedSchema>& schemas, const GrammarLimits& limits)
+      : t_(text), schemas_(schemas), roots_(schemas.size()), rules_(schemas.size()) {
+    b_.set_limits(limits);
+  }
 
   Result<std::shared_ptr<const Grammar>> parse() {
     skip();
@@ -202,6 +211,11 @@ class EbnfParser {
   }
 
   Result<ExprPtr> parse_literal(char quote) {
+    DI_ASSIGN_OR_RETURN(std::string s, read_string(quote));
+    return literal(s);
+  }
+
+  Result<std::string> read_string(char quote) {
     ++pos_;
     std::string s;
     for (;;) {
@@ -241,7 +255,79 @@ class EbnfParser {
         default: return error(std::string("unknown escape '\\") + e + "'");
       }
     }
-    return literal(s);
+    return s;
+  }
+
+  // <[ID]>: the special token's reserved bytes.
+  Result<ExprPtr> parse_special_token() {
+    pos_ += 2;
+    DI_ASSIGN_OR_RETURN(uint32_t id, read_id());
+    if (t_.substr(pos_, 2) != "]>") return error("expected ']>' closing a special token");
+    pos_ += 2;
+    return literal(special_token_bytes(id));
+  }
+
+  Result<uint32_t> read_id() {
+    size_t start = pos_;
+    uint64_t v = 0;
+    while (peek() >= '0' && peek() <= '9') {
+      v = v * 10 + uint64_t(peek() - '0');
+      if (v > UINT32_MAX) return error("token id beyond 2^32 - 1");
+      ++pos_;
+    }
+    if (pos_ == start) return error("expected a token id");
+    return static_cast<uint32_t>(v);
+  }
+
+  // %json(I[, "/pointer"]) and %raw_string(I, "/pointer").
+  Result<ExprPtr> parse_schema_ref() {
+    const size_t at = pos_;
+    ++pos_;
+    const std::string fn = read_name();
+    if (fn != "json" && fn != "raw_string") return error("expected %json or %raw_string");
+    skip();
+    if (peek() != '(') return error("expected '(' after %" + fn);
+    ++pos_;
+    skip();
+    DI_ASSIGN_OR_RETURN(uint32_t index, read_id());
+    std::string pointer;
+    skip();
+    if (peek() == ',') {
+      ++pos_;
+      skip();
+      if (peek() != '"' && peek() != '\'') return error("expected a JSON Pointer string");
+      DI_ASSIGN_OR_RETURN(pointer, read_string(peek()));
+      skip();
+    }
+    if (peek() != ')') return error("expected ')' closing %" + fn);
+    ++pos_;
+    if (index >= schemas_.size()) {
+      pos_ = at;
+      return error("%" + fn + "(" + std::to_string(index) + "): the grammar embeds " + std::to_string(schemas_.size()) +
+                   " schema(s)");
+    }
+    if (!pointer.empty() && pointer[0] != '/') {
+      pos_ = at;
+      return error("%" + fn + ": '" + pointer + "' is not a JSON Pointer (it starts with '/', or is empty)");
+    }
+    DI_ASSIGN_OR_RETURN(JsonSchemaRules * rules, schema_rules(index));
+    const std::string ref = "#" + pointer;
+    DI_ASSIGN_OR_RETURN(const ojson* part, resolve_ref(*roots_[index], ref, ref));
+    if (fn == "raw_string") return raw_string_expr(*rules, *part, ref);
+    DI_ASSIGN_OR_RETURN(uint32_t r, rules->rule(*part, ref));
+    return rule_ref(r);
+  }
+
+  // One JsonSchemaRules per embedded schema, on first use; its rules go into this grammar.
+  Result<JsonSchemaRules*> schema_rules(uint32_t index) {
+    if (rules_[index]) return rules_[index].get();
+    const std::string& text = schemas_[index].source;
+    auto root = std::make_unique<ojson>(ojson::parse(text.begin(), text.end(), nullptr, false));
+    if (root->is_discarded())
+      return Status::parse("ebnf: embedded schema " + std::to_string(index) + " is not valid JSON");
+    roots_[index] = std::move(root);
+    rules_[index] = std::make_unique<JsonSchemaRules>(b_, *roots_[index], schemas_[index].json);
+    return rules_[index].get();
   }
 
   // [..] and /../ are handed to the regex compiler (whole match).
@@ -272,6 +358,8 @@ class EbnfParser {
     if (c == '"' || c == '\'') return parse_literal(c);
     if (c == '[') return parse_regex_terminal('[', ']');
     if (c == '/') return parse_regex_terminal('/', '/');
+    if (c == '<' && peek(1) == '[') return parse_special_token();
+    if (c == '%') return parse_schema_ref();
     if (c == '.') {
       ++pos_;
       return CharClass::any().to_utf8();
@@ -300,12 +388,21 @@ class EbnfParser {
   int nesting_ = 0;  // open groups around pos_
   GrammarBuilder b_;
   std::map<std::string, uint32_t> ids_;
+  const std::vector<di::request::EmbeddedSchema>& schemas_;
+  std::vector<std::unique_ptr<ojson>> roots_;  // parsed schemas_, anchoring their rules' $refs
+  std::vector<std::unique_ptr<JsonSchemaRules>> rules_;
 };
 
 }  // namespace
 
 Result<std::shared_ptr<const Grammar>> compile_ebnf(std::string_view text, const GrammarLimits& limits) {
-  EbnfParser p(text, limits);
+  return compile_ebnf(text, {}, limits);
+}
+
+Result<std::shared_ptr<const Grammar>> compile_ebnf(std::string_view text,
+                                                    const std::vector<di::request::EmbeddedSchema>& schemas,
+                                                    const GrammarLimits& limits) {
+  EbnfParser p(text, schemas, limits);
   auto g = p.parse();
   if (!g.is_ok() && g.status().message().rfind("ebnf:", 0) != 0) {
     return Status(g.status().code(), "ebnf: " + g.status().message());

@@ -2,7 +2,6 @@
 // matter), FNV-1a hashing with the full key kept to rule out collisions, and LRU eviction.
 #include "engine/constrain/grammar_compiler.h"
 
-#include "engine/constrain/chat_output_grammar.h"
 #include "engine/constrain/ebnf_compiler.h"
 #include "engine/constrain/regex_compiler.h"
 
@@ -25,13 +24,18 @@ Result<std::string> cache_key(const ConstraintSpec& spec) {
       return key + spec.json.cache_key() + "\n" + j.dump();
     }
     case ConstraintKind::kJsonObject: return key + spec.json.cache_key();
-    case ConstraintKind::kChatOutput: {
-      auto j = nlohmann::ordered_json::parse(spec.source, nullptr, false);
-      if (j.is_discarded()) return Status::parse("chat_output: the spec is not valid JSON");
-      return key + spec.json.cache_key() + "\n" + j.dump();
+    case ConstraintKind::kRegex: return key + spec.source;
+    case ConstraintKind::kEbnf: {
+      // Each embedded schema as its options and canonical text, lengths first so no two lists of
+      // schemas and grammar texts can spell the same key.
+      for (size_t i = 0; i < spec.schemas.size(); ++i) {
+        auto j = nlohmann::ordered_json::parse(spec.schemas[i].source, nullptr, false);
+        if (j.is_discarded()) return Status::parse("ebnf: embedded schema " + std::to_string(i) + " is not valid JSON");
+        const std::string text = j.dump();
+        key += spec.schemas[i].json.cache_key() + " " + std::to_string(text.size()) + ":" + text + "\n";
+      }
+      return key + std::to_string(spec.schemas.size()) + "\n" + spec.source;
     }
-    case ConstraintKind::kRegex:
-    case ConstraintKind::kEbnf: return key + spec.source;
   }
   return key;
 }
@@ -42,7 +46,6 @@ const char* kind_name(ConstraintKind k) {
     case ConstraintKind::kJsonObject: return "json_object";
     case ConstraintKind::kRegex: return "regex";
     case ConstraintKind::kEbnf: return "ebnf";
-    case ConstraintKind::kChatOutput: return "chat_output";
   }
   return "constraint";
 }
@@ -54,8 +57,7 @@ Result<std::shared_ptr<const Grammar>> compile_constraint(const ConstraintSpec& 
     case ConstraintKind::kJsonSchema: return compile_json_schema_text(spec.source, spec.json, limits);
     case ConstraintKind::kJsonObject: return compile_any_json(spec.json, /*object_only=*/true, limits);
     case ConstraintKind::kRegex: return compile_regex(spec.source, limits);
-    case ConstraintKind::kEbnf: return compile_ebnf(spec.source, limits);
-    case ConstraintKind::kChatOutput: return compile_chat_output_text(spec.source, spec.json, limits);
+    case ConstraintKind::kEbnf: return compile_ebnf(spec.source, spec.schemas, limits);
   }
   return Status::invalid_argument("constraint: unknown kind");
 }

@@ -1,5 +1,5 @@
-// GrammarCompiler: one per model vocabulary — compiles constraint specs (JSON Schema, regex, EBNF,
-// any JSON) into CompiledGrammars and caches them by a hash of the canonical source, so a schema
+// GrammarCompiler: one per model vocabulary — compiles constraint specs (JSON Schema, regex, EBNF
+// with embedded schemas and special tokens, any JSON) into CompiledGrammars and caches them by a hash of the canonical source, so a schema
 // sent with many requests is compiled (and its token masks classified) once. Thread-safe.
 #pragma once
 

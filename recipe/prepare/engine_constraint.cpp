@@ -1,18 +1,18 @@
-// engine_constraint: see engine_constraint.h. The spec is a kChatOutput source, the JSON form the
-// engine's chat output grammar reads (engine/constrain/chat_output_grammar.h).
+// engine_constraint: see engine_constraint.h. The spec is the EBNF reply grammar of
+// recipe/encoding/dsml_grammar.h.
 #include "recipe/prepare/engine_constraint.h"
 
 #include <nlohmann/json.hpp>
 
 #include "recipe/encoding/dsml.h"
+#include "recipe/encoding/dsml_grammar.h"
 
 namespace di::recipe {
 
-using di::request::ConstraintKind;
 using di::request::ConstraintSpec;
 using di::request::JsonWhitespace;
 
-std::optional<ConstraintSpec> engine_constraint(const Prepared& out, Encoding encoding) {
+Result<std::optional<ConstraintSpec>> engine_constraint(const Prepared& out, Encoding encoding) {
   using ojson = nlohmann::ordered_json;
   const ParserOptions& po = out.parser;
   const OutputConstraint& oc = out.constraint;
@@ -25,36 +25,34 @@ std::optional<ConstraintSpec> engine_constraint(const Prepared& out, Encoding en
   // forced a call (unconstrained, a model may write anything inside the opened block and the
   // output would parse to nothing), and when only one call is allowed.
   const bool tools_constrained = dsml_tools && (strict_tool || opened_calls || !po.parallel_tool_calls);
-  if (oc.kind == OutputConstraint::Kind::kNone && !tools_constrained) return std::nullopt;
+  if (oc.kind == OutputConstraint::Kind::kNone && !tools_constrained) return std::optional<ConstraintSpec>();
 
-  ojson spec = ojson::object();
-  spec["reasoning"] = po.prompt_opened_thinking && !opened_calls;
+  DsmlReplySpec spec;
+  spec.reasoning = po.prompt_opened_thinking && !opened_calls;
   switch (oc.kind) {
-    case OutputConstraint::Kind::kJsonObject: spec["content"] = {{"type", "json_object"}}; break;
+    case OutputConstraint::Kind::kJsonObject: spec.content = DsmlReplySpec::Content::kJsonObject; break;
     case OutputConstraint::Kind::kJsonSchema:
-      spec["content"] = {{"type", "json_schema"}, {"schema", oc.schema}, {"strict", oc.strict}};
+      spec.content = DsmlReplySpec::Content::kJsonSchema;
+      spec.schema = oc.schema;
+      spec.schema_strict = oc.strict;
       break;
-    case OutputConstraint::Kind::kNone: spec["content"] = {{"type", "text"}}; break;
+    case OutputConstraint::Kind::kNone: spec.content = DsmlReplySpec::Content::kText; break;
   }
-  spec["tool_calls"] = !dsml_tools ? "none" : opened_calls ? "required" : "auto";
+  using TC = DsmlReplySpec::ToolCalls;
+  spec.tool_calls = !dsml_tools ? TC::kNone : opened_calls ? TC::kRequired : TC::kAuto;
   if (dsml_tools) {
-    ojson list = ojson::array();
     for (const ToolSpec& t : po.tools)
-      list.push_back({{"name", t.name},
-                      {"parameters", ojson::parse(t.parameters.dump())},
-                      {"strict", t.type == "function" && t.strict}});
-    spec["tools"] = std::move(list);
-    spec["parallel"] = po.parallel_tool_calls;
-    const DsmlTags tags = encoding == Encoding::kDsv32 ? dsml_tags_v32() : dsml_tags_v4(encoding == Encoding::kDsv41);
-    spec["markup"] = {{"block", tags.block}, {"invoke", tags.invoke}, {"parameter", tags.parameter}};
+      spec.tools.push_back({t.name, ojson::parse(t.parameters.dump()), t.type == "function" && t.strict});
+    spec.parallel = po.parallel_tool_calls;
+    spec.tags = encoding == Encoding::kDsv32 ? dsml_tags_v32() : dsml_tags_v4(encoding == Encoding::kDsv41);
   }
-  ConstraintSpec s;
-  s.kind = ConstraintKind::kChatOutput;
-  s.source = spec.dump();
+  spec.think_end_id = po.control_tokens.think_end;
+  spec.dsml_id = po.control_tokens.dsml;
   // Small whitespace runs: the model writes JSON compactly or pretty-printed, never pages of blanks.
-  s.json.whitespace = JsonWhitespace::kFlexible;
-  s.json.max_whitespace = 16;
-  return s;
+  spec.json.whitespace = JsonWhitespace::kFlexible;
+  spec.json.max_whitespace = 16;
+  DI_ASSIGN_OR_RETURN(ConstraintSpec s, dsml_reply_grammar(spec));
+  return std::optional<ConstraintSpec>(std::move(s));
 }
 
 }  // namespace di::recipe

@@ -171,7 +171,9 @@ Result<Prepared> prepare(const RecipeConfig& config, const PromptTokenizer& toke
   po.include_usage = req.options.include_usage;
   po.model = out.requested_model;
   po.control_tokens = config.control_tokens;
-  out.engine.constraint = engine_constraint(out, config.encoding);
+  auto constraint = engine_constraint(out, config.encoding);
+  if (!constraint.is_ok()) return as_api_error(protocol, constraint.status());
+  out.engine.constraint = std::move(constraint).value();
   out.conversation = std::move(req.conversation);
   return out;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Bounded libFuzzer runs of the structured-output compilers (tests/fuzz/constrain_*.cpp: JSON
-# Schema + the chat reply grammar, regex, EBNF) under AddressSanitizer + UBSan with leak
+# Schema alone and embedded in EBNF, regex, EBNF) under AddressSanitizer + UBSan with leak
 # detection. By default each target replays its committed seeds (tests/fuzz/seeds/<target>) once, so
 # the suite is deterministic; DI_CONSTRAIN_FUZZ_SECONDS=N mutates from them for N seconds instead
 # (exploration: what it finds goes to tests/fuzz/crashes/ until fixed). A crash, a broken matcher

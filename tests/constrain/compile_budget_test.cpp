@@ -70,7 +70,7 @@ TEST(CompileBudget, EveryConstraintKindHonoursItsLimits) {
       {ConstraintKind::kJsonObject, "", {}},
       {ConstraintKind::kRegex, "[a-z]+@[a-z]+\\.com", {}},
       {ConstraintKind::kEbnf, "root ::= \"yes\" | \"no\" | [0-9]+", {}},
-      {ConstraintKind::kChatOutput, R"({"reasoning": true, "content": {"type": "json_object"}})", {}},
+      {ConstraintKind::kEbnf, "root ::= .* <[7]> [ \\n]{0,4} %json(0)", {}, {{R"({"type": "object"})", {}}}},
   };
   for (const ConstraintSpec& spec : specs) {
     auto full = compile_constraint(spec);

@@ -6,7 +6,8 @@
 // decode steps of few tokens, and speculative decoding's verify steps (a short run per sequence
 // with a logits row per token), route their experts on the device and replay as CUDA graphs
 // (padded row and sequence buckets); larger steps group their experts on the host (one sync per
-// MoE layer) and run one cuBLAS GEMM per expert. The MTP layer drafts eagerly (propose_drafts).
+// MoE layer) and run one cuBLAS GEMM per expert. The MTP layer drafts with its passes in graphs
+// too (propose_drafts; greedy decode steps verify and draft on the device, verify_greedy).
 // CUDA builds only.
 #pragma once
 

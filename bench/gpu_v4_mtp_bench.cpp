@@ -3,7 +3,9 @@
 //     (models/deepseek-v4-demo, its MTP head trained, so acceptance is real): greedy decode
 //     tokens/s at batch 1 (and a batch of the four demo prompts) with drafts off, fixed k = 1, 2,
 //     3 and the variable length (max 5); the ceiling of a speculative row is drafts off in the
-//     same run. Verify and plain decode steps replay CUDA graphs; the draft steps run eagerly.
+//     same run. Verify and plain decode steps and the MTP passes replay CUDA graphs; a greedy
+//     step draws, verifies and picks its first draft token on the device with one wait
+//     (Model::verify_greedy), each further draft token costs a wait of its own.
 // (b) The verify cost per extra token the variable-length scheduler weighs, on the
 //     V4-Flash-width random model of bench_gpu_v4 (bf16): one forward of n = 1..6 tokens per
 //     sequence (a logits row per token, copied to the host as the drafting runner reads them)
@@ -108,7 +110,8 @@ void engine_part(std::vector<ResultRow>& rows) {
       std::snprintf(q, sizeof q, "%.0f%%", 100 * e.tok_s / r[0].tok_s);
       rows.push_back({"MTP speculative decoding on cuda, " + e.name + ": deepseek-v4-demo greedy, batch " +
                           std::to_string(batch) + ", " + std::to_string(new_tokens) + " new tokens",
-                      m, c, q, "LLM::generate wall time after a warm-up run; verify and decode steps in CUDA graphs, draft steps eager; "
+                      m, c, q, "LLM::generate wall time after a warm-up run; verify, decode and MTP passes in CUDA graphs, one wait a step "
+                               "plus one per draft token past the first; "
                                "`bench_gpu_v4_mtp`"});
     }
   }

@@ -104,6 +104,22 @@ class Chooser final : public DraftChooser {
       if (token < 0) return -1;
       confidence = q_[token];
     }
+    return take(in, token, confidence, !spec.greedy());
+  }
+
+  // Draft j of input s picked greedily by the model (on its device), with the draft head's
+  // probability of it: kept or refused as choose() keeps or refuses its own greedy pick.
+  int32_t offer(size_t s, int32_t j, int32_t token, double confidence) {
+    Input& in = inputs[s];
+    if (j >= in.max_drafts) return -1;
+    return take(in, token, confidence, false);
+  }
+
+ private:
+  // The draft's length rule, then the token into the sequence (and q_, a sampled draft's
+  // distribution, into its draft_probs).
+  int32_t take(Input& in, int32_t token, double confidence, bool sampled) {
+    Sequence& seq = *in.tried.seq;
     if (variable_) {
       in.confidence.push_back(confidence);
       if (!draft_worth_extending(*cost_, in.confidence, batch_seqs_)) {
@@ -113,11 +129,10 @@ class Chooser final : public DraftChooser {
     }
     if (!in.tried.push(token)) return -1;
     seq.draft_tokens.push_back(token);
-    if (!spec.greedy()) seq.draft_probs.insert(seq.draft_probs.end(), q_.begin(), q_.end());
+    if (sampled) seq.draft_probs.insert(seq.draft_probs.end(), q_.begin(), q_.end());
     return token;
   }
 
- private:
   Sampler* sampler_;
   const SpecCostModel* cost_;
   bool variable_;
@@ -176,6 +191,110 @@ Result<SampledToken> ModelRunner::verify(Sequence& seq, const float* rows, int32
   return out;
 }
 
+int32_t ModelRunner::draft_room(const Sequence& seq) const {
+  // The draft may not run past max_tokens or max_model_len (one token is the next draw).
+  const SamplingParams& p = *seq.params;
+  int64_t room = draft_.max_model_len - seq.num_tokens() - 1;
+  if (p.max_tokens > 0) room = std::min(room, p.max_tokens - seq.num_output_tokens() - 1);
+  return static_cast<int32_t>(std::clamp<int64_t>(room, 0, draft_.max_draft_tokens));
+}
+
+bool ModelRunner::greedy_on_device(const ScheduledSequence* first, size_t n, std::span<const SampleTask> tasks,
+                                   int32_t row_offset) {
+  if (!propose_now_ || !model_->verifies_on_device() || tasks.size() != n) return false;
+  const int64_t V = model_->info().vocab_size;
+  greedy_.assign(n, GreedyVerify{});
+  for (size_t i = 0; i < n; ++i) {
+    const ScheduledSequence& s = first[i];
+    if (!s.samples() || s.num_tokens != 1 || s.seq->constraint || tasks[i].seq != s.seq ||
+        tasks[i].row - row_offset != static_cast<int32_t>(i))
+      return false;
+    SampleSpec spec = make_sample_spec(*s.seq, 0, sampler_->eos_token_ids(), V);
+    if (!spec.greedy()) return false;
+    // No edit now means none at the draft's rows either: penalties and biases edit every row, and
+    // min_tokens, once reached, stays reached.
+    for (const auto& e : spec.edits)
+      if (!e.empty()) return false;
+    greedy_[i].num_draft = static_cast<int32_t>(s.num_draft);
+    greedy_[i].spec = std::move(spec);
+  }
+  return true;
+}
+
+Status ModelRunner::run_greedy_on_device(const ForwardBatch& batch, const ScheduledSequence* first, size_t n,
+                                         int32_t row_offset, std::vector<Result<SampledToken>>& results) {
+  const size_t task_offset = results.size();
+  auto t0 = Clock::now();
+  DI_RETURN_IF_ERROR(model_->verify_greedy(batch, greedy_));
+  const double forward_s = seconds_since(t0);
+  timing_.forward_s += forward_s;
+  int64_t fed = 0, rows = 0;
+  for (const SequenceInput& in : batch.seqs) fed += in.num_tokens;
+  // The draws and the draft layer's pass over the known positions ran in the forward's time.
+  cost_.observe_forward(fed, forward_s);
+  t0 = Clock::now();
+  for (size_t i = 0; i < n; ++i) {
+    const ScheduledSequence& s = first[i];
+    GreedyVerify& v = greedy_[i];
+    accepted_.emplace_back();
+    for (int32_t j = 0; j < v.accepted; ++j) {
+      if (!v.drawn[j].is_ok()) return Status::internal("verify_greedy: an accepted draft's draw failed");
+      accepted_.back().push_back(std::move(*v.drawn[j]));
+    }
+    results.push_back(std::move(v.drawn[v.accepted]));
+    rows += v.accepted + 1;
+    if (s.num_draft == 0) continue;
+    verified_ += s.num_draft;
+    num_accepted_ += v.accepted;
+    // The rejected positions' ring rows, the draft layer's among them, as before the step.
+    const int64_t from = s.start + s.num_tokens;
+    DI_RETURN_IF_ERROR(kv_->restore_ring_entries(*s.seq, from, from + s.num_draft, from + v.accepted,
+                                                 saved_rings_[row_offset + i]));
+  }
+  const double sample_s = seconds_since(t0);
+  timing_.sample_s += sample_s;
+  cost_.observe_rows(rows, sample_s);
+  // The next drafts: the model picked each first token; the chooser keeps it or ends the draft
+  // there, and asks for the rest when a draft is longer.
+  t0 = Clock::now();
+  Chooser chooser(sampler_, &cost_, draft_.variable, step_seqs_);
+  std::vector<DraftInput> inputs(n);
+  std::vector<int32_t> tokens(n, -1);
+  bool more = false;
+  for (size_t i = 0; i < n; ++i) {
+    Sequence& seq = *first[i].seq;
+    seq.draft_tokens.clear();
+    seq.draft_probs.clear();
+    Chooser::Input in;
+    in.tried.seq = &seq;
+    const Result<SampledToken>& r = results[task_offset + i];
+    if (r.is_ok()) {
+      bool ok = true;
+      for (const SampledToken& a : accepted_[task_offset + i]) ok = ok && in.tried.push(a.token);
+      ok = ok && in.tried.push(r->token);
+      in.max_drafts = ok ? draft_room(seq) : 0;
+    }
+    chooser.inputs.push_back(std::move(in));
+    DraftInput& d = inputs[i];
+    d.batch_index = static_cast<int32_t>(i);
+    d.cache = batch.seqs[i].cache;
+    d.start_pos = first[i].start;
+    d.num_positions = greedy_[i].accepted + 1;
+    d.max_drafts = chooser.inputs[i].max_drafts;
+    const Result<SampledToken>& pick = greedy_[i].draft;
+    if (r.is_ok() && pick.is_ok())
+      tokens[i] = chooser.offer(i, 0, pick->token, std::exp(static_cast<double>(pick->logprob)));
+    more |= tokens[i] >= 0 && d.max_drafts > 1;
+  }
+  Status st = Status::ok();
+  if (more) st = model_->extend_drafts(inputs, tokens, chooser);
+  for (Chooser::Input& in : chooser.inputs) in.tried.undo();
+  const double draft_s = seconds_since(t0);
+  timing_.draft_s += draft_s;
+  if (chooser.steps > 0) cost_.observe_draft_steps(chooser.steps, draft_s);
+  return st;
+}
+
 Status ModelRunner::propose(const ForwardBatch& batch, const ScheduledSequence* first, size_t n,
                             std::span<const SampleTask> tasks, size_t task_offset,
                             std::vector<Result<SampledToken>>& results) {
@@ -205,11 +324,7 @@ Status ModelRunner::propose(const ForwardBatch& batch, const ScheduledSequence* 
       seq.draft_probs.clear();
       bool ok = true;
       for (int32_t tok : fresh) ok = ok && in.tried.push(tok);
-      // The draft may not run past max_tokens or max_model_len (one token is the next draw).
-      const SamplingParams& p = *seq.params;
-      int64_t room = draft_.max_model_len - seq.num_tokens() - 1;
-      if (p.max_tokens > 0) room = std::min(room, p.max_tokens - seq.num_output_tokens() - 1);
-      in.max_drafts = ok ? static_cast<int32_t>(std::clamp<int64_t>(room, 0, draft_.max_draft_tokens)) : 0;
+      in.max_drafts = ok ? draft_room(seq) : 0;
     }
     if (nx.empty()) continue;
     DraftInput d;
@@ -240,9 +355,12 @@ Status ModelRunner::run(const ForwardBatch& batch, const ScheduledSequence* firs
   ScheduledMasks masks(first, n, masked_.data());
   ForwardBatch b = batch;
   if (model_->applies_logits_masks() && any_constrained(first, n)) b.masks = &masks;
-  // With drafting on, a device model returns its logits rows (the verify rows, one row for the
-  // rest; forward() copies only those) and the host samples: the rejection rule and the draft
-  // chooser read whole rows.
+  // With drafting on, a greedy decode step on a device model draws, verifies and drafts there
+  // (one wait); any other step gets its logits rows (the verify rows, one row for the rest;
+  // forward() copies only those) and the host samples: the rejection rule, the constraints and
+  // the draft chooser read whole rows.
+  if (draft_.max_draft_tokens > 0 && greedy_on_device(first, n, tasks, row_offset))
+    return run_greedy_on_device(b, first, n, row_offset, results);
   const bool on_device = model_->samples_on_device() && draft_.max_draft_tokens == 0;
   const size_t task_offset = results.size();
   auto t0 = Clock::now();

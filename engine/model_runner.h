@@ -8,7 +8,9 @@
 // runner keeps the longest prefix the target agrees with (greedy: equal to its argmax; sampled:
 // the rejection rule of engine/spec/rejection.h), puts back the ring entries of the rejected
 // positions, then runs the model's draft layers over every position whose next token is now
-// known and proposes each sampling sequence's draft for its next step.
+// known and proposes each sampling sequence's draft for its next step. A greedy decode step on a
+// device model does all of that but the rollback on the device, with one wait
+// (Model::verify_greedy); other steps bring logits rows to the host.
 #pragma once
 
 #include <span>
@@ -73,6 +75,13 @@ class ModelRunner {
              int32_t row_offset, std::vector<Result<SampledToken>>& results);
   // Task draws against the draft fed after `seq`'s last token: rows[0..k] are the target's.
   Result<SampledToken> verify(Sequence& seq, const float* rows, int32_t k, std::vector<SampledToken>& accepted);
+  // How many draft tokens `seq` may propose after its next draw (max_tokens, max_model_len).
+  int32_t draft_room(const Sequence& seq) const;
+  // Whether this step's draws and drafts run on the model's device (Model::verify_greedy): a
+  // decode step of greedy draws without edits or constraints, one task per sequence; fills greedy_.
+  bool greedy_on_device(const ScheduledSequence* first, size_t n, std::span<const SampleTask> tasks, int32_t row_offset);
+  Status run_greedy_on_device(const ForwardBatch& batch, const ScheduledSequence* first, size_t n, int32_t row_offset,
+                              std::vector<Result<SampledToken>>& results);
   Status propose(const ForwardBatch& batch, const ScheduledSequence* first, size_t n,
                  std::span<const SampleTask> tasks, size_t task_offset, std::vector<Result<SampledToken>>& results);
 
@@ -86,6 +95,7 @@ class ModelRunner {
   std::vector<uint8_t> masked_;
   std::vector<SampleSpec> specs_;
   std::vector<std::vector<SampledToken>> accepted_;
+  std::vector<GreedyVerify> greedy_;
   std::vector<SavedRings> saved_rings_;  // per scheduled sequence with a draft (reused across steps)
   std::vector<double> probs_;
   int64_t verified_ = 0, num_accepted_ = 0;

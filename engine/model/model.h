@@ -156,6 +156,22 @@ class DraftChooser {
   virtual int32_t choose(size_t seq, int32_t j, std::span<const float> logits) = 0;
 };
 
+// One sequence of a speculative decode step verified greedily on the device
+// (Model::verify_greedy): its forward input is its last committed token and then `num_draft`
+// draft tokens (all_logits when num_draft > 0, keep_hidden set).
+struct GreedyVerify {
+  int32_t num_draft = 0;
+  SampleSpec spec;  // the sequence's draw: greedy and without logit edits (the model sets its row)
+  // Set by verify_greedy:
+  int32_t accepted = 0;  // leading draft tokens equal to the target's draw before them
+  // The target's draws at rows 0..accepted: drawn[j] is draft j for j < accepted, and
+  // drawn[accepted] the token after them (an error when that draw failed).
+  std::vector<Result<SampledToken>> drawn;
+  // The draft layer's greedy pick after the last known position (its logprob at temperature 1):
+  // the first token of the sequence's next draft.
+  Result<SampledToken> draft = Status::internal("no draft drawn");
+};
+
 struct ModelInfo {
   std::string family;        // "deepseek_v4", "deepseek_v3", "llama", ...
   std::string model_dir;
@@ -222,6 +238,27 @@ class Model {
   virtual Status propose_drafts(std::span<const DraftInput> inputs, DraftChooser& chooser) {
     (void)inputs, (void)chooser;
     return drafts_supported();
+  }
+  // True when verify_greedy() and extend_drafts() work (device models with draft layers).
+  virtual bool verifies_on_device() const { return false; }
+  // A speculative decode step without host round trips between its parts: the forward of
+  // `batch` (seqs[i] as GreedyVerify describes), the greedy draws of all its rows, each
+  // sequence's accepted prefix, the draft layers' pass over all its rows with the tokens so
+  // decided as their next tokens (the rows up to the accepted prefix's end become what
+  // propose_drafts() leaves; the rows after it, in the sliding rings, are rolled back with the
+  // main layers' by the caller) and the pick of each sequence's first draft token; then one copy
+  // to the host and one wait. The masks of `batch` must be unset.
+  virtual Status verify_greedy(const ForwardBatch& batch, std::span<GreedyVerify> seqs) {
+    (void)batch, (void)seqs;
+    return Status::unsupported(info().family + ": no greedy verification on the device");
+  }
+  // Draft steps after verify_greedy(): input s (batch_index its index there, num_positions its
+  // accepted drafts + 1) continues from `first[s]`, its first draft token (-1: none), asking
+  // `chooser` for drafts 1 .. max_drafts - 1 (next_tokens is not read). Leaves no trace in the cache.
+  virtual Status extend_drafts(std::span<const DraftInput> inputs, std::span<const int32_t> first,
+                               DraftChooser& chooser) {
+    (void)inputs, (void)first, (void)chooser;
+    return Status::unsupported(info().family + ": no greedy verification on the device");
   }
 };
 

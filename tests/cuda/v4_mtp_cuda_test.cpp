@@ -4,7 +4,8 @@
 // prompts of 5 to 201 tokens, the prefix cache, forced preemption), later steps' logprobs equal a
 // run that never drafted (rejected drafts rolled back in the device caches), verify steps in
 // CUDA graphs equal them run eagerly, the device's draft logits (eager and graphed MTP passes)
-// equal the CPU model's for the same inputs, a history-dependent constraint gives the same
+// equal the CPU model's for the same inputs, the one-wait greedy step on the device equals the
+// host path over the same rows, a history-dependent constraint gives the same
 // output with drafts, and seeded sampling with drafts is reproducible and keeps max_tokens and
 // the finish reasons.
 #include <gtest/gtest.h>
@@ -360,6 +361,128 @@ TEST_P(V4MtpCuda, DraftLogitsEqualTheCpuModel) {
     EXPECT_LT(std::sqrt(num / den), 0.1);  // the bound of the main model's bf16 test
     EXPECT_GE(agree, static_cast<int>(rg.rows.size()) - 2);
   }
+}
+
+// The one-wait decode step (Model::verify_greedy) against the host path on a second copy of the
+// model: four sequences after their prompts, fed their last token and a draft (3 tokens of the
+// true greedy continuation, none, a right one and a wrong one, a wrong one); the accepted counts
+// and draws equal the host's rule over forward()'s rows, the first draft pick propose_drafts'
+// argmax over the known positions, and the rows of later draft steps (extend_drafts) the rows
+// propose_drafts gives for the same tokens.
+TEST_P(V4MtpCuda, GreedyVerifyOnTheDeviceEqualsTheHostPath) {
+  const auto prompts = demo_prompts();
+  auto dev = load_on(dir_, "cuda"), host = load_on(dir_, "cuda");
+  ASSERT_TRUE(dev && host);
+  ASSERT_TRUE(dev->verifies_on_device());
+  const int64_t V = dev->info().vocab_size, room = 320;
+  const size_t Q = prompts.size();
+  std::vector<std::unique_ptr<engine::SequenceCache>> cd, ch, cref;
+  std::vector<float> logits;
+  // The greedy continuation of each prompt, one decode step at a time (a third cache).
+  std::vector<std::vector<int32_t>> cont(Q);
+  for (size_t q = 0; q < Q; ++q) {
+    cd.push_back(device_cache(*dev, room));
+    ch.push_back(device_cache(*host, room));
+    cref.push_back(device_cache(*host, room));
+    ASSERT_TRUE(cd.back() && ch.back() && cref.back());
+    const auto n = static_cast<int32_t>(prompts[q].size());
+    const std::pair<engine::Model*, engine::SequenceCache*> sides[] = {
+        {dev.get(), cd[q].get()}, {host.get(), ch[q].get()}, {host.get(), cref[q].get()}};
+    for (const auto& [m, c] : sides) {
+      engine::ForwardBatch pre;
+      pre.seqs.push_back({prompts[q].data(), n, 0, c, false});
+      ASSERT_TRUE(m->forward(pre, logits).is_ok());
+    }
+    cont[q].push_back(argmax(logits.data(), V));
+    for (int i = 0; i < 3; ++i) {
+      engine::ForwardBatch step;
+      step.seqs.push_back({&cont[q].back(), 1, n + i, cref[q].get(), false});
+      ASSERT_TRUE(host->forward(step, logits).is_ok());
+      cont[q].push_back(argmax(logits.data(), V));
+    }
+  }
+  auto wrong = [&](int32_t t) { return static_cast<int32_t>((t + 1) % V); };
+  std::vector<std::vector<int32_t>> fed = {
+      {cont[0][0], cont[0][1], cont[0][2], cont[0][3]},
+      {cont[1][0]},
+      {cont[2][0], cont[2][1], wrong(cont[2][2])},
+      {cont[3][0], wrong(cont[3][1])}};
+  auto batch_of = [&](std::vector<std::unique_ptr<engine::SequenceCache>>& caches) {
+    engine::ForwardBatch b;
+    for (size_t q = 0; q < Q; ++q) {
+      const auto n = static_cast<int32_t>(fed[q].size());
+      b.seqs.push_back({fed[q].data(), n, static_cast<int64_t>(prompts[q].size()), caches[q].get(), n > 1, true});
+    }
+    return b;
+  };
+  std::vector<engine::GreedyVerify> v(Q);
+  for (size_t q = 0; q < Q; ++q) {
+    v[q].num_draft = static_cast<int32_t>(fed[q].size()) - 1;
+    v[q].spec.temperature = 0;
+  }
+  ASSERT_TRUE(v[0].spec.greedy());
+  const Status st = dev->verify_greedy(batch_of(cd), v);
+  ASSERT_TRUE(st.is_ok()) << st.message();
+  // The host path: forward()'s rows, the longest agreeing prefix, then the known positions' pass.
+  ASSERT_TRUE(host->forward(batch_of(ch), logits).is_ok());
+  std::vector<std::vector<int32_t>> next(Q);
+  std::vector<engine::DraftInput> in(Q);
+  int64_t row = 0, accepted = 0;
+  for (size_t q = 0; q < Q; ++q) {
+    const auto k = static_cast<int32_t>(fed[q].size()) - 1;
+    int32_t a = 0;
+    while (a < k && argmax(logits.data() + (row + a) * V, V) == fed[q][a + 1]) ++a;
+    EXPECT_EQ(v[q].accepted, a) << "sequence " << q;
+    ASSERT_EQ(static_cast<int32_t>(v[q].drawn.size()), v[q].accepted + 1);
+    for (int32_t j = 0; j <= a && j <= v[q].accepted; ++j) {
+      next[q].push_back(argmax(logits.data() + (row + j) * V, V));
+      ASSERT_TRUE(v[q].drawn[j].is_ok()) << v[q].drawn[j].status().message();
+      EXPECT_EQ(v[q].drawn[j]->token, next[q].back()) << "sequence " << q << " row " << j;
+    }
+    accepted += a;
+    in[q] = {static_cast<int32_t>(q), ch[q].get(), static_cast<int64_t>(prompts[q].size()), a + 1, next[q].data(), 3};
+    row += k + 1;
+  }
+  EXPECT_GT(accepted, 0) << "no draft was accepted: the acceptance kernel's prefix went untested";
+  // Both sides continue their drafts from the device's first picks, then fixed tokens.
+  std::vector<std::vector<int32_t>> tokens(Q);
+  std::vector<int32_t> first(Q);
+  for (size_t q = 0; q < Q; ++q) {
+    ASSERT_TRUE(v[q].draft.is_ok()) << v[q].draft.status().message();
+    first[q] = v[q].draft->token;
+    tokens[q] = {first[q], prompts[q][1], prompts[q][2]};
+  }
+  Recorder rd(tokens), rh(tokens);
+  const Status hs = host->propose_drafts(in, rh);
+  ASSERT_TRUE(hs.is_ok()) << hs.message();
+  std::vector<engine::DraftInput> more = in;
+  for (size_t q = 0; q < Q; ++q) more[q].cache = cd[q].get();
+  const Status es = dev->extend_drafts(more, first, rd);
+  ASSERT_TRUE(es.is_ok()) << es.message();
+  rd.sort();
+  rh.sort();
+  int picks = 0;
+  double worst = 0;
+  size_t r = 0;
+  for (const Recorder::Row& h : rh.rows) {
+    if (h.j == 0) {
+      const int32_t want = argmax(h.logits.data(), V);
+      picks += want == first[h.seq];
+      if (GetParam() == "fp32") EXPECT_EQ(first[h.seq], want) << "sequence " << h.seq;
+      continue;
+    }
+    ASSERT_LT(r, rd.rows.size());
+    const Recorder::Row& d = rd.rows[r++];
+    ASSERT_EQ(d.seq, h.seq);
+    ASSERT_EQ(d.j, h.j);
+    worst = std::max(worst, row_rel_err(d.logits.data(), h.logits.data(), V));
+  }
+  EXPECT_EQ(r, rd.rows.size());
+  EXPECT_EQ(rd.rows.size(), 2 * Q);  // drafts 1 and 2 of every sequence
+  std::printf("%s verify_greedy vs host: accepted %lld, first picks agree %d/%zu, later draft rows worst %.3g\n",
+              GetParam().c_str(), static_cast<long long>(accepted), picks, Q, worst);
+  EXPECT_GE(picks, static_cast<int>(Q) - 1);
+  EXPECT_LT(worst, GetParam() == "fp32" ? 1e-4 : 0.1);
 }
 
 // A constraint that forbids, at each position, every token t with (t + state) % 3 == 0, where

@@ -143,6 +143,7 @@ class DeviceModel : public Model {
   // Batch-invariant mode (enable_batch_invariance): no kernel choice, split or reduction order
   // may depend on the step's rows, sequences or contexts, only on the row's own.
   bool deterministic_ = false;
+  DeviceSampler sampler_;  // the forward's draws
 
  private:
   Status project_fp8(const DeviceLinear& w, const float* x, int64_t ldx, const void* x16, int64_t M, int64_t groups,
@@ -154,7 +155,6 @@ class DeviceModel : public Model {
   std::vector<int32_t> metadata_host_;  // token ids, then each group's block table, per sequence
   kernels::cuda::DeviceBuffer metadata_, logits_out_;
   kernels::cuda::TokenMaskStager masks_;
-  DeviceSampler sampler_;
 };
 
 }  // namespace di::engine::cuda

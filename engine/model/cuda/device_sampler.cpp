@@ -39,7 +39,17 @@ DeviceSampler::~DeviceSampler() {
 Status DeviceSampler::sample(const float* logits, int64_t vocab, std::span<const SampleSpec> specs, void* stream,
                              std::vector<Result<SampledToken>>& out) {
   out.clear();
+  if (specs.empty()) return Status::ok();
+  DI_RETURN_IF_ERROR(stage(specs, vocab, stream));
+  DI_RETURN_IF_ERROR(launch(logits, vocab, stream));
+  DI_RETURN_IF_ERROR(kc::stream_synchronize(stream));
+  collect(vocab, out);
+  return Status::ok();
+}
+
+Status DeviceSampler::stage(std::span<const SampleSpec> specs, int64_t vocab, void* stream) {
   const auto n = static_cast<int64_t>(specs.size());
+  staged_ = n;
   if (n == 0) return Status::ok();
   int64_t num_edits = 0;
   bool any_draw = false;
@@ -47,11 +57,11 @@ Status DeviceSampler::sample(const float* logits, int64_t vocab, std::span<const
     for (const auto& e : s.edits) num_edits += static_cast<int64_t>(e.size());
     any_draw |= !s.greedy();
   }
-  const int64_t rows_bytes = aligned(n * static_cast<int64_t>(sizeof(kc::SampleRowDesc)));
-  const int64_t bytes = rows_bytes + aligned(std::max<int64_t>(num_edits, 1) * sizeof(kc::SampleEditDesc));
+  rows_bytes_ = aligned(n * static_cast<int64_t>(sizeof(kc::SampleRowDesc)));
+  const int64_t bytes = rows_bytes_ + aligned(std::max<int64_t>(num_edits, 1) * sizeof(kc::SampleEditDesc));
   DI_RETURN_IF_ERROR(grow_pinned(host_, host_bytes_, bytes));
   auto* rows = reinterpret_cast<kc::SampleRowDesc*>(host_);
-  auto* edits = reinterpret_cast<kc::SampleEditDesc*>(host_ + rows_bytes);
+  auto* edits = reinterpret_cast<kc::SampleEditDesc*>(host_ + rows_bytes_);
   int32_t e = 0;
   for (int64_t i = 0; i < n; ++i) {
     const SampleSpec& s = specs[i];
@@ -80,16 +90,25 @@ Status DeviceSampler::sample(const float* logits, int64_t vocab, std::span<const
   const int64_t result_bytes = n * static_cast<int64_t>(sizeof(kc::SampleResultDesc));
   DI_RETURN_IF_ERROR(results_.reserve(result_bytes));
   DI_RETURN_IF_ERROR(grow_pinned(host_results_, host_results_bytes_, result_bytes));
-  DI_RETURN_IF_ERROR(kc::copy_to_device_async(params_.get(), host_, bytes, stream));
+  return kc::copy_to_device_async(params_.get(), host_, bytes, stream);
+}
+
+Status DeviceSampler::launch(const float* logits, int64_t vocab, void* stream) {
+  const int64_t n = staged_;
+  if (n == 0) return Status::ok();
   DI_RETURN_IF_ERROR(kc::sample_rows(logits, vocab, params_.as<kc::SampleRowDesc>(), static_cast<int32_t>(n),
-                                     reinterpret_cast<const kc::SampleEditDesc*>(params_.as<uint8_t>() + rows_bytes),
+                                     reinterpret_cast<const kc::SampleEditDesc*>(params_.as<uint8_t>() + rows_bytes_),
                                      work_.as<float>(), weights_.as<uint64_t>(), results_.as<kc::SampleResultDesc>(),
                                      stream));
-  DI_RETURN_IF_ERROR(kc::copy_to_host_async(host_results_, results_.get(), result_bytes, stream));
-  DI_RETURN_IF_ERROR(kc::stream_synchronize(stream));
+  return kc::copy_to_host_async(host_results_, results_.get(), n * static_cast<int64_t>(sizeof(kc::SampleResultDesc)),
+                                stream);
+}
+
+void DeviceSampler::collect(int64_t vocab, std::vector<Result<SampledToken>>& out) const {
+  out.clear();
   const auto* res = reinterpret_cast<const kc::SampleResultDesc*>(host_results_);
-  out.reserve(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
+  out.reserve(static_cast<size_t>(staged_));
+  for (int64_t i = 0; i < staged_; ++i) {
     const kc::SampleResultDesc& r = res[i];
     if (r.status == kc::kSampleNaN) {
       out.emplace_back(Status::internal("sampler: the logits contain NaN"));
@@ -105,7 +124,6 @@ Status DeviceSampler::sample(const float* logits, int64_t vocab, std::span<const
     for (int32_t j = 0; j < r.num_top; ++j) t.top_logprobs.emplace_back(r.top_ids[j], r.top_logprobs[j]);
     out.emplace_back(std::move(t));
   }
-  return Status::ok();
 }
 
 }  // namespace di::engine::cuda

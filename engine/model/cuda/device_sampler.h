@@ -14,6 +14,7 @@
 #include "engine/sample/sample_spec.h"
 #include "engine/sample/sampler.h"
 #include "kernels/cuda/device_buffer.h"
+#include "kernels/cuda/sampling.h"
 
 namespace di::engine::cuda {
 
@@ -30,6 +31,20 @@ class DeviceSampler {
   Status sample(const float* logits, int64_t vocab, std::span<const SampleSpec> specs, void* stream,
                 std::vector<Result<SampledToken>>& out);
 
+  // sample() in three parts, for a step that draws more after these draws without waiting:
+  // stage() packs and uploads `specs` (nothing may change the host copy until the stream has
+  // taken it, so a second batch of draws in flight needs a sampler of its own); launch() enqueues
+  // the draws over `logits` and the copy of their results to the host; once the stream has
+  // reached that copy, collect() reads them. Between stage() and launch() a kernel may rewrite
+  // the staged rows (device_rows()), and after launch() read the results (device_results()).
+  Status stage(std::span<const SampleSpec> specs, int64_t vocab, void* stream);
+  Status launch(const float* logits, int64_t vocab, void* stream);
+  void collect(int64_t vocab, std::vector<Result<SampledToken>>& out) const;
+  kernels::cuda::SampleRowDesc* device_rows() const { return params_.as<kernels::cuda::SampleRowDesc>(); }
+  const kernels::cuda::SampleResultDesc* device_results() const {
+    return results_.as<const kernels::cuda::SampleResultDesc>();
+  }
+
  private:
   Status reserve_host(int64_t bytes);
 
@@ -38,6 +53,7 @@ class DeviceSampler {
   uint8_t* host_results_ = nullptr;  // pinned
   int64_t host_results_bytes_ = 0;
   kernels::cuda::DeviceBuffer params_, work_, weights_, results_;
+  int64_t staged_ = 0, rows_bytes_ = 0;  // the staged draws and the bytes of their rows
 };
 
 }  // namespace di::engine::cuda

@@ -34,6 +34,9 @@ class StepBatch {
   Status upload(void* stream, bool* moved);
 
   const kernels::cuda::TokenBatch& device() const { return device_; }
+  // The device token ids, for a kernel that rewrites them after upload() and before the step's
+  // kernels read them (speculative decoding's next tokens, decided on the device).
+  int32_t* device_ids() const { return const_cast<int32_t*>(device_.ids); }
   const int32_t* logit_rows() const { return logit_rows_; }  // device, num_logit_rows() + padding entries
   int64_t num_logit_rows() const { return num_logit_rows_; }  // the batch's own rows
   int64_t max_end() const { return max_end_; }                // the longest sequence after this step

@@ -53,6 +53,7 @@ V4CudaModel::V4CudaModel(DeepseekV4Config config, DType dtype, const ModelOption
 // graphs_, a member, goes before the base class destroys the stream it captured on.
 V4CudaModel::~V4CudaModel() {
   if (bad_id_host_) cudaFreeHost(bad_id_host_);
+  if (accepted_host_) cudaFreeHost(accepted_host_);
 }
 
 Status V4CudaModel::init_device() {
@@ -418,6 +419,7 @@ Result<float*> V4CudaModel::enqueue_forward(const ForwardBatch& batch, int64_t* 
   const bool graphable = !enforce_eager_ && (decode || (kVerifyGraphs && verify));
   const int32_t bucket = graphable ? graph_bucket(tokens) : -1, seq_bucket = graphable ? graph_bucket(S) : -1;
   const bool graph = bucket > 0 && seq_bucket > 0 && int64_t{bucket} * c.num_experts_per_tok <= kGroupedPairsMax;
+  cur_ = &step_;
   DI_RETURN_IF_ERROR(step_.pack(batch, groups_, graph ? bucket : 0, graph ? seq_bucket : 0));
   const int64_t T = step_.device().num_tokens;
   const int64_t ctx = graph ? (step_.max_end() + kContextBucket - 1) / kContextBucket * kContextBucket : step_.max_end();
@@ -467,7 +469,7 @@ Status V4CudaModel::proj(const float* x, const void* x16, int64_t rows, int64_t 
 Status V4CudaModel::run_step(bool grouped_moe) {
   const DeepseekV4Config& c = config_;
   const int64_t T = rows_, H = c.hidden_size;
-  DI_RETURN_IF_ERROR(kc::hc_embed(step_.device().ids, T, embed_, H, c.hc_mult, dtype_, a_.streams, stream_));
+  DI_RETURN_IF_ERROR(kc::hc_embed(cur_->device().ids, T, embed_, H, c.hc_mult, dtype_, a_.streams, stream_));
   for (int32_t l = 0; l < c.num_hidden_layers; ++l) DI_RETURN_IF_ERROR(run_layer(l, grouped_moe));
   return head(hc_head_, norm_);
 }
@@ -490,7 +492,7 @@ Status V4CudaModel::head(const V4CudaHc& hc_head, const float* norm) {
   const DeepseekV4Config& c = config_;
   const int64_t R = logit_rows_, H = c.hidden_size, hc = c.hc_mult;
   const float eps = static_cast<float>(c.rms_norm_eps);
-  DI_RETURN_IF_ERROR(kc::gather_rows(a_.streams, step_.logit_rows(), R, hc * H, a_.head_streams, stream_));
+  DI_RETURN_IF_ERROR(kc::gather_rows(a_.streams, cur_->logit_rows(), R, hc * H, a_.head_streams, stream_));
   DI_RETURN_IF_ERROR(
       gemm_.linear(a_.head_streams, R, hc * H, hc * H, hc_head.fn, hc, DType::kF32, a_.mixes, hc, DType::kF32));
   DI_RETURN_IF_ERROR(kc::hc_head(a_.mixes, hc_head.base, hc_head.scale, a_.head_streams, R, c.hc_mult, H,
@@ -505,7 +507,7 @@ Status V4CudaModel::attention(int32_t layer) {
   const AttnType type = attn_type(layer);
   const Rope& rope = type == AttnType::kSliding ? ropes_.main : ropes_.compress;
   const float* inv = (type == AttnType::kSliding ? inv_freq_main_ : inv_freq_compress_).as<const float>();
-  const kc::TokenBatch& tb = step_.device();
+  const kc::TokenBatch& tb = cur_->device();
   const int64_t T = rows_, H = c.hidden_size, nh = c.num_attention_heads, hd = c.head_dim, W = c.sliding_window,
                 qlr = c.q_lora_rank;
   const float eps = static_cast<float>(c.rms_norm_eps);
@@ -574,7 +576,7 @@ Status V4CudaModel::compress(const V4CudaCompressor& cw, int32_t entry_group, in
   const int64_t width = cw.overlap ? 2 * d : d, ring = cw.overlap ? 2 * m : m;
   DI_RETURN_IF_ERROR(proj(a_.x, a_.x16, T, H, cw.wkv, width, a_.ckv));
   DI_RETURN_IF_ERROR(proj(a_.x, a_.x16, T, H, cw.wgate, width, a_.cgate));
-  const kc::TokenBatch& tb = step_.device();
+  const kc::TokenBatch& tb = cur_->device();
   kc::CompressVarlenArgs args;
   args.batch = tb;
   args.kv = a_.ckv;
@@ -604,7 +606,7 @@ Status V4CudaModel::compress(const V4CudaCompressor& cw, int32_t entry_group, in
 Status V4CudaModel::indexer(const V4CudaLayer& w, int32_t tl) {
   const DeepseekV4Config& c = config_;
   const int64_t T = rows_, nih = c.index_n_heads, ihd = c.index_head_dim;
-  const kc::TokenBatch& tb = step_.device();
+  const kc::TokenBatch& tb = cur_->device();
   DI_RETURN_IF_ERROR(proj(a_.qr, a_.qr16, T, w.index_wq_b, a_.iq));
   DI_RETURN_IF_ERROR(proj(a_.x, a_.x16, T, c.hidden_size, w.index_weights_proj, nih, a_.iw));
   const Rope& rope = ropes_.compress;
@@ -648,7 +650,7 @@ Status V4CudaModel::moe(int32_t layer, bool grouped) {
                                                          : kc::RouterScore::kSoftmax;
   r.bias = hash ? nullptr : w.gate_bias;
   r.tid2eid = hash ? w.tid2eid : nullptr;
-  r.tokens = step_.device().ids;
+  r.tokens = cur_->device().ids;
   r.routed_scaling = static_cast<float>(c.routed_scaling_factor);
   r.expert_ids = a_.eids;
   r.expert_weights = a_.ew;

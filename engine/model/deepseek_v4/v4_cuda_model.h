@@ -6,7 +6,8 @@
 // decode steps of few tokens, and speculative decoding's verify steps (a short run per sequence
 // with a logits row per token), route their experts on the device and replay as CUDA graphs
 // (padded row and sequence buckets); larger steps group their experts on the host (one sync per
-// MoE layer) and run one cuBLAS GEMM per expert. The MTP layer drafts eagerly (propose_drafts).
+// MoE layer) and run one cuBLAS GEMM per expert. The MTP layer drafts with its passes in graphs
+// too (propose_drafts; greedy decode steps verify and draft on the device, verify_greedy).
 // CUDA builds only.
 #pragma once
 
@@ -132,6 +133,14 @@ class V4CudaModel final : public cuda::DeviceModel {
   // The draft steps' ring rows are saved and put back on the device.
   Status drafts_supported() const override;
   Status propose_drafts(std::span<const DraftInput> inputs, DraftChooser& chooser) override;
+  // The one-wait speculative decode step (v4_cuda_spec_step.cpp): the forward (a CUDA graph for
+  // decode-sized steps), the greedy draws of its rows, the accepted prefixes
+  // (kernels/cuda/spec_accept.h) and the MTP pass over every fed row with those next tokens, all
+  // enqueued on the stream, then the draws, accepted counts and first draft picks in one copy.
+  bool verifies_on_device() const override { return has_mtp_; }
+  Status verify_greedy(const ForwardBatch& batch, std::span<GreedyVerify> seqs) override;
+  Status extend_drafts(std::span<const DraftInput> inputs, std::span<const int32_t> first,
+                       DraftChooser& chooser) override;
   int64_t weight_bytes() const { return weights_.bytes(); }
   const DeepseekV4Config& config() const { return config_; }
 
@@ -157,12 +166,20 @@ class V4CudaModel final : public cuda::DeviceModel {
   // (the main model's, or the previous draft step's), the step's token ids the next tokens. Leaves
   // its output streams in a_.streams and the logits of the step's logits rows in logits_dev_.
   Status run_mtp(const float* hidden);
-  // One pass of the MTP layer over `batch` (an input's positions, their next tokens as ids):
-  // `fill` writes the input streams of the step's rows to m_.gathered, in step order. Passes of
-  // few tokens a sequence replay CUDA graphs (*all_rows: then a logits row per token, else one per
-  // sequence). Nothing waits for the device.
+  // One pass of the MTP layer over `batch` (an input's positions, their next tokens as ids) in
+  // mtp_step_: `fill`, enqueued after the step's upload, writes the input streams of the step's
+  // rows to m_.gathered, in step order (and may rewrite the uploaded ids). Passes of few tokens a
+  // sequence replay CUDA graphs (*all_rows: then a logits row per token, else one per sequence,
+  // unless `every_row`). Nothing waits for the device.
   Status mtp_pass(ForwardBatch& batch, const std::vector<CacheGroupSpec>& groups, const std::function<Status()>& fill,
-                  bool* all_rows);
+                  bool every_row, bool* all_rows);
+  // The cache groups an MTP pass checks for room: only swa_kv, the one its layer reads and writes.
+  std::vector<CacheGroupSpec> mtp_groups() const;
+  // Draft steps 1.. past each input's known positions, from token[s] (-1: none) and the streams
+  // of its last known position in m_.drafts; steps[s] of them at most. The MTP ring rows they
+  // write are saved first and put back.
+  Status run_draft_steps(std::span<const DraftInput> inputs, const std::vector<int32_t>& steps, int64_t max_steps,
+                         std::vector<int32_t>& token, DraftChooser& chooser);
   // The MTP pass's scratch (gathered streams, normed streams, embeddings) for `rows` rows; its
   // layout depends on `rows` only, so a graph's pointers hold for its key.
   Status reserve_mtp(int64_t rows);
@@ -199,7 +216,9 @@ class V4CudaModel final : public cuda::DeviceModel {
   std::vector<V4CudaLayer> layers_;
   kernels::cuda::DeviceBuffer inv_freq_main_, inv_freq_compress_, expert_tables_;
 
-  cuda::StepBatch step_;
+  cuda::StepBatch step_;      // the forward's rows
+  cuda::StepBatch mtp_step_;  // the MTP passes' (a pass may be enqueued while the forward's upload is pending)
+  cuda::StepBatch* cur_ = &step_;  // the one the kernels of the running pass read
   int64_t rows_ = 0, max_end_ = 0, logit_rows_ = 0;  // what the workspaces are carved for
   int64_t max_visible_ = 0, grouped_pairs_ = 0;
   int32_t splits_ = 1;
@@ -227,6 +246,14 @@ class V4CudaModel final : public cuda::DeviceModel {
     float *gathered, *normed, *embed, *drafts, *saved;
   } m_{};
   std::vector<float> draft_logits_;  // host rows for the chooser
+  // verify_greedy: the first draft picks' sampler (in flight beside sampler_'s verify draws),
+  // the accepted counts on the device and in pinned memory, and the step's specs.
+  cuda::DeviceSampler draft_sampler_;
+  kernels::cuda::DeviceBuffer accepted_dev_;
+  int32_t* accepted_host_ = nullptr;
+  int64_t accepted_capacity_ = 0;
+  std::vector<SampleSpec> verify_specs_, draft_specs_;
+  std::vector<Result<SampledToken>> verify_drawn_, draft_drawn_;
 };
 
 }  // namespace di::engine::deepseek_v4

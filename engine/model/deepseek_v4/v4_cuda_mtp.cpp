@@ -83,7 +83,7 @@ Status V4CudaModel::run_mtp(const float* hidden) {
   DI_RETURN_IF_ERROR(kc::rms_norm(hidden, mtp_.hnorm, m_.normed, T * hc, 1, H, H, eps, DType::kF32, stream_));
   for (int64_t s = 0; s < hc; ++s)
     DI_RETURN_IF_ERROR(project(mtp_.h_proj, m_.normed + s * H, hc * H, nullptr, T, a_.streams + s * H, hc * H));
-  DI_RETURN_IF_ERROR(kc::hc_embed(step_.device().ids, T, embed_, H, 1, dtype_, m_.embed, stream_));
+  DI_RETURN_IF_ERROR(kc::hc_embed(cur_->device().ids, T, embed_, H, 1, dtype_, m_.embed, stream_));
   DI_RETURN_IF_ERROR(kc::rms_norm(m_.embed, mtp_.enorm, m_.embed, T, 1, H, H, eps, DType::kF32, stream_));
   DI_RETURN_IF_ERROR(project(mtp_.e_proj, m_.embed, H, nullptr, T, a_.x, H));
   DI_RETURN_IF_ERROR(kc::add_to_streams(a_.streams, a_.x, T, static_cast<int32_t>(hc), H, stream_));
@@ -92,25 +92,31 @@ Status V4CudaModel::run_mtp(const float* hidden) {
 }
 
 Status V4CudaModel::mtp_pass(ForwardBatch& batch, const std::vector<CacheGroupSpec>& groups,
-                             const std::function<Status()>& fill, bool* all_rows) {
+                             const std::function<Status()>& fill, bool every_row, bool* all_rows) {
   const DeepseekV4Config& c = config_;
-  const int64_t S = static_cast<int64_t>(batch.seqs.size()), width = int64_t{c.hc_mult} * c.hidden_size;
+  const int64_t width = int64_t{c.hc_mult} * c.hidden_size;
   int64_t tokens = 0;
   bool small = !enforce_eager_;
   for (const SequenceInput& in : batch.seqs) {
     tokens += in.num_tokens;
     small &= in.num_tokens <= kVerifyGraphMaxTokens;
   }
+  const auto S = static_cast<int64_t>(batch.seqs.size());
   const int32_t bucket = small ? graph_bucket(tokens) : -1, seq_bucket = small ? graph_bucket(S) : -1;
   const bool graph = bucket > 0 && seq_bucket > 0 && int64_t{bucket} * c.num_experts_per_tok <= kGroupedPairsMax;
   // In a graph every row is a logits row, so the padded step's rows line up with its logits rows.
-  for (SequenceInput& in : batch.seqs) in.all_logits = graph;
-  *all_rows = graph;
-  DI_RETURN_IF_ERROR(step_.pack(batch, groups, graph ? bucket : 0, graph ? seq_bucket : 0));
-  const int64_t T = step_.device().num_tokens;
-  const int64_t ctx = graph ? (step_.max_end() + kContextBucket - 1) / kContextBucket * kContextBucket : step_.max_end();
+  for (SequenceInput& in : batch.seqs) in.all_logits = graph || every_row;
+  *all_rows = graph || every_row;
+  cur_ = &mtp_step_;
+  DI_RETURN_IF_ERROR(mtp_step_.pack(batch, groups, graph ? bucket : 0, graph ? seq_bucket : 0));
+  const int64_t T = mtp_step_.device().num_tokens;
+  const int64_t ctx =
+      graph ? (mtp_step_.max_end() + kContextBucket - 1) / kContextBucket * kContextBucket : mtp_step_.max_end();
   const void* ws_before = mtp_ws_.get();
   DI_RETURN_IF_ERROR(reserve_mtp(T));
+  bool moved_ws = false, moved_meta = false;
+  DI_RETURN_IF_ERROR(reserve(T, ctx, graph ? T : (every_row ? tokens : S), &moved_ws));
+  DI_RETURN_IF_ERROR(mtp_step_.upload(stream_, &moved_meta));
   DI_RETURN_IF_ERROR(fill());
   // Padding rows read zeros (finite, so their routing stays in range), not stale memory.
   if (T > tokens)
@@ -118,10 +124,7 @@ Status V4CudaModel::mtp_pass(ForwardBatch& batch, const std::vector<CacheGroupSp
                                                        static_cast<size_t>((T - tokens) * width * 4),
                                                        static_cast<cudaStream_t>(stream_)),
                                        "cudaMemsetAsync (draft padding)"));
-  bool moved_ws = false, moved_meta = false;
-  DI_RETURN_IF_ERROR(reserve(T, ctx, graph ? T : S, &moved_ws));
-  DI_RETURN_IF_ERROR(step_.upload(stream_, &moved_meta));
-  // The graphs point at the workspaces and the step buffer: recapture them if they moved.
+  // The graphs point at the workspaces and the step buffers: recapture them if they moved.
   if (moved_ws || moved_meta || mtp_ws_.get() != ws_before) graphs_.clear();
   if (graph) {
     // -1: the MTP layer's pass, not a forward of the main layers.
@@ -132,12 +135,22 @@ Status V4CudaModel::mtp_pass(ForwardBatch& batch, const std::vector<CacheGroupSp
   return kc::copy_to_host_async(bad_id_host_, bad_id_.get(), 4, stream_);
 }
 
+std::vector<CacheGroupSpec> V4CudaModel::mtp_groups() const {
+  // The MTP layer reads and writes only its swa_kv rows: the step's room check skips the other
+  // groups, whose blocks may end before the draft positions.
+  std::vector<CacheGroupSpec> groups = groups_;
+  for (size_t g = 0; g < groups.size(); ++g)
+    if (static_cast<int32_t>(g) != layout_.swa_kv) {
+      groups[g].kind = CacheKind::kStateSlot;
+      groups[g].state_entries = 0;
+    }
+  return groups;
+}
+
 Status V4CudaModel::propose_drafts(std::span<const DraftInput> inputs, DraftChooser& chooser) {
   DI_RETURN_IF_ERROR(drafts_supported());
   const DeepseekV4Config& c = config_;
-  const int64_t H = c.hidden_size, width = int64_t{c.hc_mult} * H, V = c.vocab_size, W = c.sliding_window,
-                hd = c.head_dim;
-  const int32_t mtp_layer = c.num_hidden_layers;  // the swa_kv rows of MTP layer 0
+  const int64_t H = c.hidden_size, width = int64_t{c.hc_mult} * H, V = c.vocab_size, W = c.sliding_window;
   const auto S = static_cast<int64_t>(inputs.size());
   if (S == 0) return Status::ok();
   auto copy = [&](void* dst, const void* src, int64_t bytes) {
@@ -170,17 +183,9 @@ Status V4CudaModel::propose_drafts(std::span<const DraftInput> inputs, DraftChoo
     max_steps = std::max<int64_t>(max_steps, steps[s]);
   }
   DI_RETURN_IF_ERROR(reserve_draft_state(S, S * max_steps));
-  // The MTP layer reads and writes only its swa_kv rows: the step's room check skips the other
-  // groups, whose blocks may end before the draft positions.
-  std::vector<CacheGroupSpec> mtp_groups = groups_;
-  for (size_t g = 0; g < mtp_groups.size(); ++g)
-    if (static_cast<int32_t>(g) != layout_.swa_kv) {
-      mtp_groups[g].kind = CacheKind::kStateSlot;
-      mtp_groups[g].state_entries = 0;
-    }
   // The known positions: every row the main model kept for them, gathered in input order.
   bool all_rows = false;
-  DI_RETURN_IF_ERROR(mtp_pass(known, mtp_groups, [&]() -> Status {
+  DI_RETURN_IF_ERROR(mtp_pass(known, mtp_groups(), [&]() -> Status {
     int64_t row = 0;
     for (const DraftInput& in : inputs) {
       DI_RETURN_IF_ERROR(copy(m_.gathered + row * width, kept_.as<float>() + kept_row0_[in.batch_index] * width,
@@ -188,7 +193,7 @@ Status V4CudaModel::propose_drafts(std::span<const DraftInput> inputs, DraftChoo
       row += in.num_positions;
     }
     return Status::ok();
-  }, &all_rows));
+  }, false, &all_rows));
   bool any_drafts = false;
   int64_t row = 0;
   std::vector<int64_t> last_row(static_cast<size_t>(S));
@@ -199,23 +204,43 @@ Status V4CudaModel::propose_drafts(std::span<const DraftInput> inputs, DraftChoo
     // The streams of its last position: the input of its first draft step.
     if (inputs[s].max_drafts > 1) DI_RETURN_IF_ERROR(copy(m_.drafts + s * width, a_.streams + (row - 1) * width, width * 4));
   }
+  if (!any_drafts) {
+    DI_RETURN_IF_ERROR(kc::stream_synchronize(stream_));
+    return check_forward();
+  }
+  // A row per position (a graphed pass) or per input.
+  const int64_t rows = all_rows ? row : S;
+  draft_logits_.resize(static_cast<size_t>(rows * V));
+  DI_RETURN_IF_ERROR(kc::copy_to_host_async(draft_logits_.data(), logits_dev_.get(), rows * V * 4, stream_));
+  DI_RETURN_IF_ERROR(kc::stream_synchronize(stream_));
+  DI_RETURN_IF_ERROR(check_forward());
+  std::vector<int32_t> token(static_cast<size_t>(S), -1);
+  for (int64_t s = 0; s < S; ++s)
+    if (inputs[s].max_drafts > 0)
+      token[s] = chooser.choose(static_cast<size_t>(s), 0,
+                                std::span<const float>(draft_logits_.data() + (all_rows ? last_row[s] : s) * V, V));
+  return run_draft_steps(inputs, steps, max_steps, token, chooser);
+}
+
+Status V4CudaModel::run_draft_steps(std::span<const DraftInput> inputs, const std::vector<int32_t>& steps,
+                                    int64_t max_steps, std::vector<int32_t>& token, DraftChooser& chooser) {
+  const DeepseekV4Config& c = config_;
+  const int64_t width = int64_t{c.hc_mult} * c.hidden_size, V = c.vocab_size, W = c.sliding_window, hd = c.head_dim;
+  const int32_t mtp_layer = c.num_hidden_layers;  // the swa_kv rows of MTP layer 0
+  const auto S = static_cast<int64_t>(inputs.size());
+  if (max_steps == 0) return Status::ok();
+  auto copy = [&](void* dst, const void* src, int64_t bytes) {
+    return kc::cuda_status(cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes), cudaMemcpyDeviceToDevice,
+                                           static_cast<cudaStream_t>(stream_)),
+                           "cudaMemcpyAsync (drafts)");
+  };
   auto rows_to_host = [&](int64_t n) -> Status {
     draft_logits_.resize(static_cast<size_t>(n * V));
     DI_RETURN_IF_ERROR(kc::copy_to_host_async(draft_logits_.data(), logits_dev_.get(), n * V * 4, stream_));
     DI_RETURN_IF_ERROR(kc::stream_synchronize(stream_));
     return check_forward();
   };
-  if (!any_drafts) {
-    DI_RETURN_IF_ERROR(kc::stream_synchronize(stream_));
-    return check_forward();
-  }
-  // A row per position (a graphed pass) or per input.
-  DI_RETURN_IF_ERROR(rows_to_host(all_rows ? row : S));
-  std::vector<int32_t> token(static_cast<size_t>(S), -1);
-  for (int64_t s = 0; s < S; ++s)
-    if (inputs[s].max_drafts > 0)
-      token[s] = chooser.choose(static_cast<size_t>(s), 0,
-                                std::span<const float>(draft_logits_.data() + (all_rows ? last_row[s] : s) * V, V));
+  const std::vector<CacheGroupSpec> groups = mtp_groups();
   // Draft steps write the MTP layer's ring at positions past the known ones: save those rows and
   // put them back, so the cache is what a run without drafts leaves.
   std::vector<uint8_t*> ring_rows(static_cast<size_t>(S * max_steps), nullptr);
@@ -229,6 +254,7 @@ Status V4CudaModel::propose_drafts(std::span<const DraftInput> inputs, DraftChoo
       }
   Status st = Status::ok();
   std::vector<int64_t> active;
+  bool all_rows = false;
   for (int32_t j = 1; j <= max_steps && st.is_ok(); ++j) {
     active.clear();
     for (int64_t s = 0; s < S; ++s)
@@ -244,10 +270,10 @@ Status V4CudaModel::propose_drafts(std::span<const DraftInput> inputs, DraftChoo
       step.seqs.push_back(si);
     }
     const auto A = static_cast<int64_t>(active.size());
-    st = mtp_pass(step, mtp_groups, [&]() -> Status {
+    st = mtp_pass(step, groups, [&]() -> Status {
       for (int64_t r = 0; r < A; ++r) DI_RETURN_IF_ERROR(copy(m_.gathered + r * width, m_.drafts + active[r] * width, width * 4));
       return Status::ok();
-    }, &all_rows);
+    }, false, &all_rows);
     for (int64_t r = 0; r < A && st.is_ok(); ++r) st = copy(m_.drafts + active[r] * width, a_.streams + r * width, width * 4);
     if (st.is_ok()) st = rows_to_host(A);  // one token each: row r is active[r]'s either way
     for (int64_t r = 0; r < A && st.is_ok(); ++r)

@@ -18,7 +18,9 @@ std::pair<di_status, std::string> try_create(const std::string& dir, const std::
   std::string msg = err ? di_error_message(err) : "";
   di_error_destroy(err);
   di_engine_destroy(e);
-  if (s != DI_OK) EXPECT_EQ(e, nullptr);
+  if (s != DI_OK) {
+    EXPECT_EQ(e, nullptr);
+  }
   return {s, msg};
 }
 

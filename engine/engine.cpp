@@ -87,7 +87,34 @@ Status check_speculative(EngineConfig& c, Model& model, const CacheLayout& layou
   return Status::ok();
 }
 
+// The layout's checks, then what this build cannot run yet: every process count above one needs
+// the NCCL communicator and the sharded layers, which this engine does not have.
+Result<ParallelLayout> check_parallel_impl(const ParallelConfig& c) {
+  if (c.is_default()) {
+    ParallelLayout l;
+    l.config = c;  // dp_vote may be set: it has nothing to vote on in one process
+    return l;
+  }
+  DI_ASSIGN_OR_RETURN(ParallelLayout l, resolve_parallel_layout(c, process_env()));
+  if (l.world_size == 1) return l;
+  std::string missing;
+  auto add = [&](const std::string& part) { missing += (missing.empty() ? "" : "; ") + part; };
+  if (c.tensor_parallel_size > 1)
+    add("tensor_parallel_size " + std::to_string(c.tensor_parallel_size) +
+        ": tensor parallelism (NCCL communicator, sharded attention and dense layers) is not built yet");
+  if (c.expert_parallel_size > 1)
+    add("expert_parallel_size " + std::to_string(c.expert_parallel_size) +
+        ": expert parallelism (all-to-all token dispatch" + (c.enable_eplb ? ", EPLB weight moves" : "") +
+        ") is not built yet");
+  if (c.data_parallel_size > 1)
+    add("data_parallel_size " + std::to_string(c.data_parallel_size) +
+        ": data-parallel ranks across processes (the vote's all-gather over NCCL) are not built yet");
+  return Status::unsupported("parallel layout of " + std::to_string(l.world_size) + " processes: " + missing);
+}
+
 }  // namespace
+
+Result<ParallelLayout> LLMEngine::check_parallel(const ParallelConfig& config) { return check_parallel_impl(config); }
 
 LLMEngine::LLMEngine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
@@ -95,6 +122,10 @@ Result<std::unique_ptr<LLMEngine>> LLMEngine::create(std::unique_ptr<Model> mode
                                                      std::shared_ptr<const TokenText> token_text) {
   if (!model) return Status::invalid_argument("model: must not be null");
   DI_RETURN_IF_ERROR(validate_config(config));
+  if (config.dp_coordinator && (config.dp_rank < 0 || config.dp_rank >= config.dp_coordinator->num_ranks()))
+    return Status::invalid_argument("dp_rank: expected 0.." + std::to_string(config.dp_coordinator->num_ranks() - 1) +
+                                    ", got " + std::to_string(config.dp_rank));
+  DI_ASSIGN_OR_RETURN(ParallelLayout parallel, check_parallel_impl(config.parallel));
   const ModelInfo& mi = model->info();
   if (mi.vocab_size <= 0) return Status::invalid_argument("model: vocab_size must be > 0");
   if (config.max_model_len == 0) config.max_model_len = mi.max_position_embeddings;
@@ -139,6 +170,7 @@ Result<std::unique_ptr<LLMEngine>> LLMEngine::create(std::unique_ptr<Model> mode
   impl->info.config = config;
   impl->info.batch_invariant = config.deterministic;
   impl->info.invariant_kernels = invariant_kernels;
+  impl->info.parallel = parallel;
   impl->info.num_kv_blocks = kv->num_blocks();
   impl->info.kv_block_bytes = kv->layout().block_bytes;
   impl->info.kv_slot_bytes = kv->layout().slot_bytes;
@@ -181,6 +213,7 @@ LLMEngine::~LLMEngine() {
     impl_->stopping = true;
   }
   impl_->cv.notify_all();
+  if (impl_->info.config.dp_coordinator) impl_->info.config.dp_coordinator->wake();  // out of an idle wait
   impl_->step_thread.join();  // cancels what is left and stops the output thread last
   impl_->output_thread.join();
 }
@@ -257,6 +290,7 @@ Result<std::shared_ptr<RequestStream>> LLMEngine::submit(std::vector<int32_t> pr
   }
   impl_->metrics.on_request_submitted();
   impl_->cv.notify_all();
+  if (impl_->info.config.dp_coordinator) impl_->info.config.dp_coordinator->wake();
   return stream;
 }
 
@@ -301,17 +335,19 @@ void LLMEngine::Impl::finish_seq(RequestState& req, Sequence& seq, FinishReason 
   events.push_back(std::move(ev));
 }
 
-bool LLMEngine::Impl::drain_inbox() {
+bool LLMEngine::Impl::drain_inbox(bool block) {
   std::vector<std::shared_ptr<RequestState>> fresh;
   std::vector<uint64_t> cancelled;
   std::vector<std::pair<uint64_t, int32_t>> stopped;
   bool stop;
   {
     std::unique_lock<std::mutex> l(mu);
-    cv.wait(l, [&] {
-      return stopping || !new_requests.empty() || !cancels.empty() || !stop_finishes.empty() ||
-             scheduler->has_work();
-    });
+    if (block) {
+      cv.wait(l, [&] {
+        return stopping || !new_requests.empty() || !cancels.empty() || !stop_finishes.empty() ||
+               scheduler->has_work();
+      });
+    }
     fresh.swap(new_requests);
     cancelled.swap(cancels);
     stopped.swap(stop_finishes);
@@ -411,12 +447,14 @@ double seconds_between(Clock::time_point a, Clock::time_point b) { return std::c
 
 }  // namespace
 
-bool LLMEngine::Impl::run_step() {
+bool LLMEngine::Impl::run_step(bool allow_prefill) {
   StepTiming& t = step_timing;
   t = StepTiming{};
   t.start = Clock::now();
-  SchedulerOutput out = scheduler->schedule();
+  SchedulerOutput out = scheduler->schedule(allow_prefill);
+  last_step_prefilled = false;
   if (out.empty()) return false;
+  for (const ScheduledSequence& s : out.scheduled) last_step_prefilled = last_step_prefilled || s.seq->is_prefill();
   std::vector<SeqEvent> events;
   const Clock::time_point scheduled = Clock::now();
   t.schedule = seconds_between(t.start, scheduled);
@@ -513,8 +551,28 @@ bool LLMEngine::Impl::run_step() {
 }
 
 void LLMEngine::Impl::step_loop() {
-  while (drain_inbox()) {
-    const bool ran = run_step();
+  DpCoordinator* dp = info.config.dp_coordinator.get();
+  const int32_t rank = info.config.dp_rank;
+  for (;;) {
+    // Read before draining: work that lands after the drain changes it, so an idle round's
+    // wait below returns at once instead of sleeping on a request nobody has seen.
+    const uint64_t epoch = dp ? dp->epoch() : 0;
+    if (!drain_inbox(/*block=*/dp == nullptr)) break;
+    bool allow_prefill = true;
+    int64_t round = 0;
+    if (dp) {
+      const DpRound r = dp->step(rank, {scheduler->has_prefill_work(), scheduler->has_work()}, epoch);
+      if (r.decision.idle) {
+        if (!r.rerun) dp->wait_for_work(epoch);
+        continue;
+      }
+      allow_prefill = r.decision.allow_prefill;
+      round = r.index;
+    }
+    const bool ran = run_step(allow_prefill);
+    // A rank with nothing schedulable under the vote joins with an empty batch. In one process
+    // there is no collective to keep in step, so the empty batch runs no forward.
+    if (dp) dp->record(rank, {round, allow_prefill, ran && last_step_prefilled, !ran});
     update_snapshot();
     if (!info.config.async_scheduling) {
       // Synchronous mode: the output of this step (stop strings included) is fully processed
@@ -529,6 +587,7 @@ void LLMEngine::Impl::step_loop() {
       metrics.on_step_timing(step_timing);
     }
   }
+  if (dp) dp->leave(rank);
   update_snapshot();
   {
     std::lock_guard<std::mutex> l(out_mu);

@@ -14,10 +14,13 @@
 #include "engine/model/model.h"
 #include "engine/output/request_stream.h"
 #include "engine/output/token_text.h"
+#include "engine/parallel/parallel_config.h"
 #include "engine/sample/sampling_params.h"
 #include "engine/sample/token_constraint.h"
 
 namespace di::engine {
+
+class DpCoordinator;
 
 struct EngineConfig {
   int32_t block_size = 16;
@@ -37,6 +40,15 @@ struct EngineConfig {
   // costs make worth it (at most num_speculative_tokens); 0: always num_speculative_tokens;
   // -1: DEEPINFER_ENABLE_MTP_VARLEN (unset: 1). Deterministic mode always uses 0.
   int32_t speculative_variable = -1;
+  // The multi-GPU layout. The default (every size 1, EPLB off) is one process on one device and
+  // reads no environment; a layout of more than one process is refused (DI_E_UNSUPPORTED) until
+  // the NCCL paths are built, naming the missing part.
+  ParallelConfig parallel;
+  // Data-parallel ranks in one process (engine/sched/dp_coordinator.h): each step joins the
+  // coordinator's vote as rank dp_rank — decode-only when the vote says so, an empty step when
+  // this rank has nothing but others do. Null (the default): the engine steps on its own.
+  std::shared_ptr<DpCoordinator> dp_coordinator;
+  int32_t dp_rank = 0;
 };
 
 struct EngineInfo {
@@ -50,6 +62,7 @@ struct EngineInfo {
   // rather than a forward per sequence.
   bool batch_invariant = false;
   bool invariant_kernels = false;
+  ParallelLayout parallel;  // this process's place in the layout (world size 1 by default)
 };
 
 class LLMEngine {
@@ -58,6 +71,9 @@ class LLMEngine {
   // streamed text and stop strings.
   static Result<std::unique_ptr<LLMEngine>> create(std::unique_ptr<Model> model, EngineConfig config,
                                                    std::shared_ptr<const TokenText> token_text);
+  // The layout's checks create runs, for callers that want them before loading a model: the
+  // resolved layout, or why it is invalid (DI_E_INVALID_ARG) or not built yet (DI_E_UNSUPPORTED).
+  static Result<ParallelLayout> check_parallel(const ParallelConfig& config);
   // Cancels every unfinished request (each gets a final "cancelled" chunk) and joins the threads.
   ~LLMEngine();
 

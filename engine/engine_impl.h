@@ -18,6 +18,7 @@
 #include "engine/model_runner.h"
 #include "engine/output/text_stream.h"
 #include "engine/sample/sampler.h"
+#include "engine/sched/dp_coordinator.h"
 #include "engine/sched/scheduler.h"
 
 namespace di::engine {
@@ -98,8 +99,12 @@ struct LLMEngine::Impl {
 
   void step_loop();
   void output_loop();
-  bool drain_inbox();
-  bool run_step();  // false: nothing was scheduled
+  // Takes new requests, cancels and stop-string finishes; with `block`, first waits for any.
+  // False once the engine is stopping.
+  bool drain_inbox(bool block);
+  // false: nothing was scheduled. allow_prefill false: a data-parallel vote went to decode.
+  bool run_step(bool allow_prefill = true);
+  bool last_step_prefilled = false;  // step thread: run_step scheduled a prefill chunk
   void finish_seq(RequestState& req, Sequence& seq, FinishReason reason, std::string error,
                   std::vector<SeqEvent>& events);
   // Appends a drawn token (or fails the completion with the draw's error), then checks the

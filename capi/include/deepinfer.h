@@ -655,7 +655,18 @@ typedef void (*di_chunk_callback)(const di_chunk* chunk, void* user_data);
  * DEEPINFER_ENABLE_MTP_VARLEN=1 (N = 5; =0 selects the fixed length); a model without MTP
  * layers then runs without drafts (a logged warning) instead of failing. N is capped at the
  * model's smallest sliding ring minus one (what a rejected draft can be rolled back from).
- * Errors: DI_E_INVALID_ARG (NULL out, a key of another scope, a bad value, named),
+ * Parallel layout: tensor_parallel_size, expert_parallel_size and data_parallel_size (default 1
+ * each) multiply to the world size, one process per GPU; each process finds its rank in
+ * parallel_rank / parallel_world_size / parallel_local_rank or, unset, in RANK / WORLD_SIZE /
+ * LOCAL_RANK / LOCAL_WORLD_SIZE as torchrun sets them, and meets the others at nccl_rendezvous
+ * (or MASTER_ADDR:MASTER_PORT). dp_vote ("all" / "any") and eplb, eplb_rebalance_interval,
+ * eplb_num_redundant_experts tune data-parallel steps and expert load balancing. With every size
+ * 1 (the default) no environment variable is read. The layout is checked before the model loads.
+ * Errors: DI_E_INVALID_ARG (NULL out, a key of another scope, a bad value, named; a layout whose
+ *         sizes do not multiply to WORLD_SIZE, a rank outside it, eplb without expert
+ *         parallelism),
+ *         DI_E_UNSUPPORTED (a layout of more than one process: this build has no NCCL paths yet;
+ *         the message names each missing part),
  *         DI_E_NOT_FOUND / DI_E_IO / DI_E_PARSE (model files), DI_E_UNSUPPORTED (model family or
  *         device; num_speculative_tokens on a model without MTP layers or on a CUDA model),
  *         DI_E_LIMIT (kv_cache_bytes cannot hold one max_model_len sequence), DI_E_OOM (a CUDA
@@ -777,7 +788,10 @@ DI_API di_status di_engine_metrics(di_engine* engine, int32_t format, char** out
  * else is batched with it, however its prompt is chunked and whether its prefix came from the
  * cache (sampled requests with a seed alike). "batch_invariance" says how: "kernels" (the model's
  * batch-invariant kernels; sequences are still batched: the CUDA models), "per_sequence" (each
- * sequence in a forward of its own: the CPU models) or "off".
+ * sequence in a forward of its own: the CPU models) or "off". "parallel" is the layout in force:
+ * {"tensor_parallel_size", "expert_parallel_size", "data_parallel_size", "world_size", "rank",
+ * "local_rank", "dp_vote": "all" | "any", "rendezvous": "" | "file:PATH" | "tcp://HOST:PORT",
+ * "eplb": {"enabled", "rebalance_interval", "num_redundant_experts"}}.
  * Errors: DI_E_INVALID_ARG (NULL engine/out), DI_E_OOM. Thread-safety: any thread. */
 DI_API di_status di_engine_info(di_engine* engine, char** out, size_t* len, di_error** err);
 

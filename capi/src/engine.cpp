@@ -122,6 +122,9 @@ DI_API di_status di_engine_create(const char* model_dir, size_t model_dir_len,
   const std::string dir(model_dir, model_dir_len);
   auto setup = di::capi::engine_setup_from_options(options);
   if (!setup.is_ok()) return di::capi::fail(err, setup.status());
+  // Before the weights load: a layout this build cannot run fails in microseconds, not minutes.
+  auto layout = LLMEngine::check_parallel(setup->config.parallel);
+  if (!layout.is_ok()) return di::capi::fail(err, layout.status());
   auto model = di::engine::load_model(dir, setup->model);
   if (!model.is_ok()) return di::capi::fail(err, model.status());
   auto tokenizer = di::capi::load_engine_tokenizer(dir);
@@ -242,6 +245,16 @@ DI_API di_status di_engine_info(di_engine* engine, char** out, size_t* len, di_e
       {"num_speculative_tokens", i.config.num_speculative_tokens},
       {"speculative_variable", i.config.speculative_variable == 1},
       {"tokenizer", engine->engine->has_token_text()},
+      {"parallel", {{"tensor_parallel_size", i.parallel.config.tensor_parallel_size},
+                    {"expert_parallel_size", i.parallel.config.expert_parallel_size},
+                    {"data_parallel_size", i.parallel.config.data_parallel_size},
+                    {"world_size", i.parallel.world_size}, {"rank", i.parallel.rank},
+                    {"local_rank", i.parallel.local_rank},
+                    {"dp_vote", i.parallel.config.dp_vote == di::engine::DpVoteMode::kAll ? "all" : "any"},
+                    {"rendezvous", i.parallel.rendezvous.to_string()},
+                    {"eplb", {{"enabled", i.parallel.config.enable_eplb},
+                              {"rebalance_interval", i.parallel.config.eplb_rebalance_interval},
+                              {"num_redundant_experts", i.parallel.config.eplb_num_redundant_experts}}}}},
       {"backends", di::capi::backends_json()},
   };
   return di::capi::copy_text_out(j.dump(), out, len, err);

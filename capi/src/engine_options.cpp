@@ -70,6 +70,29 @@ Status read_field(const Value& v, const request::SamplingField& f, request::Samp
   }, f.member);
 }
 
+// The layout keys; the ranges are resolve_parallel_layout's (engine/parallel).
+Status parallel_from_options(const di_options* options, engine::ParallelConfig& p) {
+  const std::pair<const char*, int32_t*> ints[] = {
+      {"tensor_parallel_size", &p.tensor_parallel_size}, {"expert_parallel_size", &p.expert_parallel_size},
+      {"data_parallel_size", &p.data_parallel_size},     {"eplb_rebalance_interval", &p.eplb_rebalance_interval},
+      {"eplb_num_redundant_experts", &p.eplb_num_redundant_experts}, {"parallel_rank", &p.rank},
+      {"parallel_world_size", &p.world_size},            {"parallel_local_rank", &p.local_rank}};
+  for (const auto& [key, field] : ints)
+    if (const Value* v = find(options, key)) DI_RETURN_IF_ERROR(int32_field(*v, key, field));
+  for (const char* key : {"parallel_rank", "parallel_world_size", "parallel_local_rank"}) {
+    const Value* v = find(options, key);
+    if (v && as_i64(*v) < 0) return Status::invalid_argument(std::string(key) + ": expected >= 0, got " + std::to_string(as_i64(*v)));
+  }
+  if (const Value* v = find(options, "eplb")) DI_RETURN_IF_ERROR(bool_field(*v, "eplb", &p.enable_eplb));
+  if (const Value* v = find(options, "dp_vote")) {
+    const std::string m = std::get<std::string>(v->v);
+    if (m != "all" && m != "any") return Status::invalid_argument("dp_vote: expected \"all\" or \"any\", got \"" + m + "\"");
+    p.dp_vote = m == "all" ? engine::DpVoteMode::kAll : engine::DpVoteMode::kAny;
+  }
+  if (const Value* v = find(options, "nccl_rendezvous")) p.rendezvous = std::get<std::string>(v->v);
+  return Status::ok();
+}
+
 }  // namespace
 
 Result<EngineSetup> engine_setup_from_options(const di_options* options) {
@@ -128,6 +151,7 @@ Result<EngineSetup> engine_setup_from_options(const di_options* options) {
     DI_RETURN_IF_ERROR(bool_field(*v, "speculative_variable", &variable));
     s.config.speculative_variable = variable ? 1 : 0;
   }
+  DI_RETURN_IF_ERROR(parallel_from_options(options, s.config.parallel));
   return s;
 }
 

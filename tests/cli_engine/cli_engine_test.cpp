@@ -262,6 +262,23 @@ TEST_F(TinyModel, DeviceFlags) {
   EXPECT_NE(out.find("gpu_memory_limit_bytes: expected >= 0, got -5"), std::string::npos) << out;
 }
 
+// The layout flags reach the engine: one process runs as without them, several are refused
+// with the part that is not built yet, a bad value is named.
+TEST_F(TinyModel, ParallelFlags) {
+  std::string out, plain;
+  ASSERT_EQ(run(cli() + " generate --model " + *dir_ + " --prompt Hi --max-tokens 3", plain), 0);
+  ASSERT_EQ(run(cli() + " generate --model " + *dir_ + " --prompt Hi --max-tokens 3 --tensor-parallel-size 1 --dp-vote any", out), 0);
+  EXPECT_EQ(out, plain);
+  EXPECT_NE(run_with_stderr(cli() + " generate --model " + *dir_ + " --prompt Hi --tensor-parallel-size 2 --parallel-rank 0"
+                            " --parallel-world-size 2 --nccl-rendezvous file:/tmp/di-nccl.id", out), 0);
+  EXPECT_NE(out.find("tensor parallelism (NCCL communicator, sharded attention and dense layers) is not built yet"),
+            std::string::npos) << out;
+  EXPECT_EQ(run_with_stderr(cli() + " generate --model " + *dir_ + " --prompt Hi --dp-vote most", out), 2);
+  EXPECT_NE(out.find("--dp-vote: expected all or any, got 'most'"), std::string::npos) << out;
+  EXPECT_NE(run_with_stderr(cli() + " generate --model " + *dir_ + " --prompt Hi --eplb", out), 0);
+  EXPECT_NE(out.find("expert_parallel_size is 1"), std::string::npos) << out;
+}
+
 TEST_F(TinyModel, ChatResetStartsAgainAndExitStops) {
   std::string once, session;
   ASSERT_EQ(run(cli() + " chat --model " + *dir_ + " --message hello --max-tokens 5", once), 0);

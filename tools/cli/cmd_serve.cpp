@@ -67,6 +67,10 @@ void usage() {
       "            0 = off) --speculative-fixed (always verify N; default: variable length)\n"
       "            --device cpu|cuda|auto (default auto) --gpu-memory-utilization F (default 0.9)\n"
       "            --gpu-memory-limit-bytes N (CUDA: cap on the model's device bytes; default 0 = none)\n"
+      "  parallel: --tensor-parallel-size N --expert-parallel-size N --data-parallel-size N\n"
+      "            --parallel-rank N --parallel-world-size N --nccl-rendezvous file:PATH|HOST:PORT\n"
+      "            --dp-vote all|any --eplb --eplb-rebalance-interval N --eplb-redundant-experts N\n"
+      "            (above one process: not built yet, refused at start)\n"
       "  logging:  --log-level error|warn|info|debug (the engine's records, as the server's JSON\n"
       "            lines {\"event\": \"engine\", \"message\"} on standard error; default info)\n",
       default_tiny_model_dir().c_str());

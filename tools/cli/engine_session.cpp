@@ -166,6 +166,11 @@ const char* const kCommonFlagsHelp =
       "            0 = off) --speculative-fixed (always verify N; default: variable length)\n"
     "            --device cpu|cuda|auto (default auto: cuda when a GPU and a CUDA path exist)\n"
     "            --gpu-memory-utilization F (fraction of GPU memory, default 0.9)\n"
+    "  parallel: --tensor-parallel-size N --expert-parallel-size N --data-parallel-size N\n"
+    "            (one process per GPU, rank from torchrun's RANK / WORLD_SIZE or --parallel-rank N\n"
+    "            --parallel-world-size N; meeting at --nccl-rendezvous file:PATH|HOST:PORT, default\n"
+    "            MASTER_ADDR:MASTER_PORT) --dp-vote all|any --eplb --eplb-rebalance-interval N\n"
+    "            --eplb-redundant-experts N; above one process: not built yet (refused)\n"
     "  logging:  --log-level error|warn|info|debug (standard error; default info: the load phases)\n";
 
 bool parse_common_switch(const std::string& flag, nlohmann::json& sampling, nlohmann::json& engine_opts) {
@@ -174,6 +179,7 @@ bool parse_common_switch(const std::string& flag, nlohmann::json& sampling, nloh
   else if (flag == "--deterministic") engine_opts["deterministic"] = 1;
   else if (flag == "--no-prefix-caching") engine_opts["enable_prefix_caching"] = 0;
   else if (flag == "--speculative-fixed") engine_opts["speculative_variable"] = 0;
+  else if (flag == "--eplb") engine_opts["eplb"] = 1;
   else return false;
   return true;
 }
@@ -229,6 +235,14 @@ const std::vector<FlagMap>& value_flags() {
         {"--gpu-memory-utilization", "gpu_memory_utilization", true, true},
         {"--gpu-memory-limit-bytes", "gpu_memory_limit_bytes", false, true},
         {"--speculative-tokens", "num_speculative_tokens", false, true},
+        {"--tensor-parallel-size", "tensor_parallel_size", false, true},
+        {"--expert-parallel-size", "expert_parallel_size", false, true},
+        {"--data-parallel-size", "data_parallel_size", false, true},
+        {"--parallel-rank", "parallel_rank", false, true},
+        {"--parallel-world-size", "parallel_world_size", false, true},
+        {"--parallel-local-rank", "parallel_local_rank", false, true},
+        {"--eplb-rebalance-interval", "eplb_rebalance_interval", false, true},
+        {"--eplb-redundant-experts", "eplb_num_redundant_experts", false, true},
     };
     for (const nlohmann::json& k : nlohmann::json::parse(di_options_schema())) {
       const std::string type = k.at("type");
@@ -251,6 +265,17 @@ bool parse_common_flag(const std::string& flag, const std::string& value, nlohma
                           : value == "info" ? DI_LOG_INFO : value == "debug" ? DI_LOG_DEBUG : -1;
     if (level < 0) return *error = "--log-level: expected error, warn, info or debug, got '" + value + "'", false;
     di_log_set(nullptr, nullptr, level, nullptr);
+    *consumed = true;
+    return true;
+  }
+  if (flag == "--dp-vote") {
+    if (value != "all" && value != "any") return *error = "--dp-vote: expected all or any, got '" + value + "'", false;
+    engine_opts["dp_vote"] = value;
+    *consumed = true;
+    return true;
+  }
+  if (flag == "--nccl-rendezvous") {
+    engine_opts["nccl_rendezvous"] = value;
     *consumed = true;
     return true;
   }

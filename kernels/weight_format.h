@@ -14,6 +14,7 @@ enum class WeightFormat {
   kF32,             // fp32 [out, in]; no scale
   kFp8E4M3Block,    // OCP e4m3 [out, in], one scale per block_out x block_in block (128 x 128)
   kFp4E2M1Group32,  // OCP e2m1, two per byte [out, in / 2], one scale per 1 x 32 group
+  kBf16,            // bf16 [out, in] as stored (a device loader's view of the mapping); no scale
 };
 
 enum class ScaleFormat {
@@ -48,7 +49,10 @@ struct LinearWeight {
   // Bytes of the weight as stored (data + scales), what a device copy of it takes.
   int64_t stored_bytes() const {
     const int64_t n = out * in;
-    const int64_t d = format == WeightFormat::kF32 ? 4 * n : format == WeightFormat::kFp8E4M3Block ? n : n / 2;
+    const int64_t d = format == WeightFormat::kF32    ? 4 * n
+                      : format == WeightFormat::kBf16 ? 2 * n
+                      : format == WeightFormat::kFp8E4M3Block ? n
+                                                              : n / 2;
     const int64_t s = scale_format == ScaleFormat::kNone ? 0 : scale_rows() * scale_cols() * (scale_format == ScaleFormat::kF32 ? 4 : 1);
     return d + s;
   }

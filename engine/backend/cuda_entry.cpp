@@ -48,7 +48,7 @@ Result<std::unique_ptr<Model>> create_unguarded(const std::string& type, const s
   }
   if (type == "deepseek_v4") {
     DI_ASSIGN_OR_RETURN(deepseek_v4::DeepseekV4Config config, deepseek_v4::parse_config(json));
-    DI_ASSIGN_OR_RETURN(auto weights, deepseek_v4::load_weights(dir, config));
+    DI_ASSIGN_OR_RETURN(auto weights, deepseek_v4::load_weights(dir, config, /*for_device=*/true));
     return deepseek_v4::V4CudaModel::load(dir, std::move(config), std::move(weights), options);
   }
   return Status::unsupported("device 'cuda': model_type '" + type + "' has no CUDA path yet");

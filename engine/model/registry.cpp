@@ -92,6 +92,14 @@ Result<std::unique_ptr<Model>> load_model(const std::string& model_dir,
     ScopedWeightProgress current(&progress);
     auto model = resolved.device == "cuda" ? cuda->create(type, model_dir, config, resolved)
                                            : f.create(model_dir, config, resolved);
+    // "auto" asked for whatever runs: a checkpoint the CUDA path refuses (fp8 V3, say) runs on
+    // the CPU instead, as the log says.
+    if (!model.is_ok() && model.status().code() == StatusCode::kUnsupported && options.device == "auto" &&
+        resolved.device == "cuda") {
+      log::info("device: cpu (asked: auto), CUDA path: %s", model.status().message().c_str());
+      resolved.device = "cpu";
+      model = f.create(model_dir, config, resolved);
+    }
     progress.finish();
     if (model.is_ok())
       log::info("weights: loaded in %.2f s", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());

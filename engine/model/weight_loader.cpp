@@ -105,6 +105,11 @@ Result<kernels::LinearWeight> WeightLoader::linear(const std::vector<std::string
     lw.format = WeightFormat::kFp4E2M1Group32;
     lw.block_out = 1;
     lw.block_in = QuantConfig::kFp4Group;
+  } else if (t && t->dtype == DType::kBF16 && keep_bf16_) {
+    DI_ASSIGN_OR_RETURN(t, take(names, {out, in}));
+    lw.format = WeightFormat::kBf16;
+    lw.data = t->data;
+    return lw;
   } else {
     DI_ASSIGN_OR_RETURN(const float* f, f32(names, {out, in}));
     lw.data = f;

@@ -42,6 +42,9 @@ class WeightLoader {
   // the tensor. Quantized data stays in the mapping.
   Result<kernels::LinearWeight> linear(const std::vector<std::string>& names, int64_t out, int64_t in);
   void set_quant(const QuantConfig& q) { quant_ = q; }
+  // linear() hands BF16 weights over as they are stored (WeightFormat::kBf16) instead of as fp32
+  // copies: for device loaders, which upload the mapping's bytes.
+  void keep_bf16(bool on) { keep_bf16_ = on; }
   const QuantConfig& quant() const { return quant_; }
   // An integer tensor (I64 or I32 on disk) of exactly `shape`, as int32.
   Result<const int32_t*> i32(const std::vector<std::string>& names,
@@ -64,6 +67,7 @@ class WeightLoader {
   WeightStore& store_;
   std::string family_;
   QuantConfig quant_;
+  bool keep_bf16_ = false;
   std::set<std::string> taken_;
 };
 

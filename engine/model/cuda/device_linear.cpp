@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/model/cuda/weight_upload.h"
+#include "kernels/cpu/quant_linear.h"
 #include "kernels/cuda/device_buffer.h"
 
 namespace di::engine::cuda {
@@ -32,6 +33,33 @@ Result<DeviceLinear> upload_dense(DeviceWeights& weights, std::span<const Linear
     row += p->out;
   }
   DI_ASSIGN_OR_RETURN(d.dense, weights.put(stacked.data(), out * in));
+  return d;
+}
+
+// BF16 as stored: a bf16 model takes the mapping's bytes straight up (no host copy); an fp32 one
+// (exactness fixtures) widens them first.
+Result<DeviceLinear> upload_bf16(DeviceWeights& weights, std::span<const LinearWeight* const> parts, int64_t out,
+                                 int64_t in) {
+  DeviceLinear d;
+  d.out = out;
+  d.in = in;
+  if (weights.dtype() == kc::DType::kBF16) {
+    DI_ASSIGN_OR_RETURN(void* dst, weights.allocate(out * in * 2));
+    int64_t row = 0;
+    for (const LinearWeight* p : parts) {
+      DI_RETURN_IF_ERROR(upload_to_device(static_cast<uint8_t*>(dst) + row * in * 2, p->data, p->out * in * 2));
+      row += p->out;
+    }
+    d.dense = dst;
+    return d;
+  }
+  std::vector<float> wide(static_cast<size_t>(out * in));
+  int64_t row = 0;
+  for (const LinearWeight* p : parts) {
+    kernels::cpu::dequantize_rows(*p, 0, p->out, wide.data() + row * in);
+    row += p->out;
+  }
+  DI_ASSIGN_OR_RETURN(d.dense, weights.put(wide.data(), out * in));
   return d;
 }
 
@@ -146,6 +174,8 @@ Result<DeviceLinear> upload_linear(DeviceWeights& weights, std::span<const Linea
       return upload_fp8(weights, parts, out, in, name);
     case WeightFormat::kFp4E2M1Group32:
       return upload_fp4(weights, parts, out, in, name, stream);
+    case WeightFormat::kBf16:
+      return upload_bf16(weights, parts, out, in);
   }
   return Status::internal("upload_linear: unknown weight format");
 }

@@ -165,6 +165,11 @@ Status MlaCudaModel::upload(const MlaWeights& w) {
 Result<std::unique_ptr<Model>> MlaCudaModel::load(const std::string& model_dir, MlaConfig config,
                                                   std::unique_ptr<MlaWeights> host, const ModelOptions& options) {
   DI_RETURN_IF_ERROR(check_shape(config));
+  // The upload takes fp32 host weights; fp8 checkpoints run on the CPU for now. Checked here, the
+  // one door to this model (the CUDA backend library calls it directly).
+  if (!host->store.first_quantized.empty())
+    return Status::unsupported("device 'cuda': tensor '" + host->store.first_quantized +
+                               "' is fp8, which the CUDA path of DeepSeek-V2/V3 does not run yet (use device 'cpu')");
   DType dtype = DType::kBF16;
   if (const TensorView* t = host->store.checkpoint->find("model.embed_tokens.weight"))
     dtype = t->dtype == engine::DType::kF32 ? DType::kF32 : DType::kBF16;

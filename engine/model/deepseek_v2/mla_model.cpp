@@ -73,10 +73,6 @@ Result<std::unique_ptr<Model>> create_mla_model(const std::string& model_dir, co
   DI_ASSIGN_OR_RETURN(MlaConfig config, parse_mla_config(json));
   DI_ASSIGN_OR_RETURN(auto weights, load_mla_weights(model_dir, config));
 #ifdef DI_WITH_CUDA
-  // The device upload takes fp32 weights for now; fp8 checkpoints run on the CPU.
-  if (options.device == "cuda" && !weights->store.first_quantized.empty())
-    return Status::unsupported("device 'cuda': tensor '" + weights->store.first_quantized +
-                               "' is fp8, which the CUDA path does not run yet (use device 'cpu')");
   if (options.device == "cuda") return MlaCudaModel::load(model_dir, std::move(config), std::move(weights), options);
 #endif
   if (options.num_threads > 0) cpu::set_num_threads(options.num_threads);

@@ -72,11 +72,18 @@ Status V4CudaModel::upload(const DeepseekV4Weights& w) {
   const int64_t H = c.hidden_size, V = c.vocab_size, hc = c.hc_mult, mix = (2 + hc) * hc;
   const int64_t nh = c.num_attention_heads, hd = c.head_dim, qlr = c.q_lora_rank;
   const int64_t E = c.n_routed_experts, K = c.num_experts_per_tok;
-  DI_ASSIGN_OR_RETURN(embed_, weights_.put(w.embed, V * H));
-  if (w.head == w.embed) {
+  // A matrix [vocab, hidden] as the loader kept it: fp32 host values, or BF16 as stored.
+  auto put_vocab = [&](const float* f32, const kernels::LinearWeight& stored, const char* name) -> Result<const void*> {
+    if (f32) return weights_.put(f32, V * H);
+    const kernels::LinearWeight* parts[] = {&stored};
+    DI_ASSIGN_OR_RETURN(cuda::DeviceLinear d, cuda::upload_linear(weights_, parts, name, stream_));
+    return d.dense;
+  };
+  DI_ASSIGN_OR_RETURN(embed_, put_vocab(w.embed, w.embed_stored, "embed"));
+  if (w.head == w.embed && w.head_stored.data == w.embed_stored.data) {
     head_ = embed_;
   } else {
-    DI_ASSIGN_OR_RETURN(head_, weights_.put(w.head, V * H));
+    DI_ASSIGN_OR_RETURN(head_, put_vocab(w.head, w.head_stored, "head"));
   }
   DI_ASSIGN_OR_RETURN(norm_, weights_.put_f32(w.norm, H));
   DI_ASSIGN_OR_RETURN(hc_head_.fn, weights_.put_f32(w.hc_head_fn, hc * hc * H));

@@ -210,7 +210,7 @@ Result<std::unique_ptr<Model>> create_model(const std::string& model_dir,
                                             const nlohmann::json& json,
                                             const ModelOptions& options) {
   DI_ASSIGN_OR_RETURN(DeepseekV4Config config, parse_config(json));
-  DI_ASSIGN_OR_RETURN(auto weights, load_weights(model_dir, config));
+  DI_ASSIGN_OR_RETURN(auto weights, load_weights(model_dir, config, options.device == "cuda"));
 #ifdef DI_WITH_CUDA
   if (options.device == "cuda") return V4CudaModel::load(model_dir, std::move(config), std::move(weights), options);
 #endif

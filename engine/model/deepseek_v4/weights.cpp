@@ -140,18 +140,31 @@ Status load_mtp_layer(WeightLoader& w, const DeepseekV4Config& c, int32_t k, Mtp
 }  // namespace
 
 Result<std::unique_ptr<DeepseekV4Weights>> load_weights(const std::string& model_dir,
-                                                         const DeepseekV4Config& c) {
+                                                         const DeepseekV4Config& c, bool for_device) {
   auto weights = std::make_unique<DeepseekV4Weights>();
   DI_ASSIGN_OR_RETURN(weights->store.checkpoint, Checkpoint::open(model_dir));
   WeightLoader w(weights->store, "deepseek_v4");
   w.set_quant(c.quant);
+  w.keep_bf16(for_device);
   const int64_t h = c.hidden_size, v = c.vocab_size;
-  DI_ASSIGN_OR_RETURN(weights->embed, w.f32({"model.embed_tokens.weight", "embed.weight", "model.embed.weight"}, {v, h}));
+  // The embedding and lm_head as the CPU model reads them (fp32), or for a device as stored.
+  auto vocab_matrix = [&](const Names& names, const float** f32, kernels::LinearWeight* stored) -> Status {
+    const TensorView* t = for_device ? weights->store.checkpoint->find(w.pick(names)) : nullptr;
+    if (t && t->dtype == DType::kBF16) {
+      DI_ASSIGN_OR_RETURN(*stored, w.linear(names, v, h));
+      return Status::ok();
+    }
+    DI_ASSIGN_OR_RETURN(*f32, w.f32(names, {v, h}));
+    return Status::ok();
+  };
+  DI_RETURN_IF_ERROR(vocab_matrix({"model.embed_tokens.weight", "embed.weight", "model.embed.weight"}, &weights->embed,
+                                  &weights->embed_stored));
   const Names head = {"head.weight", "lm_head.weight", "model.head.weight"};
   if (c.tie_word_embeddings && w.pick(head).empty()) {
     weights->head = weights->embed;
+    weights->head_stored = weights->embed_stored;
   } else {
-    DI_ASSIGN_OR_RETURN(weights->head, w.f32(head, {v, h}));
+    DI_RETURN_IF_ERROR(vocab_matrix(head, &weights->head, &weights->head_stored));
   }
   DI_ASSIGN_OR_RETURN(weights->norm, w.f32({"model.norm.weight", "norm.weight"}, {h}));
   DI_ASSIGN_OR_RETURN(weights->hc_head_fn, w.f32({"model.hc_head.hc_fn", "hc_head_fn", "model.hc_head_fn"},
@@ -176,6 +189,7 @@ Result<std::unique_ptr<DeepseekV4Weights>> load_weights(const std::string& model
   if (c.num_nextn_predict_layers > 0) {
     WeightLoader mw(weights->store, "deepseek_v4");
     mw.set_quant(c.quant);
+    mw.keep_bf16(for_device);
     weights->mtp_layers.resize(c.num_nextn_predict_layers);
     for (int32_t k = 0; k < c.num_nextn_predict_layers; ++k) {
       const Status st = load_mtp_layer(mw, c, k, weights->mtp_layers[k]);

@@ -94,6 +94,9 @@ struct DeepseekV4Weights {
   WeightStore store;
   const float* embed = nullptr;  // [vocab, hidden]
   const float* head = nullptr;   // [vocab, hidden]
+  // A device load of a BF16 checkpoint keeps these two as stored (the matching pointer above is
+  // then null): gigabytes that need no fp32 host copy on their way up.
+  kernels::LinearWeight embed_stored, head_stored;
   const float* norm = nullptr;   // [hidden]
   const float* hc_head_fn = nullptr;     // [hc, hc * hidden]
   const float* hc_head_base = nullptr;   // [hc]
@@ -111,8 +114,9 @@ struct DeepseekV4Weights {
 };
 
 // Maps model_dir's safetensors and takes every tensor `config` implies; any missing, extra,
-// mis-shaped or wrongly typed tensor is an error naming it.
+// mis-shaped or wrongly typed tensor is an error naming it. `for_device`: BF16 linear weights stay
+// as stored (WeightFormat::kBf16) for a device upload instead of becoming fp32 host copies.
 Result<std::unique_ptr<DeepseekV4Weights>> load_weights(const std::string& model_dir,
-                                                         const DeepseekV4Config& config);
+                                                         const DeepseekV4Config& config, bool for_device = false);
 
 }  // namespace di::engine::deepseek_v4

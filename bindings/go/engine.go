@@ -33,16 +33,10 @@ type Engine struct {
 // NewEngine loads modelDir (config.json, *.safetensors, tokenizer.json) with engine options
 // (may be nil) and starts the engine's threads.
 func NewEngine(modelDir string, options *Options) (*Engine, error) {
-	cd, n := cBytes(modelDir)
-	defer C.free(unsafe.Pointer(cd))
-	o, err := options.lock()
-	if err != nil {
-		return nil, err
-	}
-	defer options.unlock()
-	p, err := create(func(out **C.di_engine, cerr **C.di_error) C.di_status {
-		return C.di_engine_create(cd, n, o, out, cerr)
-	})
+	p, err := createWithOptions(modelDir, options,
+		func(cd *C.char, n C.size_t, o *C.di_options, out **C.di_engine, cerr **C.di_error) C.di_status {
+			return C.di_engine_create(cd, n, o, out, cerr)
+		})
 	if err != nil {
 		return nil, err
 	}

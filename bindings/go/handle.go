@@ -4,11 +4,15 @@
 package deepinfer
 
 /*
+#include <stdlib.h>
 #include "deepinfer.h"
 */
 import "C"
 
-import "sync"
+import (
+	"sync"
+	"unsafe"
+)
 
 type handle[T any] struct {
 	mu  sync.RWMutex
@@ -60,4 +64,26 @@ func create[T any](f func(**T, **C.di_error) C.di_status) (*T, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// createFromString runs a constructor whose input is one string, copied to C memory that lives
+// through the call.
+func createFromString[T any](s string, f func(*C.char, C.size_t, **T, **C.di_error) C.di_status) (*T, error) {
+	cs, n := cBytes(s)
+	defer C.free(unsafe.Pointer(cs))
+	return create(func(out **T, cerr **C.di_error) C.di_status { return f(cs, n, out, cerr) })
+}
+
+// createWithOptions is createFromString for constructors that also read options (may be nil),
+// held locked through the call so a concurrent Close cannot free them.
+func createWithOptions[T any](s string, options *Options,
+	f func(*C.char, C.size_t, *C.di_options, **T, **C.di_error) C.di_status) (*T, error) {
+	o, err := options.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer options.unlock()
+	return createFromString(s, func(cs *C.char, n C.size_t, out **T, cerr **C.di_error) C.di_status {
+		return f(cs, n, o, out, cerr)
+	})
 }

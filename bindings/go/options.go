@@ -191,24 +191,25 @@ func (o *Options) Float(key string) (v float64, ok bool, err error) {
 
 // String reads a string key; ok is false when the key is known but unset.
 func (o *Options) String(key string) (v string, ok bool, err error) {
-	err = o.with(func(p *C.di_options, k *C.char, e **C.di_error) C.di_status {
-		var s *C.char
-		var n C.size_t
-		st := C.di_options_get_str(p, k, &s, &n, e)
-		if st == C.DI_OK {
-			v = C.GoStringN(s, C.int(n))
-		}
-		return st
-	}, key)
-	return unset(v, err)
+	return o.getText(key, func(p *C.di_options, k *C.char, s **C.char, n *C.size_t, e **C.di_error) C.di_status {
+		return C.di_options_get_str(p, k, s, n, e)
+	})
 }
 
 // JSON reads a JSON key as compact JSON; ok is false when the key is known but unset.
 func (o *Options) JSON(key string) (v string, ok bool, err error) {
+	return o.getText(key, func(p *C.di_options, k *C.char, s **C.char, n *C.size_t, e **C.di_error) C.di_status {
+		return C.di_options_get_json(p, k, s, n, e)
+	})
+}
+
+// getText reads a string or JSON key through get; the text is copied before the lock drops.
+func (o *Options) getText(key string,
+	get func(*C.di_options, *C.char, **C.char, *C.size_t, **C.di_error) C.di_status) (v string, ok bool, err error) {
 	err = o.with(func(p *C.di_options, k *C.char, e **C.di_error) C.di_status {
 		var s *C.char
 		var n C.size_t
-		st := C.di_options_get_json(p, k, &s, &n, e)
+		st := get(p, k, &s, &n, e)
 		if st == C.DI_OK {
 			v = C.GoStringN(s, C.int(n))
 		}

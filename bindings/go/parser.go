@@ -69,9 +69,7 @@ type Parser struct {
 // NewParser makes a parser from parsing options as JSON (Prepared.ParserOptionsJSON, or
 // {"protocol": "chat"|"responses"|"messages", ...}).
 func NewParser(optionsJSON string) (*Parser, error) {
-	cj, n := cBytes(optionsJSON)
-	defer C.free(unsafe.Pointer(cj))
-	p, err := create(func(out **C.di_parser, cerr **C.di_error) C.di_status {
+	p, err := createFromString(optionsJSON, func(cj *C.char, n C.size_t, out **C.di_parser, cerr **C.di_error) C.di_status {
 		return C.di_parser_create_from_json(cj, n, out, cerr)
 	})
 	if err != nil {

@@ -30,16 +30,10 @@ type Recipe struct {
 // NewRecipe loads the tokenizer at tokenizerPath ("" for none: prompts carry text only) and
 // reads the recipe_* keys of options (may be nil).
 func NewRecipe(tokenizerPath string, options *Options) (*Recipe, error) {
-	cp, n := cBytes(tokenizerPath)
-	defer C.free(unsafe.Pointer(cp))
-	o, err := options.lock()
-	if err != nil {
-		return nil, err
-	}
-	defer options.unlock()
-	p, err := create(func(out **C.di_recipe, cerr **C.di_error) C.di_status {
-		return C.di_recipe_create(cp, n, o, out, cerr)
-	})
+	p, err := createWithOptions(tokenizerPath, options,
+		func(cp *C.char, n C.size_t, o *C.di_options, out **C.di_recipe, cerr **C.di_error) C.di_status {
+			return C.di_recipe_create(cp, n, o, out, cerr)
+		})
 	if err != nil {
 		return nil, err
 	}

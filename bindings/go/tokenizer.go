@@ -37,9 +37,7 @@ type SpecialIDs struct {
 
 // NewTokenizer loads a model directory's tokenizer.json (or the file itself).
 func NewTokenizer(path string) (*Tokenizer, error) {
-	cp, n := cBytes(path)
-	defer C.free(unsafe.Pointer(cp))
-	p, err := create(func(out **C.di_tokenizer, cerr **C.di_error) C.di_status {
+	p, err := createFromString(path, func(cp *C.char, n C.size_t, out **C.di_tokenizer, cerr **C.di_error) C.di_status {
 		return C.di_tokenizer_create(cp, n, out, cerr)
 	})
 	if err != nil {

@@ -89,6 +89,31 @@ di_status get_value(const di_options* options, const char* key, OptionType type,
   return status;
 }
 
+// The setters' shared path: checks the key and its type, then stores what `make(k, &value)`
+// builds unless it returns an error (already reported through err).
+template <class Make>
+di_status set_value(di_options* options, const char* key, OptionType type, di_error** err,
+                    Make&& make) {
+  DI_REQUIRE_ARG(options, err);
+  di_status status = DI_OK;
+  const OptionKey* k = checked_key(key, type, &status, err);
+  if (k == nullptr) return status;
+  di_options::Value value;
+  status = make(*k, &value);
+  if (status != DI_OK) return status;
+  options->values[std::string(k->key)] = std::move(value);
+  return DI_OK;
+}
+
+// A string or JSON option's text, borrowed from the options.
+di_status get_text(const di_options* options, const char* key, OptionType type, const char** text,
+                   size_t* len, di_error** err) {
+  return get_value(options, key, type, err, [&](const di_options::Value& v) {
+    *text = v.text.c_str();
+    if (len != nullptr) *len = v.text.size();
+  });
+}
+
 }  // namespace
 
 json options_as_json(const di_options* options) {
@@ -129,64 +154,63 @@ DI_API void di_options_destroy(di_options* options) { delete options; }
 DI_API di_status di_options_set_i64(di_options* options, const char* key, int64_t value,
                                     di_error** err) {
   DI_API_BEGIN
-  DI_REQUIRE_ARG(options, err);
-  di_status status = DI_OK;
-  const auto* k = di::capi::checked_key(key, OptionType::kInt64, &status, err);
-  if (k == nullptr) return status;
-  options->values[std::string(k->key)] =
-      k->type == OptionType::kDouble ? di::capi::make_value(static_cast<double>(value))
-                                     : di::capi::make_value(value);
-  return DI_OK;
+  return di::capi::set_value(
+      options, key, OptionType::kInt64, err,
+      [&](const di::capi::OptionKey& k, di_options::Value* out) -> di_status {
+        *out = k.type == OptionType::kDouble ? di::capi::make_value(static_cast<double>(value))
+                                             : di::capi::make_value(value);
+        return DI_OK;
+      });
   DI_API_END(err)
 }
 
 DI_API di_status di_options_set_f64(di_options* options, const char* key, double value,
                                     di_error** err) {
   DI_API_BEGIN
-  DI_REQUIRE_ARG(options, err);
-  di_status status = DI_OK;
-  const auto* k = di::capi::checked_key(key, OptionType::kDouble, &status, err);
-  if (k == nullptr) return status;
-  if (std::isnan(value))
-    return fail(err, DI_E_INVALID_ARG, std::string("option \"") + key + "\": NaN is not a value");
-  options->values[std::string(k->key)] = di::capi::make_value(value);
-  return DI_OK;
+  return di::capi::set_value(
+      options, key, OptionType::kDouble, err,
+      [&](const di::capi::OptionKey&, di_options::Value* out) -> di_status {
+        if (std::isnan(value))
+          return fail(err, DI_E_INVALID_ARG,
+                      std::string("option \"") + key + "\": NaN is not a value");
+        *out = di::capi::make_value(value);
+        return DI_OK;
+      });
   DI_API_END(err)
 }
 
 DI_API di_status di_options_set_str(di_options* options, const char* key, const char* value,
                                     size_t len, di_error** err) {
   DI_API_BEGIN
-  DI_REQUIRE_ARG(options, err);
-  di_status status = DI_OK;
-  const auto* k = di::capi::checked_key(key, OptionType::kString, &status, err);
-  if (k == nullptr) return status;
-  if (value == nullptr && len != 0)
-    return fail(err, DI_E_INVALID_ARG, std::string("option \"") + key + "\": value is NULL");
-  std::string s(value == nullptr ? "" : value, len);
-  if (!di::utf8_valid(s))
-    return fail(err, DI_E_INVALID_ARG, std::string("option \"") + key + "\": invalid UTF-8");
-  if (s.find('\0') != std::string::npos)
-    return fail(err, DI_E_INVALID_ARG, std::string("option \"") + key + "\": contains a NUL byte");
-  options->values[std::string(k->key)] = di::capi::make_value_str(std::move(s));
-  return DI_OK;
+  return di::capi::set_value(
+      options, key, OptionType::kString, err,
+      [&](const di::capi::OptionKey&, di_options::Value* out) -> di_status {
+        const std::string where = std::string("option \"") + key + "\": ";
+        if (value == nullptr && len != 0)
+          return fail(err, DI_E_INVALID_ARG, where + "value is NULL");
+        std::string s(value == nullptr ? "" : value, len);
+        if (!di::utf8_valid(s)) return fail(err, DI_E_INVALID_ARG, where + "invalid UTF-8");
+        if (s.find('\0') != std::string::npos)
+          return fail(err, DI_E_INVALID_ARG, where + "contains a NUL byte");
+        *out = di::capi::make_value_str(std::move(s));
+        return DI_OK;
+      });
   DI_API_END(err)
 }
 
 DI_API di_status di_options_set_json(di_options* options, const char* key, const char* json,
                                      size_t len, di_error** err) {
   DI_API_BEGIN
-  DI_REQUIRE_ARG(options, err);
-  di_status status = DI_OK;
-  const auto* k = di::capi::checked_key(key, OptionType::kJson, &status, err);
-  if (k == nullptr) return status;
-  if (json == nullptr)
-    return fail(err, DI_E_INVALID_ARG, std::string("option \"") + key + "\": json is NULL");
-  auto parsed = nlohmann::json::parse(json, json + len, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded())
-    return fail(err, DI_E_PARSE, std::string("option \"") + key + "\": not valid JSON");
-  options->values[std::string(k->key)] = di::capi::make_value_json(std::move(parsed));
-  return DI_OK;
+  return di::capi::set_value(
+      options, key, OptionType::kJson, err,
+      [&](const di::capi::OptionKey&, di_options::Value* out) -> di_status {
+        const std::string where = std::string("option \"") + key + "\": ";
+        if (json == nullptr) return fail(err, DI_E_INVALID_ARG, where + "json is NULL");
+        auto parsed = nlohmann::json::parse(json, json + len, nullptr, /*allow_exceptions=*/false);
+        if (parsed.is_discarded()) return fail(err, DI_E_PARSE, where + "not valid JSON");
+        *out = di::capi::make_value_json(std::move(parsed));
+        return DI_OK;
+      });
   DI_API_END(err)
 }
 
@@ -234,11 +258,7 @@ DI_API di_status di_options_get_str(const di_options* options, const char* key,
                                     const char** value, size_t* len, di_error** err) {
   DI_API_BEGIN
   DI_REQUIRE_ARG(value, err);
-  return di::capi::get_value(options, key, OptionType::kString, err,
-                             [&](const di_options::Value& v) {
-                               *value = v.text.c_str();
-                               if (len != nullptr) *len = v.text.size();
-                             });
+  return di::capi::get_text(options, key, OptionType::kString, value, len, err);
   DI_API_END(err)
 }
 
@@ -246,11 +266,7 @@ DI_API di_status di_options_get_json(const di_options* options, const char* key,
                                      const char** json, size_t* len, di_error** err) {
   DI_API_BEGIN
   DI_REQUIRE_ARG(json, err);
-  return di::capi::get_value(options, key, OptionType::kJson, err,
-                             [&](const di_options::Value& v) {
-                               *json = v.text.c_str();
-                               if (len != nullptr) *len = v.text.size();
-                             });
+  return di::capi::get_text(options, key, OptionType::kJson, json, len, err);
   DI_API_END(err)
 }
 

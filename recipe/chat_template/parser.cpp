@@ -5,6 +5,7 @@
 #include "recipe/chat_template/parser.h"
 
 #include <cstdlib>
+#include <initializer_list>
 #include <set>
 
 namespace di::recipe::chat_template {
@@ -226,24 +227,22 @@ class Parser {
     return e;
   }
 
-  Result<ExprPtr> or_expr() {
-    DI_ASSIGN_OR_RETURN(ExprPtr e, and_expr());
-    while (is_name("or")) {
+  // One left-associative level: `operand`s joined by any of `ops` (keywords when `keywords`).
+  Result<ExprPtr> left_assoc(Result<ExprPtr> (Parser::*operand)(), std::initializer_list<const char*> ops,
+                             bool keywords = false) {
+    DI_ASSIGN_OR_RETURN(ExprPtr e, (this->*operand)());
+    for (;;) {
+      const char* op = nullptr;
+      for (const char* o : ops)
+        if (keywords ? is_name(o) : is_op(o)) op = o;
+      if (op == nullptr) return e;
       ++p_;
-      DI_ASSIGN_OR_RETURN(ExprPtr r, and_expr());
-      e = binary("or", std::move(e), std::move(r));
+      DI_ASSIGN_OR_RETURN(ExprPtr r, (this->*operand)());
+      e = binary(op, std::move(e), std::move(r));
     }
-    return e;
   }
-  Result<ExprPtr> and_expr() {
-    DI_ASSIGN_OR_RETURN(ExprPtr e, not_expr());
-    while (is_name("and")) {
-      ++p_;
-      DI_ASSIGN_OR_RETURN(ExprPtr r, not_expr());
-      e = binary("and", std::move(e), std::move(r));
-    }
-    return e;
-  }
+  Result<ExprPtr> or_expr() { return left_assoc(&Parser::and_expr, {"or"}, /*keywords=*/true); }
+  Result<ExprPtr> and_expr() { return left_assoc(&Parser::not_expr, {"and"}, /*keywords=*/true); }
   Result<ExprPtr> not_expr() {
     if (is_name("not")) {
       if (++depth_ > kMaxDepth) return error("expressions nest deeper than " + std::to_string(kMaxDepth));
@@ -277,42 +276,10 @@ class Parser {
       e = binary(op, std::move(e), std::move(r));
     }
   }
-  Result<ExprPtr> math1() {
-    DI_ASSIGN_OR_RETURN(ExprPtr e, concat());
-    while (is_op("+") || is_op("-")) {
-      std::string op = next().text;
-      DI_ASSIGN_OR_RETURN(ExprPtr r, concat());
-      e = binary(op, std::move(e), std::move(r));
-    }
-    return e;
-  }
-  Result<ExprPtr> concat() {
-    DI_ASSIGN_OR_RETURN(ExprPtr e, math2());
-    while (is_op("~")) {
-      ++p_;
-      DI_ASSIGN_OR_RETURN(ExprPtr r, math2());
-      e = binary("~", std::move(e), std::move(r));
-    }
-    return e;
-  }
-  Result<ExprPtr> math2() {
-    DI_ASSIGN_OR_RETURN(ExprPtr e, power());
-    while (is_op("*") || is_op("/") || is_op("//") || is_op("%")) {
-      std::string op = next().text;
-      DI_ASSIGN_OR_RETURN(ExprPtr r, power());
-      e = binary(op, std::move(e), std::move(r));
-    }
-    return e;
-  }
-  Result<ExprPtr> power() {
-    DI_ASSIGN_OR_RETURN(ExprPtr e, unary());
-    while (is_op("**")) {
-      ++p_;
-      DI_ASSIGN_OR_RETURN(ExprPtr r, unary());
-      e = binary("**", std::move(e), std::move(r));
-    }
-    return e;
-  }
+  Result<ExprPtr> math1() { return left_assoc(&Parser::concat, {"+", "-"}); }
+  Result<ExprPtr> concat() { return left_assoc(&Parser::math2, {"~"}); }
+  Result<ExprPtr> math2() { return left_assoc(&Parser::power, {"*", "/", "//", "%"}); }
+  Result<ExprPtr> power() { return left_assoc(&Parser::unary, {"**"}); }
   Result<ExprPtr> unary() {
     if (is_op("-") || is_op("+")) {
       if (++depth_ > kMaxDepth) return error("expressions nest deeper than " + std::to_string(kMaxDepth));

@@ -11,15 +11,13 @@
 #include <nlohmann/json.hpp>
 
 #include "deepinfer.h"
-#include "tests/cli_engine/tiny_model_dir.h"
+#include "tests/cli_engine/tiny_engine.h"
 #include "tests/common/capi_calls.h"
 
 namespace {
 
 using di_test::error_text;
 using di_test::for_each_chunk;
-using di_test::make_tiny_model_dir;
-using di_test::remove_tiny_model_dir;
 using nlohmann::json;
 
 struct Handles {
@@ -56,17 +54,13 @@ Outcome drain(di_request* r, di_parser* parser) {
 class PreparedSubmit : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::string;
-    ASSERT_NO_FATAL_FAILURE(make_tiny_model_dir("di-prepared", dir_));
+    ASSERT_NO_FATAL_FAILURE(di_test::open_tiny_engine("di-prepared", &dir_, &h_.engine));
     di_error* err = nullptr;
-    ASSERT_EQ(di_engine_create(dir_->data(), dir_->size(), nullptr, &h_.engine, &err), DI_OK) << error_text(err);
     ASSERT_EQ(di_recipe_create(dir_->data(), dir_->size(), nullptr, &h_.recipe, &err), DI_OK) << error_text(err);
   }
   static void TearDownTestSuite() {
     di_recipe_destroy(h_.recipe);
-    di_engine_destroy(h_.engine);
-    remove_tiny_model_dir(*dir_);
-    delete dir_;
+    di_test::close_tiny_engine(dir_, h_.engine);
   }
 
   static di_prepared* prepare(const json& body, di_status want = DI_OK) {

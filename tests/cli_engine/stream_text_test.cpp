@@ -12,30 +12,24 @@
 #include <nlohmann/json.hpp>
 
 #include "deepinfer.h"
-#include "tests/cli_engine/tiny_model_dir.h"
+#include "tests/cli_engine/tiny_engine.h"
 #include "tests/common/capi_calls.h"
 
 namespace {
 
 using di_test::error_text;
 using di_test::for_each_chunk;
-using di_test::make_tiny_model_dir;
-using di_test::remove_tiny_model_dir;
 
 class StreamText : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::string;
-    ASSERT_NO_FATAL_FAILURE(make_tiny_model_dir("di-stream-text", dir_));
+    ASSERT_NO_FATAL_FAILURE(di_test::open_tiny_engine("di-stream-text", &dir_, &engine_));
     di_error* err = nullptr;
-    ASSERT_EQ(di_engine_create(dir_->data(), dir_->size(), nullptr, &engine_, &err), DI_OK) << error_text(err);
     ASSERT_EQ(di_tokenizer_create(dir_->data(), dir_->size(), &tokenizer_, &err), DI_OK) << error_text(err);
   }
   static void TearDownTestSuite() {
     di_tokenizer_destroy(tokenizer_);
-    di_engine_destroy(engine_);
-    remove_tiny_model_dir(*dir_);
-    delete dir_;
+    di_test::close_tiny_engine(dir_, engine_);
   }
 
   // The ids of the byte-level tokens that stand for exactly one of `bytes`.

@@ -2,6 +2,7 @@
 #include "tests/constrain/test_util.h"
 
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <vector>
 
@@ -36,6 +37,15 @@ std::vector<std::string> all_strings(const std::string& alphabet, size_t max_len
     for (char c : alphabet) out.push_back(out[i] + c);
   }
   return out;
+}
+
+std::optional<std::string> first_disagreement_with_std_regex(const std::shared_ptr<const Grammar>& g,
+                                                             const std::string& regex,
+                                                             const std::string& alphabet, size_t max_len) {
+  const std::regex ref(regex, std::regex::ECMAScript);
+  for (const std::string& s : all_strings(alphabet, max_len))
+    if (full_match(g, s) != std::regex_match(s, ref)) return s;
+  return std::nullopt;
 }
 
 }  // namespace di::engine::constrain::testing

@@ -1,8 +1,10 @@
 // Helpers shared by the constraint tests: byte-level matching of a whole string against a
-// grammar, and loading fixture files. No assertions here; tests decide what to check.
+// grammar (alone or against std::regex), and loading fixture files. No assertions here; tests
+// decide what to check.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,5 +21,11 @@ std::string read_file(const std::string& path);
 // Every string over `alphabet` of at most `max_len` bytes, shortest first ("" included): the
 // exhaustive inputs on which two grammars are compared.
 std::vector<std::string> all_strings(const std::string& alphabet, size_t max_len);
+
+// The first of all_strings(alphabet, max_len) on which the grammar and std::regex (ECMAScript,
+// whole-string match) disagree; nullopt when they agree on every one.
+std::optional<std::string> first_disagreement_with_std_regex(const std::shared_ptr<const Grammar>& g,
+                                                             const std::string& regex,
+                                                             const std::string& alphabet, size_t max_len);
 
 }  // namespace di::engine::constrain::testing

@@ -11,11 +11,8 @@
 using namespace di::engine::constrain;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const std::string in(reinterpret_cast<const char*>(data), size);
-  const size_t cut = in.find('\0');
-  const std::string grammar = in.substr(0, cut);
-  const std::string text = cut == std::string::npos ? "" : in.substr(cut + 1);
-  auto g = compile_ebnf(grammar);
-  if (g.is_ok()) fuzz::exercise(*g, text);
+  const auto in = fuzz::split_input(data, size, '\0');
+  auto g = compile_ebnf(in.grammar);
+  if (g.is_ok()) fuzz::exercise(*g, in.text);
   return 0;
 }

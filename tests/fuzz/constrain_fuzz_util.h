@@ -24,6 +24,16 @@ inline std::shared_ptr<const TokenVocabulary> byte_vocab() {
   return v;
 }
 
+// A fuzz input cut at its first `sep`: the grammar before it, the text after (none without one).
+struct GrammarAndText {
+  std::string grammar, text;
+};
+inline GrammarAndText split_input(const uint8_t* data, size_t size, char sep) {
+  const std::string in(reinterpret_cast<const char*>(data), size);
+  const size_t cut = in.find(sep);
+  return {in.substr(0, cut), cut == std::string::npos ? "" : in.substr(cut + 1)};
+}
+
 inline void check(bool ok) {
   if (!ok) std::abort();
 }

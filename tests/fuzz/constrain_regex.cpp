@@ -11,15 +11,12 @@
 using namespace di::engine::constrain;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const std::string in(reinterpret_cast<const char*>(data), size);
-  const size_t nl = in.find('\n');
-  const std::string pattern = in.substr(0, nl);
-  const std::string text = nl == std::string::npos ? "" : in.substr(nl + 1);
-  auto g = compile_regex(pattern);
-  if (g.is_ok()) fuzz::exercise(*g, text);
+  const auto in = fuzz::split_input(data, size, '\n');
+  auto g = compile_regex(in.grammar);
+  if (g.is_ok()) fuzz::exercise(*g, in.text);
   RegexOptions o;
   o.json_string = true;
   o.search = true;
-  (void)regex_to_expr(pattern, o);
+  (void)regex_to_expr(in.grammar, o);
   return 0;
 }

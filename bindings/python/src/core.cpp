@@ -66,60 +66,37 @@ class Options {
     return std::make_unique<Options>(out);
   }
   void set_i64(const std::string& key, int64_t v) {
-    di_error* err = nullptr;
-    check(di_options_set_i64(get(), key.c_str(), v, &err), err);
+    run([&](di_error** err) { return di_options_set_i64(get(), key.c_str(), v, err); });
   }
   void set_f64(const std::string& key, double v) {
-    di_error* err = nullptr;
-    check(di_options_set_f64(get(), key.c_str(), v, &err), err);
+    run([&](di_error** err) { return di_options_set_f64(get(), key.c_str(), v, err); });
   }
   void set_str(const std::string& key, const std::string& v) {
-    di_error* err = nullptr;
-    check(di_options_set_str(get(), key.c_str(), v.data(), v.size(), &err), err);
+    run([&](di_error** err) { return di_options_set_str(get(), key.c_str(), v.data(), v.size(), err); });
   }
   void set_json(const std::string& key, const std::string& json) {
-    di_error* err = nullptr;
-    check(di_options_set_json(get(), key.c_str(), json.data(), json.size(), &err), err);
+    run([&](di_error** err) {
+      return di_options_set_json(get(), key.c_str(), json.data(), json.size(), err);
+    });
   }
   void update_json(const std::string& json) {
-    di_error* err = nullptr;
-    check(di_options_update_json(get(), json.data(), json.size(), &err), err);
+    run([&](di_error** err) { return di_options_update_json(get(), json.data(), json.size(), err); });
   }
   // Getters return None for a known key that is unset (DI_E_NOT_FOUND), raise otherwise.
   py::object get_i64(const std::string& key) const {
     int64_t v = 0;
-    di_error* err = nullptr;
-    const di_status st = di_options_get_i64(get(), key.c_str(), &v, &err);
-    if (st == DI_E_NOT_FOUND) { di_error_destroy(err); return py::none(); }
-    check(st, err);
+    if (!found([&](di_error** err) { return di_options_get_i64(get(), key.c_str(), &v, err); }))
+      return py::none();
     return py::int_(v);
   }
   py::object get_f64(const std::string& key) const {
     double v = 0;
-    di_error* err = nullptr;
-    const di_status st = di_options_get_f64(get(), key.c_str(), &v, &err);
-    if (st == DI_E_NOT_FOUND) { di_error_destroy(err); return py::none(); }
-    check(st, err);
+    if (!found([&](di_error** err) { return di_options_get_f64(get(), key.c_str(), &v, err); }))
+      return py::none();
     return py::float_(v);
   }
-  py::object get_str(const std::string& key) const {
-    const char* v = nullptr;
-    size_t len = 0;
-    di_error* err = nullptr;
-    const di_status st = di_options_get_str(get(), key.c_str(), &v, &len, &err);
-    if (st == DI_E_NOT_FOUND) { di_error_destroy(err); return py::none(); }
-    check(st, err);
-    return utf8(v, len);
-  }
-  py::object get_json(const std::string& key) const {
-    const char* v = nullptr;
-    size_t len = 0;
-    di_error* err = nullptr;
-    const di_status st = di_options_get_json(get(), key.c_str(), &v, &len, &err);
-    if (st == DI_E_NOT_FOUND) { di_error_destroy(err); return py::none(); }
-    check(st, err);
-    return utf8(v, len);
-  }
+  py::object get_str(const std::string& key) const { return get_text(key, di_options_get_str); }
+  py::object get_json(const std::string& key) const { return get_text(key, di_options_get_json); }
   py::str to_json() const {
     char* json = nullptr;
     size_t len = 0;
@@ -129,6 +106,30 @@ class Options {
   }
 
  private:
+  using TextGetter = di_status (*)(const di_options*, const char*, const char**, size_t*, di_error**);
+
+  // Runs a call that reports failure through a di_error, raising it.
+  template <class Call>
+  static void run(Call&& call) {
+    di_error* err = nullptr;
+    check(call(&err), err);
+  }
+  // As run, but an unset key (DI_E_NOT_FOUND) is not raised: returns false instead.
+  template <class Call>
+  static bool found(Call&& call) {
+    di_error* err = nullptr;
+    const di_status st = call(&err);
+    if (st == DI_E_NOT_FOUND) { di_error_destroy(err); return false; }
+    check(st, err);
+    return true;
+  }
+  py::object get_text(const std::string& key, TextGetter getter) const {
+    const char* v = nullptr;
+    size_t len = 0;
+    if (!found([&](di_error** err) { return getter(get(), key.c_str(), &v, &len, err); })) return py::none();
+    return utf8(v, len);
+  }
+
   di_options* ptr_ = nullptr;
 };
 

@@ -67,9 +67,7 @@ extern "C" {
 
 JNIEXPORT jlong JNICALL Java_ai_deepinfer_Engine_nCreate(JNIEnv* env, jclass, jbyteArray dir, jlong options) {
   DI_JNI_BEGIN
-  std::string d;
-  if (!read_bytes(env, dir, &d, "modelDir")) return 0;
-  return new_handle<di_engine>(env, [&](di_engine** out, di_error** err) {
+  return new_handle_from_bytes<di_engine>(env, dir, "modelDir", [&](const std::string& d, di_engine** out, di_error** err) {
     return di_engine_create(d.data(), d.size(), handle<const di_options>(options), out, err);
   });
   DI_JNI_END(0)

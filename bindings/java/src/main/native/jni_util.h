@@ -86,6 +86,15 @@ jlong new_handle(JNIEnv* env, Create create) {
   return to_jlong(out);
 }
 
+// new_handle for the many constructors whose one input is a Java byte[]: `create(bytes, &out,
+// &err)` sees the copied bytes; 0 with the exception pending when the array cannot be read.
+template <class T, class Create>
+jlong new_handle_from_bytes(JNIEnv* env, jbyteArray array, const char* what, Create create) {
+  std::string bytes;
+  if (!read_bytes(env, array, &bytes, what)) return 0;
+  return new_handle<T>(env, [&](T** out, di_error** err) { return create(bytes, out, err); });
+}
+
 template <class Call>
 jbyteArray owned_bytes(JNIEnv* env, Call call) {
   Error e;

@@ -54,6 +54,20 @@ struct PushInput {
     return read_bytes(env, t, &text, "text") && read_ints(env, i, &ids, "tokenIds") &&
            read_bytes(env, em, &error, "errorMessage");
   }
+  // The fields di_parse_chunk and di_chunk share, zeroing the rest; each caller sets its own.
+  template <class Record>
+  void fill(Record* c, jint finish, jlong prompt_tokens, jlong cached_prompt_tokens, jlong completion_tokens) const {
+    std::memset(c, 0, sizeof *c);
+    c->struct_size = sizeof *c;
+    c->text = text.c_str();
+    c->text_len = text.size();
+    c->token_ids = ids.empty() ? nullptr : ids.data();
+    c->finish_reason = finish;
+    c->prompt_tokens = prompt_tokens;
+    c->cached_prompt_tokens = cached_prompt_tokens;
+    c->completion_tokens = completion_tokens;
+    c->error_message_len = error.size();
+  }
 };
 
 }  // namespace
@@ -62,9 +76,7 @@ extern "C" {
 
 JNIEXPORT jlong JNICALL Java_ai_deepinfer_Parser_nCreate(JNIEnv* env, jclass, jbyteArray json) {
   DI_JNI_BEGIN
-  std::string s;
-  if (!read_bytes(env, json, &s, "optionsJson")) return 0;
-  return new_handle<di_parser>(env, [&](di_parser** out, di_error** err) {
+  return new_handle_from_bytes<di_parser>(env, json, "optionsJson", [&](const std::string& s, di_parser** out, di_error** err) {
     return di_parser_create_from_json(s.data(), s.size(), out, err);
   });
   DI_JNI_END(0)
@@ -73,9 +85,7 @@ JNIEXPORT jlong JNICALL Java_ai_deepinfer_Parser_nCreate(JNIEnv* env, jclass, jb
 JNIEXPORT jlong JNICALL Java_ai_deepinfer_Parser_nCreateForPrepared(JNIEnv* env, jclass, jlong prepared,
                                                                     jbyteArray overrides) {
   DI_JNI_BEGIN
-  std::string s;
-  if (!read_bytes(env, overrides, &s, "overridesJson")) return 0;
-  return new_handle<di_parser>(env, [&](di_parser** out, di_error** err) {
+  return new_handle_from_bytes<di_parser>(env, overrides, "overridesJson", [&](const std::string& s, di_parser** out, di_error** err) {
     return di_parser_create(handle<const di_prepared>(prepared), s.empty() ? nullptr : s.data(), s.size(), out, err);
   });
   DI_JNI_END(0)
@@ -90,18 +100,9 @@ JNIEXPORT jint JNICALL Java_ai_deepinfer_Parser_nPush(JNIEnv* env, jclass, jlong
   PushInput in;
   if (!in.read(env, text, ids, error_message)) return DI_E_INVALID_ARG;
   di_parse_chunk c;
-  std::memset(&c, 0, sizeof c);
-  c.struct_size = sizeof c;
-  c.text = in.text.data();
-  c.text_len = in.text.size();
-  c.token_ids = in.ids.empty() ? nullptr : in.ids.data();
+  in.fill(&c, finish, prompt_tokens, cached_prompt_tokens, completion_tokens);
   c.num_token_ids = in.ids.size();
-  c.finish_reason = finish;
-  c.prompt_tokens = prompt_tokens;
-  c.cached_prompt_tokens = cached_prompt_tokens;
-  c.completion_tokens = completion_tokens;
   c.error_message = in.error.empty() ? nullptr : in.error.data();
-  c.error_message_len = in.error.size();
   return with_sink(env, sink, [&](di_parse_event_fn fn, void* ud, di_error** err) {
     return di_parse_push(parser(p), &c, fn, ud, err);
   });
@@ -118,21 +119,12 @@ JNIEXPORT jint JNICALL Java_ai_deepinfer_Parser_nPushChunk(JNIEnv* env, jclass, 
   if (!in.read(env, text, ids, error_message)) return DI_E_INVALID_ARG;
   // Rebuild the engine's record from the Java copy; di_parse_push_chunk reads it during the call.
   di_chunk c;
-  std::memset(&c, 0, sizeof c);
-  c.struct_size = sizeof c;
+  in.fill(&c, finish, prompt_tokens, cached_prompt_tokens, completion_tokens);
   c.index = static_cast<uint32_t>(index);
   c.request_id = static_cast<uint64_t>(request_id);
-  c.token_ids = in.ids.empty() ? nullptr : in.ids.data();
   c.num_tokens = in.ids.size();
-  c.text = in.text.c_str();
-  c.text_len = in.text.size();
-  c.finish_reason = finish;
   c.is_final = is_final ? 1 : 0;
-  c.prompt_tokens = prompt_tokens;
-  c.cached_prompt_tokens = cached_prompt_tokens;
-  c.completion_tokens = completion_tokens;
   c.error_message = in.error.c_str();
-  c.error_message_len = in.error.size();
   return with_sink(env, sink, [&](di_parse_event_fn fn, void* ud, di_error** err) {
     return di_parse_push_chunk(parser(p), &c, fn, ud, err);
   });

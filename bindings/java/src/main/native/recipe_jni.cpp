@@ -14,9 +14,7 @@ extern "C" {
 
 JNIEXPORT jlong JNICALL Java_ai_deepinfer_Recipe_nCreate(JNIEnv* env, jclass, jbyteArray path, jlong options) {
   DI_JNI_BEGIN
-  std::string s;
-  if (!read_bytes(env, path, &s, "tokenizer")) return 0;
-  return new_handle<di_recipe>(env, [&](di_recipe** out, di_error** err) {
+  return new_handle_from_bytes<di_recipe>(env, path, "tokenizer", [&](const std::string& s, di_recipe** out, di_error** err) {
     return di_recipe_create(s.data(), s.size(), handle<const di_options>(options), out, err);
   });
   DI_JNI_END(0)
@@ -28,9 +26,7 @@ JNIEXPORT void JNICALL Java_ai_deepinfer_Recipe_nDestroy(JNIEnv*, jclass, jlong 
 
 JNIEXPORT jlong JNICALL Java_ai_deepinfer_Recipe_nPrepare(JNIEnv* env, jclass, jlong p, jint protocol, jbyteArray json) {
   DI_JNI_BEGIN
-  std::string body;
-  if (!read_bytes(env, json, &body, "json")) return 0;
-  return new_handle<di_prepared>(env, [&](di_prepared** out, di_error** err) {
+  return new_handle_from_bytes<di_prepared>(env, json, "json", [&](const std::string& body, di_prepared** out, di_error** err) {
     return di_recipe_prepare(handle<const di_recipe>(p), protocol, body.data(), body.size(), out, err);
   });
   DI_JNI_END(0)

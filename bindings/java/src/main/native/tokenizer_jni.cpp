@@ -13,9 +13,7 @@ extern "C" {
 
 JNIEXPORT jlong JNICALL Java_ai_deepinfer_Tokenizer_nCreate(JNIEnv* env, jclass, jbyteArray path) {
   DI_JNI_BEGIN
-  std::string s;
-  if (!read_bytes(env, path, &s, "path")) return 0;
-  return new_handle<di_tokenizer>(env, [&](di_tokenizer** out, di_error** err) {
+  return new_handle_from_bytes<di_tokenizer>(env, path, "path", [&](const std::string& s, di_tokenizer** out, di_error** err) {
     return di_tokenizer_create(s.data(), s.size(), out, err);
   });
   DI_JNI_END(0)

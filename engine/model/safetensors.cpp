@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "kernels/cpu/bf16_widen.h"
 #include "kernels/cpu/threads.h"
 
 namespace di::engine {
@@ -287,12 +288,7 @@ Result<std::vector<float>> tensor_to_f32(const TensorView& t) {
       return;
     }
     if (dtype == DType::kBF16) {
-      for (int64_t i = begin; i < end; ++i) {
-        uint16_t h;
-        std::memcpy(&h, src + 2 * i, 2);
-        const uint32_t bits = static_cast<uint32_t>(h) << 16;
-        std::memcpy(&dst[i], &bits, 4);
-      }
+      kernels::cpu::bf16_widen(src + 2 * begin, end - begin, dst + begin);
       return;
     }
     for (int64_t i = begin; i < end; ++i) {

@@ -3,9 +3,9 @@
 // fp32 block kernel on it, so the summation order (and the result) is the fp32 path's.
 #include "kernels/cpu/quant_linear.h"
 
-#include <cstring>
 #include <vector>
 
+#include "kernels/cpu/bf16_widen.h"
 #include "kernels/cpu/linear.h"
 #include "kernels/cpu/threads.h"
 
@@ -23,16 +23,9 @@ void dequantize_rows(const LinearWeight& w, int64_t row0, int64_t count, float* 
         for (int64_t k = 0; k < in; ++k) out[k] = src[k];
         break;
       }
-      case WeightFormat::kBf16: {
-        const uint8_t* src = static_cast<const uint8_t*>(w.data) + n * in * 2;
-        for (int64_t k = 0; k < in; ++k) {
-          uint16_t b;
-          std::memcpy(&b, src + 2 * k, 2);  // the mapping need not align a tensor to 2 bytes
-          const uint32_t bits = uint32_t{b} << 16;
-          std::memcpy(out + k, &bits, 4);
-        }
+      case WeightFormat::kBf16:
+        bf16_widen(static_cast<const uint8_t*>(w.data) + n * in * 2, in, out);
         break;
-      }
       case WeightFormat::kFp8E4M3Block: {
         const uint8_t* src = static_cast<const uint8_t*>(w.data) + n * in;
         for (int64_t k0 = 0; k0 < in; k0 += w.block_in) {

@@ -433,7 +433,7 @@ Status mla_attention(const MlaAttentionArgs& a, void* stream) {
   if (a.splits == 1) return Status::ok();
   mla_merge_kernel<<<dim3(static_cast<unsigned>(a.batch.num_tokens), static_cast<unsigned>(a.num_heads),
                           static_cast<unsigned>((a.latent_dim + kMergeChannels - 1) / kMergeChannels)),
-                     kMergeChannels, 0, as_stream(stream)>>>(a);
+                     kMergeThreads, 0, as_stream(stream)>>>(a);
   return launch_status("mla_attention merge");
 }
 

@@ -207,7 +207,7 @@ Status launch(const SinkAttentionVarlenArgs& a, void* stream) {
   if (a.splits == 1) return Status::ok();
   const dim3 mgrid(static_cast<unsigned>(a.batch.num_tokens), static_cast<unsigned>(a.num_heads),
                    static_cast<unsigned>((a.head_dim + kMergeChannels - 1) / kMergeChannels));
-  merge_kernel<<<mgrid, kMergeChannels, 0, as_stream(stream)>>>(a);
+  merge_kernel<<<mgrid, kMergeThreads, 0, as_stream(stream)>>>(a);
   return launch_status("sink_attention_varlen merge");
 }
 

@@ -16,6 +16,9 @@ inline constexpr int kMaxKvSplits = 256;
 // Channels per merge block: a merge grid gets (width + kMergeChannels - 1) / kMergeChannels
 // blocks per (row, head) along z.
 inline constexpr int kMergeChannels = 128;
+// Threads per merge block: four for each of its channels, so a channel's ranges are summed four
+// ways at once (a merge over a hundred ranges is latency, not bandwidth).
+inline constexpr int kMergeThreads = 4 * kMergeChannels;
 
 // Streaming multiprocessors of the current device, read once per process (1 when unknown).
 inline int32_t device_sm_count() {
@@ -37,7 +40,7 @@ inline int32_t kv_splits_for(int64_t blocks, int64_t max_ranges, int32_t cap) {
 }
 
 // Merges `splits` (<= kMaxKvSplits) ranges of one (row, head) into `out` (`width` floats); every
-// thread of the block calls it (blockDim.x a multiple of 32). The first range's entry is at
+// thread of the block calls it (blockDim.x a multiple of 32, at most kMergeThreads). The first range's entry is at
 // `part`, each next one `stride` floats on. `sink`: a logit that joins the softmax without a
 // value (-INFINITY: none). An empty range (l = 0) weighs nothing; a row where nothing weighs gets
 // zeros. [c_begin, c_end) picks the channels this block writes (default: all), so a merge can
@@ -81,17 +84,42 @@ __device__ inline void merge_kv_splits(const float* part, int64_t stride, int sp
   __syncthreads();
   denom = total[1];
   if (c_end < 0) c_end = width;
-  for (int c = c_begin + threadIdx.x; c < c_end; c += blockDim.x) {
+  // Threads beyond the channels take other ranges: group g of `groups` sums ranges g, g + groups,
+  // ..., four loads in flight each, and the groups' sums are added in group order.
+  const int span = c_end - c_begin;
+  if (span <= 0) return;
+  const int piece = min(span, static_cast<int>(blockDim.x)), groups = static_cast<int>(blockDim.x) / piece;
+  const int group = static_cast<int>(threadIdx.x) / piece, lane_c = static_cast<int>(threadIdx.x) % piece;
+  __shared__ float sums[kMergeThreads];
+  for (int c0 = c_begin; c0 < c_end; c0 += piece) {
+    const int c = c0 + lane_c;
+    const bool active = group < groups && c < c_end;
     float v[4] = {0.f, 0.f, 0.f, 0.f};  // independent sums: four loads in flight
-    int s = 0;
-    for (; s + 3 < splits; s += 4) {
+    if (active) {
+      int s = group;
+      for (; s + 3 * groups < splits; s += 4 * groups) {
 #pragma unroll
-      for (int u = 0; u < 4; ++u)
-        if (weight[s + u] > 0.f) v[u] += weight[s + u] * part[(s + u) * stride + 2 + c];  // empty ranges: unset
+        for (int u = 0; u < 4; ++u) {
+          const int r = s + u * groups;
+          if (weight[r] > 0.f) v[u] += weight[r] * part[r * stride + 2 + c];  // empty ranges: unset
+        }
+      }
+      for (; s < splits; s += groups)
+        if (weight[s] > 0.f) v[0] += weight[s] * part[s * stride + 2 + c];
     }
-    for (; s < splits; ++s)
-      if (weight[s] > 0.f) v[0] += weight[s] * part[s * stride + 2 + c];
-    out[c] = denom > 0.f ? ((v[0] + v[1]) + (v[2] + v[3])) / denom : 0.f;
+    const float mine = (v[0] + v[1]) + (v[2] + v[3]);
+    if (groups == 1) {  // uniform over the block
+      if (active) out[c] = denom > 0.f ? mine / denom : 0.f;
+      continue;
+    }
+    __syncthreads();  // sums[] of the previous piece is read
+    sums[threadIdx.x] = mine;
+    __syncthreads();
+    if (group == 0 && c < c_end) {
+      float t = 0.f;
+      for (int g = 0; g < groups; ++g) t += sums[g * piece + lane_c];
+      out[c] = denom > 0.f ? t / denom : 0.f;
+    }
   }
 }
 

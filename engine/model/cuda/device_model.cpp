@@ -11,6 +11,7 @@
 #include "engine/model/memory_plan.h"
 #include "kernels/cuda/device.h"
 #include "kernels/cuda/elementwise.h"
+#include "kernels/cuda/gemv.h"
 
 namespace di::engine::cuda {
 namespace kc = di::kernels::cuda;
@@ -65,6 +66,10 @@ Status DeviceModel::upload_f32(const std::vector<float>& host, kc::DeviceBuffer&
 Status DeviceModel::linear(const float* x, int64_t M, int64_t K, int64_t ldx, const void* w, int64_t N, float* y,
                            int64_t ldy) {
   if (dtype_ == DType::kF32) return gemm_.linear(x, M, K, ldx, w, N, DType::kF32, y, ldy, DType::kF32);
+  // Decode's few rows round x to bf16 as they load it (no staging launch), unless every product
+  // must take the batch-invariant kernel.
+  if (!gemm_.batch_invariant() && kc::gemv_fits(M, K, ldx, x, w))
+    return kc::gemv_bf16(x, DType::kF32, M, K, ldx, w, N, y, ldy, 0.f, stream_);
   // bf16 weights: the activations are rounded to bf16 for the tensor cores, the sum stays fp32.
   DI_RETURN_IF_ERROR(kc::convert_rows_from_f32(x, M, K, ldx, linear_stage_, dtype_, stream_));
   return gemm_.linear(linear_stage_, M, K, K, w, N, dtype_, y, ldy, DType::kF32);

@@ -1,0 +1,29 @@
+// Skinny products for decode: y[M, N] = x[M, K] @ W[N, K]^T with bf16 weights and at most
+// kGemvMaxRows rows of x. A decode step is a few rows against large weights, so the time is the
+// weight read; cuBLAS's kernels for M = 1..8 leave much of the bandwidth unused (a 128 x 8 tile
+// with few blocks in flight), this streams each weight row once with many 16-byte loads in
+// flight per thread. Each (m, n) sum is taken in one fixed order that depends on K and N only,
+// so a row's result is the same whatever M is (up to kGemvMaxRows). Host launcher on device
+// pointers.
+#pragma once
+
+#include <cstdint>
+
+#include "base/status.h"
+#include "kernels/cuda/dtype.h"
+
+namespace di::kernels::cuda {
+
+inline constexpr int64_t kGemvMaxRows = 8;
+
+// Whether gemv_bf16 takes this product: 1 <= M <= kGemvMaxRows, K and ldx multiples of 8 (so
+// every 8-element piece is one 16-byte load), x and w 16-byte aligned.
+bool gemv_fits(int64_t M, int64_t K, int64_t ldx, const void* x, const void* w);
+
+// y[m, n] = sum_k bf16(x[m, k]) * W[n, k] (+ beta * y[m, n]), fp32 sums. x is fp32 (rounded to
+// bf16 on load, as the staged GEMM path rounds it) or bf16, rows ldx elements apart; W bf16
+// [N, K] row-major; y fp32, rows ldy apart. Anything gemv_fits refuses is an error.
+Status gemv_bf16(const void* x, DType x_type, int64_t M, int64_t K, int64_t ldx, const void* w, int64_t N, float* y,
+                 int64_t ldy, float beta, void* stream);
+
+}  // namespace di::kernels::cuda

@@ -117,7 +117,9 @@ int main(int argc, char** argv) {
               params.expert * 2 / 1e6);
 
   const int64_t V = cfg.vocab_size, E = cfg.n_routed_experts, K = cfg.num_experts_per_tok;
-  const double entry_bytes = (double(cfg.kv_lora_rank) + cfg.qk_rope_head_dim) * 4;  // fp32 latent cache
+  // The latent cache's entry as the model keeps it (bf16 for this bf16 model).
+  const double entry_bytes = static_cast<double>(model.cache_groups()[0].entry_bytes);
+  const char* cache_type = entry_bytes < (double(cfg.kv_lora_rank) + cfg.qk_rope_head_dim) * 4 ? "bf16" : "fp32";
   std::mt19937 rng(42);
   std::uniform_int_distribution<int32_t> tok(0, static_cast<int32_t>(V - 1));
   std::vector<ResultRow> rows;
@@ -149,8 +151,8 @@ int main(int argc, char** argv) {
     const double target = B == 1 ? 600 : B == 32 ? 3600 : 0;
     char m[160], c[220], r[32], n[320];
     std::snprintf(m, sizeof m, "%.3f ms/step = %.1f tok/s", ms, B * 1e3 / ms);
-    std::snprintf(c, sizeof c, "floor %.3f ms (%.2f GB: weights touched + %.2f GB fp32 latent cache at %.2f TB/s read)",
-                  floor_ms, bytes / 1e9, kv / 1e9, bw / 1e12);
+    std::snprintf(c, sizeof c, "floor %.3f ms (%.2f GB: weights touched + %.2f GB %s latent cache at %.2f TB/s read)",
+                  floor_ms, bytes / 1e9, kv / 1e9, cache_type, bw / 1e12);
     std::snprintf(r, sizeof r, "%.0f%%", 100 * floor_ms / ms);
     std::snprintf(n, sizeof n,
                   "median of %d steps, host wall time per forward incl. metadata upload and greedy sampling on the "

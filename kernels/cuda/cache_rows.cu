@@ -14,6 +14,7 @@ __global__ void write_rows_kernel(const float* src, int64_t src_stride, int64_t 
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) dst[c] = s[c];
 }
 
+template <typename Dst>
 __global__ void write_ring_rows_kernel(TokenBatch b, const float* src, int64_t src_stride, int64_t cols,
                                        int32_t group, int32_t layer, int64_t ring, int64_t byte_offset) {
   const int64_t row = blockIdx.x;
@@ -21,20 +22,24 @@ __global__ void write_ring_rows_kernel(TokenBatch b, const float* src, int64_t s
   if (seq < 0) return;
   const int64_t p = b.pos[row];
   if (p < b.seq_end[seq] - ring) return;
-  float* dst = reinterpret_cast<float*>(reinterpret_cast<uint8_t*>(cache_entry(seq_view(b, seq, group), layer, p % ring)) +
-                                        byte_offset);
+  Dst* dst = reinterpret_cast<Dst*>(reinterpret_cast<uint8_t*>(cache_entry(seq_view(b, seq, group), layer, p % ring)) +
+                                    byte_offset);
   const float* s = src + row * src_stride;
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) dst[c] = s[c];
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) dst[c] = from_f32<Dst>(s[c]);
 }
 
 }  // namespace
 
 Status write_ring_rows_varlen(const TokenBatch& b, const float* src, int64_t src_stride, int64_t cols, int32_t group,
-                              int32_t layer, int64_t ring, int64_t byte_offset, void* stream) {
+                              int32_t layer, int64_t ring, int64_t byte_offset, void* stream, DType cache_dtype) {
   if (b.num_tokens <= 0) return Status::ok();
   if (ring <= 0 || byte_offset % 4) return Status::invalid_argument("write_ring_rows_varlen: ring > 0, aligned offset");
-  write_ring_rows_kernel<<<b.num_tokens, 256, 0, as_stream(stream)>>>(b, src, src_stride, cols, group, layer, ring,
-                                                                      byte_offset);
+  if (cache_dtype == DType::kF32)
+    write_ring_rows_kernel<float><<<b.num_tokens, 256, 0, as_stream(stream)>>>(b, src, src_stride, cols, group, layer,
+                                                                               ring, byte_offset);
+  else
+    write_ring_rows_kernel<__nv_bfloat16><<<b.num_tokens, 256, 0, as_stream(stream)>>>(b, src, src_stride, cols, group,
+                                                                                       layer, ring, byte_offset);
   return launch_status("write_ring_rows_varlen");
 }
 

@@ -7,6 +7,7 @@
 
 #include "base/status.h"
 #include "kernels/cuda/cache_view.h"
+#include "kernels/cuda/dtype.h"
 #include "kernels/cuda/token_batch.h"
 
 namespace di::kernels::cuda {
@@ -19,8 +20,10 @@ Status write_cache_rows(const float* src, int64_t src_stride, int64_t rows, int6
 // For every row of `batch` among its sequence's last `ring` positions of this step (earlier rows
 // would be overwritten within the step, and skipping them keeps each ring slot to one writer):
 // src[row * src_stride .. + cols] goes to ring entry pos % ring of `layer` in cache group
-// `group`, `byte_offset` bytes into the entry. Padding rows write nothing.
+// `group`, `byte_offset` bytes into the entry, as `cache_dtype` (bf16: rounded to nearest even).
+// Padding rows write nothing.
 Status write_ring_rows_varlen(const TokenBatch& batch, const float* src, int64_t src_stride, int64_t cols,
-                              int32_t group, int32_t layer, int64_t ring, int64_t byte_offset, void* stream);
+                              int32_t group, int32_t layer, int64_t ring, int64_t byte_offset, void* stream,
+                              DType cache_dtype = DType::kF32);
 
 }  // namespace di::kernels::cuda

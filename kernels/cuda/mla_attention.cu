@@ -15,6 +15,7 @@
 
 #include "kernels/cuda/common.cuh"
 #include "kernels/cuda/mla_attention.h"
+#include "kernels/cuda/mla_attention_bf16.cuh"
 #include "kernels/cuda/split_kv.cuh"
 
 namespace di::kernels::cuda {
@@ -395,9 +396,15 @@ __global__ void mla_merge_kernel(MlaAttentionArgs a) {
 
 }  // namespace
 
-int32_t mla_attention_splits(int64_t rows, int32_t num_heads, int64_t max_keys, bool tensor_cores) {
+int32_t mla_attention_splits(int64_t rows, int32_t num_heads, int64_t max_keys, bool tensor_cores, bool bf16_cache) {
   if (rows <= 0 || num_heads <= 0) return 1;
   const int64_t blocks = rows * ((num_heads + kHeads - 1) / kHeads);
+  if (bf16_cache) {
+    // Two bf16 blocks an SM: two waves' worth of ranges of at least one tile each.
+    const int64_t want = std::max<int64_t>(1, 2 * device_sm_count() / blocks);
+    return static_cast<int32_t>(
+        std::clamp<int64_t>(std::min(want, (max_keys + kTile - 1) / kTile), 1, kMaxSplits));
+  }
   if (!tensor_cores) return kv_splits_for(blocks, (max_keys + kTile - 1) / kTile, kMaxSplits);
   // One tensor-core block an SM (its two tile buffers take most of the shared memory): one wave
   // of ranges of at least two tiles each.
@@ -406,16 +413,25 @@ int32_t mla_attention_splits(int64_t rows, int32_t num_heads, int64_t max_keys, 
                                                   kMaxSplits));
 }
 
-Status mla_attention(const MlaAttentionArgs& a, void* stream) {
-  if (a.batch.num_tokens <= 0) return Status::ok();
-  if (a.latent_dim <= 0 || a.latent_dim > kMaxLatent || a.latent_dim % 4 || a.rope_dim < 0 || a.rope_dim % 4 ||
-      a.num_heads <= 0)
-    return Status::invalid_argument(
-        "mla_attention: latent_dim must be a multiple of 4 in [4, 512], rope_dim a multiple of 4, num_heads > 0");
-  if (a.splits < 1 || a.splits > kMaxSplits || (a.splits > 1 && (!a.partial || a.keys_per_split <= 0)))
-    return Status::invalid_argument("mla_attention: splits in [1, 256]; more than 1 needs a partial buffer and "
-                                    "keys_per_split > 0");
-  const int dim = a.latent_dim + a.rope_dim, stride = row_stride(dim);
+namespace {
+
+Status launch_bf16_cache(const MlaAttentionArgs& a, int dim, void* stream) {
+  if (!mla_bf16_cache_fits(a.latent_dim, a.rope_dim))
+    return Status::invalid_argument("mla_attention: a bf16 cache needs latent_dim a multiple of 8 and "
+                                    "latent_dim + rope_dim a multiple of 16");
+  const size_t bytes = mla_bf16::smem_bytes(dim);
+  if (cudaFuncSetAttribute(mla_bf16::attention_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           static_cast<int>(bytes)) != cudaSuccess)
+    return Status::unsupported("mla_attention: bf16 entries of " + std::to_string(dim) +
+                               " values do not fit shared memory");
+  const dim3 grid(static_cast<unsigned>(a.batch.num_tokens), static_cast<unsigned>(a.splits),
+                  static_cast<unsigned>((a.num_heads + kHeads - 1) / kHeads));
+  mla_bf16::attention_kernel<<<grid, mla_bf16::kThreads, bytes, as_stream(stream)>>>(a, dim);
+  return launch_status("mla_attention bf16");
+}
+
+Status launch_f32_cache(const MlaAttentionArgs& a, int dim, void* stream) {
+  const int stride = row_stride(dim);
   if (a.tensor_cores && (a.latent_dim % 8 || dim % 8))
     return Status::invalid_argument("mla_attention: tensor cores need latent_dim and rope_dim multiples of 8");
   const size_t smem = a.tensor_cores ? tc_smem_bytes(stride) : smem_bytes(stride);
@@ -429,7 +445,22 @@ Status mla_attention(const MlaAttentionArgs& a, void* stream) {
   const dim3 grid(static_cast<unsigned>(a.batch.num_tokens), static_cast<unsigned>(a.splits),
                   static_cast<unsigned>((a.num_heads + kHeads - 1) / kHeads));
   kernel<<<grid, kThreads, smem, as_stream(stream)>>>(a, dim, stride);
-  DI_RETURN_IF_ERROR(launch_status("mla_attention"));
+  return launch_status("mla_attention");
+}
+
+}  // namespace
+
+Status mla_attention(const MlaAttentionArgs& a, void* stream) {
+  if (a.batch.num_tokens <= 0) return Status::ok();
+  if (a.latent_dim <= 0 || a.latent_dim > kMaxLatent || a.latent_dim % 4 || a.rope_dim < 0 || a.rope_dim % 4 ||
+      a.num_heads <= 0)
+    return Status::invalid_argument(
+        "mla_attention: latent_dim must be a multiple of 4 in [4, 512], rope_dim a multiple of 4, num_heads > 0");
+  if (a.splits < 1 || a.splits > kMaxSplits || (a.splits > 1 && (!a.partial || a.keys_per_split <= 0)))
+    return Status::invalid_argument("mla_attention: splits in [1, 256]; more than 1 needs a partial buffer and "
+                                    "keys_per_split > 0");
+  const int dim = a.latent_dim + a.rope_dim;
+  DI_RETURN_IF_ERROR(a.bf16_cache ? launch_bf16_cache(a, dim, stream) : launch_f32_cache(a, dim, stream));
   if (a.splits == 1) return Status::ok();
   mla_merge_kernel<<<dim3(static_cast<unsigned>(a.batch.num_tokens), static_cast<unsigned>(a.num_heads),
                           static_cast<unsigned>((a.latent_dim + kMergeChannels - 1) / kMergeChannels)),

@@ -34,11 +34,22 @@ struct MlaAttentionArgs {
   // Products on the tensor cores in tf32 (fp32 accumulation; scores good to ~1e-3 relative): for
   // the bf16 models, whose activations carry less. Needs latent_dim and rope_dim multiples of 8.
   bool tensor_cores = false;
+  // The cache holds bf16 entries (entry p: [latent | rope] as bf16, the bf16 models' cache):
+  // products in bf16 on the tensor cores, the probabilities rounded to bf16 for the value
+  // products (fp32 accumulation). Needs latent_dim + rope_dim a multiple of 16 and latent_dim a
+  // multiple of 8; `tensor_cores` is then ignored.
+  bool bf16_cache = false;
 };
 
 // Splits worth launching for `rows` rows of up to `max_keys` keys each on this device, for the
-// fp32 or the tensor-core instance.
-int32_t mla_attention_splits(int64_t rows, int32_t num_heads, int64_t max_keys, bool tensor_cores = false);
+// fp32, the tensor-core or the bf16-cache instance.
+int32_t mla_attention_splits(int64_t rows, int32_t num_heads, int64_t max_keys, bool tensor_cores = false,
+                             bool bf16_cache = false);
+
+// Whether the bf16-cache instance takes these widths.
+inline bool mla_bf16_cache_fits(int32_t latent_dim, int32_t rope_dim) {
+  return latent_dim > 0 && latent_dim <= 512 && latent_dim % 8 == 0 && (latent_dim + rope_dim) % 16 == 0;
+}
 
 // The range length for `splits` ranges over up to `max_keys` keys: whole 32-key tiles, so no
 // range ends in a sliver of a tile.
@@ -51,7 +62,8 @@ inline int64_t mla_attention_partial_floats(int64_t rows, int32_t num_heads, int
   return splits > 1 ? int64_t{splits} * rows * num_heads * (latent_dim + 2) : 0;
 }
 
-// out = softmax(q . entry * scale over the row's keys) . entry[:latent_dim].
+// out = softmax(q . entry * scale over the row's keys) . entry[:latent_dim]. Bad widths or splits
+// are invalid_argument; nothing is launched then.
 Status mla_attention(const MlaAttentionArgs& args, void* stream);
 
 }  // namespace di::kernels::cuda

@@ -12,6 +12,7 @@
 #include "kernels/cuda/device.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/mla_attention.h"
+#include "tests/cuda/bf16_bits.h"
 
 namespace di::test {
 namespace {
@@ -44,22 +45,26 @@ TEST_P(MlaAttention, MatchesHostSoftmaxForAMixedStep) {
   std::mt19937 rng(11);
   std::normal_distribution<float> normal(0.f, 1.f);
 
-  // Each sequence's cache: its own blocks, laid out in reverse so paging is exercised.
-  std::vector<kc::DeviceBuffer> caches(seqs.size()), tables(seqs.size());
+  // Each sequence's cache: its own blocks, laid out in reverse so paging is exercised; once with
+  // fp32 entries and once with bf16 ones holding the same values (drawn bf16-exact).
+  std::vector<kc::DeviceBuffer> caches(seqs.size()), caches16(seqs.size()), tables(seqs.size());
   std::vector<std::vector<float>> entries(seqs.size());  // host copy: [end, D] of `layer`
-  std::vector<kc::CacheView> views;
+  std::vector<kc::CacheView> views, views16;
   for (size_t s = 0; s < seqs.size(); ++s) {
     const int32_t end = seqs[s].first + seqs[s].second, blocks = (end + block - 1) / block;
     const int64_t block_stride = int64_t{block} * D * 4, layer_stride = blocks * block_stride;
     std::vector<float> mem(static_cast<size_t>(layers * layer_stride / 4), 0.f);
+    std::vector<uint16_t> mem16(mem.size(), 0);
     std::vector<int32_t> ids(blocks);
     for (int32_t b = 0; b < blocks; ++b) ids[b] = blocks - 1 - b;
     entries[s].resize(static_cast<size_t>(end) * D);
     for (int32_t p = 0; p < end; ++p)
       for (int32_t c = 0; c < D; ++c) {
-        const float v = normal(rng);
+        const float v = round_bf16(normal(rng));
         entries[s][p * D + c] = v;
-        mem[(layer * layer_stride + ids[p / block] * block_stride) / 4 + (p % block) * D + c] = v;
+        const int64_t at = (layer * layer_stride + ids[p / block] * block_stride) / 4 + (p % block) * D + c;
+        mem[at] = v;
+        mem16[at] = to_bf16(v);
       }
     ASSERT_TRUE(caches[s].allocate(static_cast<int64_t>(mem.size() * 4)).is_ok());
     ASSERT_TRUE(kc::copy_to_device(caches[s].get(), mem.data(), static_cast<int64_t>(mem.size() * 4)).is_ok());
@@ -71,6 +76,15 @@ TEST_P(MlaAttention, MatchesHostSoftmaxForAMixedStep) {
     v.block_size = block;
     v.block_ids = upload(tables[s], ids);
     views.push_back(v);
+    // The bf16 cache: the same layout at half the bytes (element indices are those of mem).
+    ASSERT_TRUE(caches16[s].allocate(static_cast<int64_t>(mem16.size() * 2)).is_ok());
+    ASSERT_TRUE(kc::copy_to_device(caches16[s].get(), mem16.data(), static_cast<int64_t>(mem16.size() * 2)).is_ok());
+    kc::CacheView v16 = v;
+    v16.base = reinterpret_cast<uint64_t>(caches16[s].get());
+    v16.layer_stride = layer_stride / 2;
+    v16.block_stride = block_stride / 2;
+    v16.entry_bytes = int64_t{D} * 2;
+    views16.push_back(v16);
   }
   std::vector<int32_t> row_seq, row_pos, start, end, row0;
   for (size_t s = 0; s < seqs.size(); ++s) {
@@ -125,10 +139,16 @@ TEST_P(MlaAttention, MatchesHostSoftmaxForAMixedStep) {
   tb.seq_start = upload(dstart, start);
   tb.seq_end = upload(dend, end);
   tb.seq_row0 = upload(drow0, row0);
-  tb.views = upload(dviews, views);
+  kc::DeviceBuffer dviews16;
+  const kc::CacheView* views_f32 = upload(dviews, views);
+  const kc::CacheView* views_bf16 = upload(dviews16, views16);
   const int64_t max_end = 301;
-  for (const bool tc : {false, true}) {
-  const int32_t auto_splits = kc::mla_attention_splits(T, nh, max_end, tc);
+  // 0: fp32 cache on CUDA cores, 1: fp32 cache in tf32, 2: bf16 cache in bf16.
+  for (const int mode : {0, 1, 2}) {
+  const bool tc = mode == 1, bf16 = mode == 2;
+  if (bf16 && !kc::mla_bf16_cache_fits(L, sh.rope)) continue;
+  tb.views = bf16 ? views_bf16 : views_f32;
+  const int32_t auto_splits = kc::mla_attention_splits(T, nh, max_end, tc, bf16);
   for (int32_t splits : {1, 3, auto_splits}) {
     kc::MlaAttentionArgs a;
     a.batch = tb;
@@ -150,6 +170,7 @@ TEST_P(MlaAttention, MatchesHostSoftmaxForAMixedStep) {
     ASSERT_TRUE(dpartial.allocate(std::max<int64_t>(4, pf * 4)).is_ok());
     a.partial = dpartial.as<float>();
     a.tensor_cores = tc;
+    a.bf16_cache = bf16;
     ASSERT_TRUE(kc::mla_attention(a, nullptr).is_ok());
     std::vector<float> got(static_cast<size_t>(T) * nh * L);
     ASSERT_TRUE(kc::copy_to_host(got.data(), dout.get(), int64_t{T} * nh * L * 4).is_ok());
@@ -159,7 +180,11 @@ TEST_P(MlaAttention, MatchesHostSoftmaxForAMixedStep) {
       num += (got[i] - ref[i]) * (got[i] - ref[i]);
       den += ref[i] * ref[i];
     }
-    if (tc) {
+    if (bf16) {
+      // bf16 queries and probabilities (8-bit mantissas) against bf16-exact entries.
+      EXPECT_LT(std::sqrt(num / den), 8e-3) << "bf16 cache, splits " << splits;
+      EXPECT_LT(worst, 6e-2) << "bf16 cache, splits " << splits;
+    } else if (tc) {
       // tf32 products (10-bit mantissas): about 1e-3 of the output's size, as bf16 activations allow.
       EXPECT_LT(std::sqrt(num / den), 2e-3) << "tensor cores, splits " << splits;
       EXPECT_LT(worst, 2e-2) << "tensor cores, splits " << splits;

@@ -57,9 +57,12 @@ MlaCudaModel::MlaCudaModel(MlaConfig config, DType dtype, const ModelOptions& op
   const MlaConfig& c = config_;
   set_info(c.model_type, std::move(model_dir), c);
   enforce_eager_ = options.enforce_eager;
-  // The CPU model's one group: kv_a_layernorm(c_kv) | rope(k_pe) per token per layer.
+  // The CPU model's one group: kv_a_layernorm(c_kv) | rope(k_pe) per token per layer; in bf16 for
+  // the bf16 models (half the bytes decode reads per key, as transformers keeps it), fp32 for the
+  // fp32 fixtures.
+  latent_bf16_ = dtype != DType::kF32 && kc::mla_bf16_cache_fits(c.kv_lora_rank, c.qk_rope_head_dim);
   groups_.push_back({"mla_latent", CacheKind::kFull, c.num_hidden_layers,
-                     static_cast<int64_t>((int64_t{c.kv_lora_rank} + c.qk_rope_head_dim) * sizeof(float)), 0, 1, 0});
+                     (int64_t{c.kv_lora_rank} + c.qk_rope_head_dim) * (latent_bf16_ ? 2 : 4), 0, 1, 0});
 }
 
 // graphs_, a member, goes before the base class destroys the stream it captured on.
@@ -292,7 +295,8 @@ Status MlaCudaModel::reserve(int64_t T, int64_t max_end, int64_t R, bool* moved)
   // order whatever an expert's count), and one pass over each row's keys (no split by the step).
   const bool group_all = deterministic_ && !experts_biased_;
   grouped_pairs_ = !experts_biased_ && (group_all || T * K <= kGroupedPairsMax) ? T * K : 0;
-  splits_ = deterministic_ ? 1 : kc::mla_attention_splits(T, static_cast<int32_t>(nh), max_end, dtype_ != DType::kF32);
+  splits_ = deterministic_ ? 1 : kc::mla_attention_splits(T, static_cast<int32_t>(nh), max_end, dtype_ != DType::kF32,
+                                                               latent_bf16_);
   const int64_t max_k = std::max({H, qlr, nh * qk, nh * v, nh * kvl, I});
   const int64_t gp = std::max<int64_t>(1, grouped_pairs_);
   const int64_t partial = std::max<int64_t>(
@@ -431,7 +435,8 @@ Status MlaCudaModel::attention(int32_t layer) {
   DI_RETURN_IF_ERROR(rope(a_.q, nh * qk, nh, qk));
   DI_RETURN_IF_ERROR(rope(a_.ckv, entry, 1, entry));
   // Every row's entry goes to its position of the latent cache before any row attends to it.
-  DI_RETURN_IF_ERROR(kc::write_ring_rows_varlen(tb, a_.ckv, entry, entry, 0, layer, kNoWrap, 0, stream_));
+  DI_RETURN_IF_ERROR(kc::write_ring_rows_varlen(tb, a_.ckv, entry, entry, 0, layer, kNoWrap, 0, stream_,
+                                                latent_bf16_ ? DType::kBF16 : DType::kF32));
 
   // Absorbed queries: each head's q_nope through its key up-projection into latent space (one
   // batched GEMM over the heads), rope as is.
@@ -461,6 +466,7 @@ Status MlaCudaModel::attention(int32_t layer) {
   args.keys_per_split = kc::mla_attention_keys_per_split(max_end_, splits_);
   args.partial = a_.partial;
   args.tensor_cores = dtype_ != DType::kF32 && kvl % 8 == 0 && rd % 8 == 0;
+  args.bf16_cache = latent_bf16_;
   DI_RETURN_IF_ERROR(kc::mla_attention(args, stream_));
   // The output's latent part through each head's value up-projection (one batched GEMM).
   const void* ol = a_.olat;

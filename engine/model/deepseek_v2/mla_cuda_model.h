@@ -103,6 +103,7 @@ class MlaCudaModel final : public cuda::DeviceModel {
   RotaryEmbedding rope_;
   bool enforce_eager_ = false;
   bool experts_biased_ = false;  // routed experts with biases: grouped on the host
+  bool latent_bf16_ = false;     // the latent cache holds bf16 entries (set from the dtype and widths)
 
   cuda::DeviceWeights weights_;
   const float* embed_ = nullptr;  // fp32: rows are gathered into fp32 activations

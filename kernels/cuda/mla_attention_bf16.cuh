@@ -23,7 +23,7 @@ constexpr int kMaxColTiles = kMaxLatent / 8 / kWarps;  // value column tiles per
 constexpr int kScoreStride = kTile + 4;                // fp32 score rows
 constexpr int kProbStride = kTile + 8;                 // bf16 probability rows (80 bytes: odd 16-byte pieces)
 
-inline int row_elems(int dim) { return dim + 8; }  // dim a multiple of 16
+__host__ __device__ inline int row_elems(int dim) { return dim + 8; }  // dim a multiple of 16
 
 inline size_t smem_bytes(int dim) {
   const int s = row_elems(dim);

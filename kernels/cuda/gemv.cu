@@ -62,18 +62,18 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const void* __restric
 #pragma unroll
     for (int r = 0; r < R; ++r)
       wv[r] = n0 + r < N ? __ldcs(reinterpret_cast<const uint4*>(w + (n0 + r) * K + k)) : zero;
+    float wf[R][8];
+#pragma unroll
+    for (int r = 0; r < R; ++r) unpack_bf16x8(wv[r], wf[r]);
 #pragma unroll
     for (int m = 0; m < MT; ++m) {
       if (m >= M) break;
       float xf[8];
       load_x8<kF32X>(x, m * ldx + k, xf);
 #pragma unroll
-      for (int r = 0; r < R; ++r) {
-        float wf[8];
-        unpack_bf16x8(wv[r], wf);
+      for (int r = 0; r < R; ++r)
 #pragma unroll
-        for (int i = 0; i < 8; ++i) acc[r][m] = fmaf(wf[i], xf[i], acc[r][m]);
-      }
+        for (int i = 0; i < 8; ++i) acc[r][m] = fmaf(wf[r][i], xf[i], acc[r][m]);
     }
   }
 #pragma unroll
@@ -157,8 +157,7 @@ Status gemv_bf16(const void* x, DType x_type, int64_t M, int64_t K, int64_t ldx,
   auto s = as_stream(stream);
   if (M == 1) launch_r<1>(r, kw, f32x, x, m, K, ldx, w, N, y, ldy, beta, s);
   else if (M == 2) launch_r<2>(r, kw, f32x, x, m, K, ldx, w, N, y, ldy, beta, s);
-  else if (M <= 4) launch_r<4>(r, kw, f32x, x, m, K, ldx, w, N, y, ldy, beta, s);
-  else launch_r<8>(r, kw, f32x, x, m, K, ldx, w, N, y, ldy, beta, s);
+  else launch_r<4>(r, kw, f32x, x, m, K, ldx, w, N, y, ldy, beta, s);
   return launch_status("gemv_bf16");
 }
 

@@ -1,6 +1,6 @@
 // Skinny products for decode: y[M, N] = x[M, K] @ W[N, K]^T with bf16 weights and at most
 // kGemvMaxRows rows of x. A decode step is a few rows against large weights, so the time is the
-// weight read; cuBLAS's kernels for M = 1..8 leave much of the bandwidth unused (a 128 x 8 tile
+// weight read; cuBLAS's kernels for so few rows leave much of the bandwidth unused (a 128 x 8 tile
 // with few blocks in flight), this streams each weight row once with many 16-byte loads in
 // flight per thread. Each (m, n) sum is taken in one fixed order that depends on K and N only,
 // so a row's result is the same whatever M is (up to kGemvMaxRows). Host launcher on device
@@ -14,7 +14,10 @@
 
 namespace di::kernels::cuda {
 
-inline constexpr int64_t kGemvMaxRows = 8;
+// Up to 4 rows: at 8, cuBLAS's tiles were faster on an H200 (V4-Flash-width decode at batch 8:
+// 3.69 ms a step through this against 3.04 through cuBLAS), the inputs' loads and conversions
+// then weighing more than the weight stream.
+inline constexpr int64_t kGemvMaxRows = 4;
 
 // Whether gemv_bf16 takes this product: 1 <= M <= kGemvMaxRows, K and ldx multiples of 8 (so
 // every 8-element piece is one 16-byte load), x and w 16-byte aligned.

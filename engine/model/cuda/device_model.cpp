@@ -47,6 +47,7 @@ Status DeviceModel::open_stream() {
   stream_ = s;
   memory_.set_stream(stream_);
   DI_ASSIGN_OR_RETURN(gemm_, kc::Gemm::create(stream_));
+  gemm_.set_skinny_rows(skinny_rows_);
   DI_ASSIGN_OR_RETURN(fp8_gemm_, kc::Fp8Gemm::create(stream_));
   return Status::ok();
 }
@@ -68,7 +69,7 @@ Status DeviceModel::linear(const float* x, int64_t M, int64_t K, int64_t ldx, co
   if (dtype_ == DType::kF32) return gemm_.linear(x, M, K, ldx, w, N, DType::kF32, y, ldy, DType::kF32);
   // Decode's few rows round x to bf16 as they load it (no staging launch), unless every product
   // must take the batch-invariant kernel.
-  if (!gemm_.batch_invariant() && kc::gemv_fits(M, K, ldx, x, w))
+  if (gemm_.skinny_rows() && kc::gemv_fits(M, K, ldx, x, w))
     return kc::gemv_bf16(x, DType::kF32, M, K, ldx, w, N, y, ldy, 0.f, stream_);
   // bf16 weights: the activations are rounded to bf16 for the tensor cores, the sum stays fp32.
   DI_RETURN_IF_ERROR(kc::convert_rows_from_f32(x, M, K, ldx, linear_stage_, dtype_, stream_));

@@ -3,8 +3,9 @@
 // MQA with one K=V head per token, the latent cache entry [kv_lora_rank latent | rope] the
 // queries were absorbed into. Row r of sequence s at position p attends to the sequence's
 // entries 0..p (causal), all of them read from the paged latent cache, so the step's own entries
-// must be written there first. The values are the entries' latent part only. fp32 queries, cache
-// and output; an online softmax, so no scratch grows with the context. Knows sequences only
+// must be written there first. The values are the entries' latent part only. fp32 queries and
+// output, an fp32 or bf16 cache (bf16_cache); an online softmax, so no scratch grows with the
+// context. Knows sequences only
 // through the TokenBatch.
 #pragma once
 

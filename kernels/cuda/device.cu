@@ -14,6 +14,16 @@ int32_t device_count() {
   return n;
 }
 
+int32_t device_sm_count() {
+  static const int32_t sms = [] {
+    int dev = 0, n = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev);
+    return n > 0 ? n : 1;
+  }();
+  return sms;
+}
+
 Status cuda_status(int error, const char* what) {
   if (error == cudaSuccess) return Status::ok();
   const auto e = static_cast<cudaError_t>(error);

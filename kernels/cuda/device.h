@@ -12,6 +12,10 @@ namespace di::kernels::cuda {
 // Number of visible CUDA devices; 0 when there is no driver or no GPU (never fails).
 int32_t device_count();
 
+// Streaming multiprocessors of the current device, read once per process (1 when unknown): the
+// launchers size their grids by it.
+int32_t device_sm_count();
+
 // Turns a cudaError_t (passed as int to keep cuda_runtime.h out of this header) into a Status
 // naming the call that failed.
 Status cuda_status(int error, const char* what);

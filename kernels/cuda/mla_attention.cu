@@ -16,6 +16,7 @@
 #include "kernels/cuda/common.cuh"
 #include "kernels/cuda/mla_attention.h"
 #include "kernels/cuda/mla_attention_bf16.cuh"
+#include "kernels/cuda/mla_tile.cuh"
 #include "kernels/cuda/split_kv.cuh"
 
 namespace di::kernels::cuda {
@@ -188,14 +189,9 @@ size_t tc_smem_bytes(int stride) {
          sizeof(float);
 }
 
-__device__ __forceinline__ void cp_async16(float* dst, const float* src, bool fill) {
-  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  const int bytes = fill ? 16 : 0;  // 0: the destination is zero-filled
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(bytes));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+using mla_tile::cp_async16;
+using mla_tile::cp_async_commit;
+using mla_tile::cp_async_wait;
 
 __device__ __forceinline__ uint32_t tf32_bits(float x) {
   uint32_t r;
@@ -267,13 +263,7 @@ __global__ void __launch_bounds__(kThreads) mla_attention_tc_kernel(MlaAttention
   for (int j = 0; j < kTcMaxColTiles; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
 
   for (int tile = 0; tile < num_tiles; ++tile) {
-    if (tile + 1 < num_tiles) {
-      issue(tile + 1);
-      cp_async_wait<1>();
-    } else {
-      cp_async_wait<0>();
-    }
-    __syncthreads();  // the tile (and, the first time, qs and the stats) is visible to all
+    mla_tile::land_tile(tile, num_tiles, issue);
     const float* ks = kbuf + (tile & 1) * kTile * stride;
     const int64_t t0 = k_begin + int64_t{tile} * kTile;
     const int nk = static_cast<int>(min(int64_t{kTile}, k_end - t0));
@@ -295,37 +285,10 @@ __global__ void __launch_bounds__(kThreads) mla_attention_tc_kernel(MlaAttention
       out[(g + 8) * kScoreStride + key_tile * 8 + 2 * t + 1] = sc[3];
     }
     __syncthreads();
-    {
-      // Online softmax: 16 threads a head, two keys each.
-      const int h = tid >> 4, k0 = 2 * (tid & 15);
-      float s[2], p[2];
-      float tmax = -INFINITY;
-#pragma unroll
-      for (int u = 0; u < 2; ++u) {
-        const int k = k0 + u;
-        s[u] = k < nk ? (ss[h * kScoreStride + k] + ss[(kHeads + h) * kScoreStride + k]) * a.scale : -INFINITY;
-        tmax = fmaxf(tmax, s[u]);
-      }
-#pragma unroll
-      for (int o = 8; o > 0; o >>= 1) tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, o));
-      const float m_old = m_s[h], m_new = fmaxf(m_old, tmax);  // finite: key 0 of a tile exists
-      float sum = 0.f;
-#pragma unroll
-      for (int u = 0; u < 2; ++u) {
-        p[u] = k0 + u < nk ? expf(s[u] - m_new) : 0.f;
-        sum += p[u];
-        ps[h * kScoreStride + k0 + u] = __uint_as_float(tf32_bits(p[u]));
-      }
-#pragma unroll
-      for (int o = 8; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-      __syncwarp();
-      if ((tid & 15) == 0) {
-        const float alpha = expf(m_old - m_new);  // 0 while the running max is -inf
-        alpha_s[h] = alpha;
-        l_s[h] = l_s[h] * alpha + sum;
-        m_s[h] = m_new;
-      }
-    }
+    mla_tile::softmax_tile(ss, kScoreStride, nk, a.scale, m_s, l_s, alpha_s, [&](int h, int k, float p) {
+      ps[h * kScoreStride + k] = __uint_as_float(tf32_bits(p));
+      return p;
+    });
     __syncthreads();
     {
       const float al0 = alpha_s[g], al1 = alpha_s[g + 8];
@@ -355,33 +318,7 @@ __global__ void __launch_bounds__(kThreads) mla_attention_tc_kernel(MlaAttention
     __syncthreads();  // this buffer is refilled two tiles on
   }
   __syncthreads();
-  // Rows g and g + 8 of each column tile: heads h0 + g and h0 + g + 8, channels 2t and 2t + 1.
-#pragma unroll
-  for (int half_row = 0; half_row < 2; ++half_row) {
-    const int hl = g + 8 * half_row, h = h0 + hl;
-    if (h >= nh) continue;
-    const float l = l_s[hl], m = m_s[hl];
-    float* part = a.splits == 1 ? nullptr
-                                : a.partial + ((int64_t{split} * a.batch.num_tokens + row) * nh + h) * (L + 2);
-    float* o = a.out + (row * nh + h) * L;
-    if (part && warp == 0 && t == 0) {
-      part[0] = m;
-      part[1] = l;
-    }
-#pragma unroll
-    for (int j = 0; j < kTcMaxColTiles; ++j) {
-      const int col = (warp * per_warp + j) * 8 + 2 * t;
-      if (j >= per_warp || col >= L) break;
-      const float v0 = acc[j][2 * half_row], v1 = acc[j][2 * half_row + 1];
-      if (part) {
-        part[2 + col] = v0;
-        part[3 + col] = v1;
-      } else {
-        o[col] = l > 0.f ? v0 / l : 0.f;  // padding rows (no keys) get zeros
-        o[col + 1] = l > 0.f ? v1 / l : 0.f;
-      }
-    }
-  }
+  mla_tile::store_heads(a, acc, l_s, m_s, row, split, h0, per_warp);
 }
 
 // A block per (row, head): the key ranges' running sums rescaled to the overall max. Empty ranges

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "kernels/cuda/device.h"
+
 namespace di::kernels::cuda {
 
 // The most ranges a merge takes (its weights live in shared memory).
@@ -19,17 +21,6 @@ inline constexpr int kMergeChannels = 128;
 // Threads per merge block: four for each of its channels, so a channel's ranges are summed four
 // ways at once (a merge over a hundred ranges is latency, not bandwidth).
 inline constexpr int kMergeThreads = 4 * kMergeChannels;
-
-// Streaming multiprocessors of the current device, read once per process (1 when unknown).
-inline int32_t device_sm_count() {
-  static const int32_t sms = [] {
-    int dev = 0, n = 0;
-    cudaGetDevice(&dev);
-    cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev);
-    return n > 0 ? n : 1;
-  }();
-  return sms;
-}
 
 // Ranges per row for a launch of `blocks` blocks without splitting: enough for two blocks per SM,
 // no more than `max_ranges` (a range shorter than a key tile costs more to merge than it saves)

@@ -32,9 +32,7 @@ func NewOptions() (*Options, error) {
 }
 
 func newOptions(p *C.di_options) *Options {
-	o := &Options{ptr: p}
-	runtime.SetFinalizer(o, (*Options).Close)
-	return o
+	return withFinalizer(&Options{ptr: p})
 }
 
 // OptionsFromMap makes an options object from {key: value}: integers go to int64 keys, other

@@ -11,7 +11,6 @@ import "C"
 
 import (
 	"context"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -40,9 +39,7 @@ func NewEngine(modelDir string, options *Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{handle: handle[C.di_engine]{ptr: p}, modelDir: modelDir}
-	runtime.SetFinalizer(e, (*Engine).Close)
-	return e, nil
+	return withFinalizer(&Engine{handle: handle[C.di_engine]{ptr: p}, modelDir: modelDir}), nil
 }
 
 // Close cancels unfinished requests (they end with FinishCancelled) and stops the engine.
@@ -245,9 +242,7 @@ type Request struct {
 }
 
 func newRequest(r *C.di_request) *Request {
-	req := &Request{ptr: r, id: uint64(C.di_request_id(r))}
-	runtime.SetFinalizer(req, (*Request).Close)
-	return req
+	return withFinalizer(&Request{ptr: r, id: uint64(C.di_request_id(r))})
 }
 
 // ID is the engine-wide request id (as in Chunk.RequestID).

@@ -10,6 +10,7 @@ package deepinfer
 import "C"
 
 import (
+	"runtime"
 	"sync"
 	"unsafe"
 )
@@ -17,6 +18,14 @@ import (
 type handle[T any] struct {
 	mu  sync.RWMutex
 	ptr *T
+}
+
+// withFinalizer gives a new Go owner of library objects a finalizer that closes it: the safety
+// net for an object its user never closed (Close is idempotent, so an explicit Close and the
+// finalizer never free twice). Returns o.
+func withFinalizer[O interface{ Close() }](o O) O {
+	runtime.SetFinalizer(o, func(o O) { o.Close() })
+	return o
 }
 
 // close destroys the object once running calls return. Idempotent (destroy takes NULL).

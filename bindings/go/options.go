@@ -32,9 +32,7 @@ func NewOptions() (*Options, error) {
 }
 
 func newOptions(p *C.di_options) *Options {
-	o := &Options{ptr: p}
-	runtime.SetFinalizer(o, (*Options).Close)
-	return o
+	return withFinalizer(&Options{ptr: p})
 }
 
 // OptionsFromMap makes an options object from {key: value}: integers go to int64 keys, other
@@ -69,7 +67,7 @@ func (o *Options) Close() {
 	o.ptr = nil
 }
 
-// handle returns the C pointer with o locked; the caller unlocks. A nil *Options is "no options".
+// lock returns the C pointer with o locked; the caller unlocks. A nil *Options is "no options".
 func (o *Options) lock() (*C.di_options, error) {
 	if o == nil {
 		return nil, nil
@@ -88,7 +86,9 @@ func (o *Options) unlock() {
 	}
 }
 
-func (o *Options) with(f func(p *C.di_options, key *C.char, cerr **C.di_error) C.di_status, key string) error {
+// call runs one C call on the object with o locked, reporting failure through a di_error. A nil
+// *Options here is ErrClosed: only constructors read nil as "no options".
+func (o *Options) call(f func(p *C.di_options, cerr **C.di_error) C.di_status) error {
 	if o == nil {
 		return ErrClosed
 	}
@@ -97,27 +97,25 @@ func (o *Options) with(f func(p *C.di_options, key *C.char, cerr **C.di_error) C
 		return err
 	}
 	defer o.unlock()
-	ckey := C.CString(key)
-	defer C.free(unsafe.Pointer(ckey))
 	var cerr *C.di_error
-	err = toError(f(p, ckey, &cerr), cerr)
+	err = toError(f(p, &cerr), cerr)
 	runtime.KeepAlive(o)
 	return err
 }
 
+// with is call for the per-key functions: the key is copied to C memory for the call.
+func (o *Options) with(f func(p *C.di_options, key *C.char, cerr **C.di_error) C.di_status, key string) error {
+	ckey := C.CString(key)
+	defer C.free(unsafe.Pointer(ckey))
+	return o.call(func(p *C.di_options, cerr **C.di_error) C.di_status { return f(p, ckey, cerr) })
+}
+
 // Clone makes a deep copy.
 func (o *Options) Clone() (*Options, error) {
-	p, err := o.lock()
-	if err != nil {
-		return nil, err
-	}
-	defer o.unlock()
-	if p == nil {
-		return nil, ErrClosed
-	}
 	var out *C.di_options
-	var cerr *C.di_error
-	if err := toError(C.di_options_clone(p, &out, &cerr), cerr); err != nil {
+	if err := o.call(func(p *C.di_options, cerr **C.di_error) C.di_status {
+		return C.di_options_clone(p, &out, cerr)
+	}); err != nil {
 		return nil, err
 	}
 	return newOptions(out), nil
@@ -139,54 +137,62 @@ func (o *Options) SetFloat(key string, v float64) error {
 
 // SetString sets a string key.
 func (o *Options) SetString(key, v string) error {
-	cv, n := cBytes(v)
-	defer C.free(unsafe.Pointer(cv))
-	return o.with(func(p *C.di_options, k *C.char, e **C.di_error) C.di_status {
-		return C.di_options_set_str(p, k, cv, n, e)
-	}, key)
+	return o.setText(key, v, func(p *C.di_options, k, s *C.char, n C.size_t, e **C.di_error) C.di_status {
+		return C.di_options_set_str(p, k, s, n, e)
+	})
 }
 
 // SetJSON sets a JSON key to the document in js.
 func (o *Options) SetJSON(key, js string) error {
-	cv, n := cBytes(js)
+	return o.setText(key, js, func(p *C.di_options, k, s *C.char, n C.size_t, e **C.di_error) C.di_status {
+		return C.di_options_set_json(p, k, s, n, e)
+	})
+}
+
+// setText sets a string or JSON key through set, with v copied to C memory for the call.
+func (o *Options) setText(key, v string,
+	set func(*C.di_options, *C.char, *C.char, C.size_t, **C.di_error) C.di_status) error {
+	cv, n := cBytes(v)
 	defer C.free(unsafe.Pointer(cv))
 	return o.with(func(p *C.di_options, k *C.char, e **C.di_error) C.di_status {
-		return C.di_options_set_json(p, k, cv, n, e)
+		return set(p, k, cv, n, e)
 	}, key)
 }
 
 // UpdateJSON sets several keys from a JSON object, all or nothing.
 func (o *Options) UpdateJSON(js string) error {
-	p, err := o.lock()
-	if err != nil {
-		return err
-	}
-	defer o.unlock()
-	if p == nil {
-		return ErrClosed
-	}
 	cv, n := cBytes(js)
 	defer C.free(unsafe.Pointer(cv))
-	var cerr *C.di_error
-	return toError(C.di_options_update_json(p, cv, n, &cerr), cerr)
+	return o.call(func(p *C.di_options, cerr **C.di_error) C.di_status {
+		return C.di_options_update_json(p, cv, n, cerr)
+	})
 }
 
 // Int reads an int64 key; ok is false when the key is known but unset.
 func (o *Options) Int(key string) (v int64, ok bool, err error) {
-	var cv C.int64_t
-	err = o.with(func(p *C.di_options, k *C.char, e **C.di_error) C.di_status {
-		return C.di_options_get_i64(p, k, &cv, e)
-	}, key)
-	return unset(int64(cv), err)
+	return getNumber[C.int64_t, int64](o, key, func(p *C.di_options, k *C.char, v *C.int64_t, e **C.di_error) C.di_status {
+		return C.di_options_get_i64(p, k, v, e)
+	})
 }
 
 // Float reads a double key; ok is false when the key is known but unset.
 func (o *Options) Float(key string) (v float64, ok bool, err error) {
-	var cv C.double
-	err = o.with(func(p *C.di_options, k *C.char, e **C.di_error) C.di_status {
-		return C.di_options_get_f64(p, k, &cv, e)
+	return getNumber[C.double, float64](o, key, func(p *C.di_options, k *C.char, v *C.double, e **C.di_error) C.di_status {
+		return C.di_options_get_f64(p, k, v, e)
+	})
+}
+
+// cNumber is what the numeric keys hold in C.
+type cNumber interface{ C.int64_t | C.double }
+
+// getNumber reads an int64 or double key through get, as the Go type T.
+func getNumber[CT cNumber, T int64 | float64](o *Options, key string,
+	get func(*C.di_options, *C.char, *CT, **C.di_error) C.di_status) (T, bool, error) {
+	var cv CT
+	err := o.with(func(p *C.di_options, k *C.char, e **C.di_error) C.di_status {
+		return get(p, k, &cv, e)
 	}, key)
-	return unset(float64(cv), err)
+	return unset(T(cv), err)
 }
 
 // String reads a string key; ok is false when the key is known but unset.
@@ -220,18 +226,11 @@ func (o *Options) getText(key string,
 
 // ToJSON serializes every set key as one JSON object.
 func (o *Options) ToJSON() (string, error) {
-	p, err := o.lock()
-	if err != nil {
-		return "", err
-	}
-	defer o.unlock()
-	if p == nil {
-		return "", ErrClosed
-	}
 	var s *C.char
 	var n C.size_t
-	var cerr *C.di_error
-	if err := toError(C.di_options_to_json(p, &s, &n, &cerr), cerr); err != nil {
+	if err := o.call(func(p *C.di_options, cerr **C.di_error) C.di_status {
+		return C.di_options_to_json(p, &s, &n, cerr)
+	}); err != nil {
 		return "", err
 	}
 	return takeString(s, n), nil

@@ -79,9 +79,7 @@ func NewParser(optionsJSON string) (*Parser, error) {
 }
 
 func newParser(p *C.di_parser) *Parser {
-	ps := &Parser{handle: handle[C.di_parser]{ptr: p}}
-	runtime.SetFinalizer(ps, (*Parser).Close)
-	return ps
+	return withFinalizer(&Parser{handle: handle[C.di_parser]{ptr: p}})
 }
 
 // NewParserFromPrepared makes a parser for a prepared request's output (di_parser_create): its

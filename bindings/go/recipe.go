@@ -9,7 +9,6 @@ package deepinfer
 import "C"
 
 import (
-	"runtime"
 	"unsafe"
 )
 
@@ -37,9 +36,7 @@ func NewRecipe(tokenizerPath string, options *Options) (*Recipe, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Recipe{handle[C.di_recipe]{ptr: p}}
-	runtime.SetFinalizer(r, (*Recipe).Close)
-	return r, nil
+	return withFinalizer(&Recipe{handle[C.di_recipe]{ptr: p}}), nil
 }
 
 // Close releases the recipe once running calls return; prepared requests stay valid. Idempotent.
@@ -58,9 +55,7 @@ func (r *Recipe) Prepare(protocol Protocol, body []byte) (*Prepared, error) {
 	}); err != nil {
 		return nil, err
 	}
-	pr := &Prepared{handle[C.di_prepared]{ptr: p}}
-	runtime.SetFinalizer(pr, (*Prepared).Close)
-	return pr, nil
+	return withFinalizer(&Prepared{handle[C.di_prepared]{ptr: p}}), nil
 }
 
 // Prepared is one request ready for the engine. Its getters copy from the C object.

@@ -9,7 +9,6 @@ package deepinfer
 import "C"
 
 import (
-	"runtime"
 	"unsafe"
 )
 
@@ -43,9 +42,7 @@ func NewTokenizer(path string) (*Tokenizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Tokenizer{handle[C.di_tokenizer]{ptr: p}}
-	runtime.SetFinalizer(t, (*Tokenizer).Close)
-	return t, nil
+	return withFinalizer(&Tokenizer{handle[C.di_tokenizer]{ptr: p}}), nil
 }
 
 // Close releases the tokenizer once running calls return. Idempotent.

@@ -7,37 +7,30 @@
 #include <vector>
 
 #include "engine/model/model.h"
+#include "tools/cli/cli_args.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/token_ids_arg.h"
 
 namespace di::cli {
 
+namespace {
+
+constexpr const char* kUsage =
+    "usage: deepinfer logits --model DIR --ids 5,17,42 --out FILE [--threads N]\n"
+    "  Runs the model over the ids in one forward and writes float32 logits\n"
+    "  [tokens, vocab] row-major (little-endian) to FILE.\n";
+
+}  // namespace
+
 int cmd_logits(int argc, char** argv) {
-  std::string model_dir, ids_text, out_path;
-  int32_t threads = 0;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::printf(
-          "usage: deepinfer logits --model DIR --ids 5,17,42 --out FILE [--threads N]\n"
-          "  Runs the model over the ids in one forward and writes float32 logits\n"
-          "  [tokens, vocab] row-major (little-endian) to FILE.\n");
-      return 0;
-    }
-    if (i + 1 >= argc) {
-      std::fprintf(stderr, "deepinfer logits: %s needs a value\n", a.c_str());
-      return 2;
-    }
-    const std::string v = argv[++i];
-    if (a == "--model") model_dir = v;
-    else if (a == "--ids") ids_text = v;
-    else if (a == "--out") out_path = v;
-    else if (a == "--threads") threads = std::atoi(v.c_str());
-    else {
-      std::fprintf(stderr, "deepinfer logits: unknown option '%s'\n", a.c_str());
-      return 2;
-    }
-  }
+  std::string model_dir, ids_text, out_path, threads_text;
+  const int rc = parse_cli_options("logits", argc, argv, kUsage,
+                                   {{"--model", &model_dir},
+                                    {"--ids", &ids_text},
+                                    {"--out", &out_path},
+                                    {"--threads", &threads_text}});
+  if (rc >= 0) return rc;
+  const int32_t threads = std::atoi(threads_text.c_str());
   if (model_dir.empty() || ids_text.empty() || out_path.empty()) {
     std::fprintf(stderr, "deepinfer logits: --model, --ids and --out are required\n");
     return 2;

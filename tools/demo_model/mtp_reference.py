@@ -21,6 +21,7 @@ attn.* / ffn.* / attn_norm / ffn_norm / hc_attn_* / hc_ffn_* exactly as a main l
 """
 import copy
 import os
+import sys
 import tempfile
 
 import torch
@@ -28,6 +29,9 @@ from torch import nn
 
 from transformers import DeepseekV4Config, DeepseekV4ForCausalLM
 from transformers.models.deepseek_v4 import modeling_deepseek_v4 as v4
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
+from fixture_lib import appended_layer_tensors  # noqa: E402
 
 
 def mtp_config(config: DeepseekV4Config) -> DeepseekV4Config:
@@ -97,26 +101,9 @@ def mtp_state_dict(model: DeepseekV4ForCausalLM, mtp: DeepseekV4MTP, dtype=torch
     appended as its last layer is saved with save_pretrained, whose reverse conversion writes
     DeepSeek's names ("model.layers.<L>.attn.wq_a.weight", ...), and "model.layers.<L>." becomes
     "mtp.<i>."."""
-    from safetensors.torch import load_file
-
-    L = model.config.num_hidden_layers
-    ext = DeepseekV4ForCausalLM(mtp_config(model.config)).float()
-    sd = {k: v.detach().float().cpu() for k, v in model.state_dict().items()}
-    for k, v in mtp.block.state_dict().items():
-        sd[f"model.layers.{L}.{k}"] = v.detach().cpu() if not v.is_floating_point() else v.detach().float().cpu()
-    ext.load_state_dict(sd, strict=True)
-    prefix = f"model.layers.{L}."
-    out = {}
-    with tempfile.TemporaryDirectory() as d:
-        ext.save_pretrained(d, safe_serialization=True)
-        for fn in sorted(os.listdir(d)):
-            if fn.endswith(".safetensors"):
-                for k, v in load_file(os.path.join(d, fn)).items():
-                    if k.startswith(prefix):
-                        out[f"mtp.{mtp_index}." + k[len(prefix):]] = v
-    if not out:
-        raise RuntimeError("save_pretrained wrote no tensors for the MTP block")
     p = f"mtp.{mtp_index}."
+    block = appended_layer_tensors(DeepseekV4ForCausalLM, mtp_config(model.config), model, mtp.block)
+    out = {p + k: v for k, v in block.items()}
     own = {"e_proj.weight": mtp.e_proj.weight, "h_proj.weight": mtp.h_proj.weight,
            "enorm.weight": mtp.enorm.weight, "hnorm.weight": mtp.hnorm.weight, "norm.weight": mtp.norm.weight,
            "hc_head_fn": mtp.hc_head.hc_fn, "hc_head_base": mtp.hc_head.hc_base,

@@ -27,13 +27,16 @@ path for the block.
 """
 import copy
 import os
-import tempfile
+import sys
 
 import torch
 from torch import nn
 
 from transformers import DeepseekV3ForCausalLM
 from transformers.models.deepseek_v3 import modeling_deepseek_v3 as v3
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
+from fixture_lib import appended_layer_tensors  # noqa: E402
 
 
 def call_layer(layer, x, layer_kwargs):
@@ -122,23 +125,9 @@ def extended_config(config):
 def mtp_state_dict(model, mtp):
     """The MTP module's tensors under DeepSeek's names (model.layers.<L>.*), fp32, including the
     embed_tokens and shared_head.head copies DeepSeek's checkpoint carries."""
-    from safetensors.torch import load_file
-
-    L = model.config.num_hidden_layers
-    ext = DeepseekV3ForCausalLM(extended_config(model.config)).float()
-    sd = {k: v.detach().float().cpu() for k, v in model.state_dict().items()}
-    for k, v in mtp.block.state_dict().items():
-        sd[f"model.layers.{L}.{k}"] = v.detach().float().cpu()
-    ext.load_state_dict(sd, strict=True)
-    prefix = f"model.layers.{L}."
-    out = {}
-    with tempfile.TemporaryDirectory() as d:
-        ext.save_pretrained(d, safe_serialization=True)
-        for fn in sorted(os.listdir(d)):
-            if fn.endswith(".safetensors"):
-                out.update({k: v for k, v in load_file(os.path.join(d, fn)).items() if k.startswith(prefix)})
-    if not out:
-        raise RuntimeError("save_pretrained wrote no tensors for the MTP block")
+    prefix = f"model.layers.{model.config.num_hidden_layers}."
+    block = appended_layer_tensors(DeepseekV3ForCausalLM, extended_config(model.config), model, mtp.block)
+    out = {prefix + k: v for k, v in block.items()}
     own = {"enorm.weight": mtp.enorm.weight, "hnorm.weight": mtp.hnorm.weight, "eh_proj.weight": mtp.eh_proj.weight,
            "shared_head.norm.weight": mtp.shared_head_norm.weight,
            "shared_head.head.weight": model.lm_head.weight, "embed_tokens.weight": model.model.embed_tokens.weight}

@@ -111,10 +111,7 @@ class Request {
 class Engine : public Handle<di_engine, di_engine_destroy> {
  public:
   Engine(const std::string& model_dir, const py::object& options) : Handle("Engine") {
-    di_options* o = options_ptr(options);
-    create([&](di_engine** out, di_error** err) {
-      return di_engine_create(model_dir.data(), model_dir.size(), o, out, err);
-    });
+    create(model_dir, options, di_engine_create);
   }
 
   std::unique_ptr<Request> submit(const std::vector<int32_t>& ids, const py::object& sampling) {

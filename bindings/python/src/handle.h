@@ -5,6 +5,7 @@
 
 #include <mutex>
 #include <shared_mutex>
+#include <string>
 
 #include "bindings/python/src/native.h"
 
@@ -30,6 +31,14 @@ class Handle {
       st = f(&ptr_, &err);
     }
     check(st, err);
+  }
+
+  // create() for the constructors of the form f(text, len, options, &out, &err): a path and the
+  // di_options of `options` (None for NULL), as di_engine_create and di_recipe_create take.
+  template <class Create>
+  void create(const std::string& text, const py::object& options, Create* f) {
+    di_options* o = options_ptr(options);
+    create([&](T** out, di_error** err) { return f(text.data(), text.size(), o, out, err); });
   }
 
   void close() {

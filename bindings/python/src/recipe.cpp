@@ -16,10 +16,7 @@ namespace {
 class Recipe : public Handle<di_recipe, di_recipe_destroy> {
  public:
   Recipe(const std::string& tokenizer_path, const py::object& options) : Handle("Recipe") {
-    di_options* o = options_ptr(options);
-    create([&](di_recipe** out, di_error** err) {
-      return di_recipe_create(tokenizer_path.data(), tokenizer_path.size(), o, out, err);
-    });
+    create(tokenizer_path, options, di_recipe_create);
   }
 
   std::unique_ptr<Prepared> prepare(int32_t protocol, const std::string& body) {

@@ -45,46 +45,38 @@ final class MiniJson {
 
   private Map<String, Object> obj() {
     Map<String, Object> m = new LinkedHashMap<>();
-    i++;
-    ws();
-    if (peek() == '}') {
-      i++;
-      return m;
-    }
-    for (;;) {
+    members('}', () -> {
       ws();
       String k = str();
       ws();
       expect(':');
       m.put(k, value());
-      ws();
-      if (peek() == ',') {
-        i++;
-        continue;
-      }
-      expect('}');
-      return m;
-    }
+    });
+    return m;
   }
 
   private List<Object> arr() {
     List<Object> a = new ArrayList<>();
+    members(']', () -> a.add(value()));
+    return a;
+  }
+
+  // The body of an object or array, from its opening character to `close`: nothing, or
+  // `member` then more of them, each after a comma.
+  private void members(char close, Runnable member) {
     i++;
     ws();
-    if (peek() == ']') {
+    if (peek() == close) {
       i++;
-      return a;
+      return;
     }
     for (;;) {
-      a.add(value());
+      member.run();
       ws();
-      if (peek() == ',') {
-        i++;
-        continue;
-      }
-      expect(']');
-      return a;
+      if (peek() != ',') break;
+      i++;
     }
+    expect(close);
   }
 
   private String str() {

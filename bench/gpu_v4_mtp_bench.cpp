@@ -48,6 +48,8 @@ struct EngineRow {
   std::string name;
   double tok_s = 0, tokens_per_step = 0, acceptance = 0;
   int64_t drafts = 0;
+  double step_ms = 0;   // wall time per engine step
+  std::string phases;   // ms per step of each step phase (engine metrics)
 };
 
 // Greedy decode of `prompts` with drafts as given; the prefill runs first, untimed.
@@ -84,6 +86,15 @@ EngineRow run_engine(const std::string& name, int32_t k, int32_t variable, int64
   r.tokens_per_step = steps > 0 ? double(gen) / double(steps) / double(prompts.size()) : 0;
   r.drafts = delta("spec_draft_tokens");
   r.acceptance = r.drafts > 0 ? double(delta("spec_accepted_tokens")) / double(r.drafts) : 0;
+  // Where a step's time goes: a speculative step's extra cost shows as forward (the device work
+  // and its one wait) or as host phases around it.
+  r.step_ms = steps > 0 ? s * 1e3 / double(steps) : 0;
+  for (const char* phase : {"schedule", "prepare", "forward", "sample", "output"}) {
+    const double sec = m["step_phases"][phase].value("seconds", 0.0) - before["step_phases"][phase].value("seconds", 0.0);
+    char b[48];
+    std::snprintf(b, sizeof b, "%s%s %.3f", r.phases.empty() ? "" : ", ", phase, steps > 0 ? sec * 1e3 / double(steps) : 0.0);
+    r.phases += b;
+  }
   return r;
 }
 
@@ -102,6 +113,7 @@ void engine_part(std::vector<ResultRow>& rows) {
     for (const EngineRow& e : r) {
       std::printf("  %-18s %8.1f tok/s  %5.2f tokens/step/seq  acceptance %.3f (%lld drafts)  %.2fx\n", e.name.c_str(),
                   e.tok_s, e.tokens_per_step, e.acceptance, static_cast<long long>(e.drafts), e.tok_s / r[0].tok_s);
+      std::printf("      step %.3f ms: %s ms\n", e.step_ms, e.phases.c_str());
       if (&e == &r[0]) continue;
       char m[200], c[160], q[32];
       std::snprintf(m, sizeof m, "%.1f tok/s, %.2f tokens/step/seq, acceptance %.3f", e.tok_s, e.tokens_per_step,

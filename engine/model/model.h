@@ -252,6 +252,10 @@ class Model {
     (void)batch, (void)seqs;
     return Status::unsupported(info().family + ": no greedy verification on the device");
   }
+  // Device seconds of the draft layers' pass (and the first draft picks) in the last
+  // verify_greedy(), timed on the model's stream; 0 when the model does not time it. The engine's
+  // draft-length rule charges it to the draft, not to the forward it ran within.
+  virtual double last_draft_pass_seconds() const { return 0; }
   // Draft steps after verify_greedy(): input s (batch_index its index there, num_positions its
   // accepted drafts + 1) continues from `first[s]`, its first draft token (-1: none), asking
   // `chooser` for drafts 1 .. max_drafts - 1 (next_tokens is not read). Leaves no trace in the cache.

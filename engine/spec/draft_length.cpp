@@ -52,7 +52,12 @@ double SpecCostModel::fixed_seconds() const {
 }
 
 double SpecCostModel::row_seconds() const { return rows_ > 0 ? row_s_ / rows_ : kPriorRow; }
-double SpecCostModel::draft_seconds() const { return steps_ > 0 ? step_s_ / steps_ : kPriorDraft; }
+// Until a draft step has been timed, the prior's share of the measured forward: an absolute
+// prior would say nothing about a model whose forward takes far less (or more) than 10 ms.
+double SpecCostModel::draft_seconds() const {
+  if (steps_ > 0) return step_s_ / steps_;
+  return n_ > 0 ? fixed_seconds() * (kPriorDraft / kPriorFixed) : kPriorDraft;
+}
 
 bool draft_worth_extending(const SpecCostModel& cost, std::span<const double> confidence, int32_t batch_seqs) {
   const size_t k = confidence.size();

@@ -137,6 +137,19 @@ TEST(SpecCostModel, BatchesOfOneSizeStillSplitTheCost) {
   EXPECT_NEAR(m.fixed_seconds() + m.token_seconds(), 0.011, 1e-9);
 }
 
+// A model whose forward takes half a millisecond, before any draft step was timed: the draft's
+// prior cost follows the forward's, so a sure draft token pays (an absolute 2 ms prior said no).
+TEST(SpecCostModel, UntimedDraftStepsCostTheirShareOfTheMeasuredForward) {
+  SpecCostModel m;
+  for (int i = 0; i < 50; ++i) m.observe_forward(1 + i % 4, 0.0005 + 0.00001 * (1 + i % 4));
+  EXPECT_NEAR(m.draft_seconds(), m.fixed_seconds() * 0.2, 1e-9);
+  const std::vector<double> sure = {0.9};
+  EXPECT_TRUE(draft_worth_extending(m, sure, 1));
+  m.observe_draft_steps(1, 0.002);  // once timed, the measurement decides
+  EXPECT_NEAR(m.draft_seconds(), 0.002, 1e-12);
+  EXPECT_FALSE(draft_worth_extending(m, sure, 1));
+}
+
 TEST(SpecDraftLength, LongerDraftsOnlyWhileConfidentEnough) {
   SpecCostModel m;  // fixed cost 10 ms, 1 ms a token, 1 ms a draft step
   for (int i = 0; i < 50; ++i) m.observe_forward(1 + i % 4, 0.010 + 0.001 * (1 + i % 4));

@@ -25,6 +25,7 @@
 #include "engine/model/cuda/expert_rows.h"
 #include "engine/model/cuda/graph_cache.h"
 #include "engine/model/cuda/step_batch.h"
+#include "engine/model/cuda/stream_timer.h"
 #include "engine/model/deepseek_v4/attention.h"
 #include "engine/model/deepseek_v4/chunk.h"
 #include "engine/model/deepseek_v4/config.h"
@@ -141,6 +142,7 @@ class V4CudaModel final : public cuda::DeviceModel {
   Status verify_greedy(const ForwardBatch& batch, std::span<GreedyVerify> seqs) override;
   Status extend_drafts(std::span<const DraftInput> inputs, std::span<const int32_t> first,
                        DraftChooser& chooser) override;
+  double last_draft_pass_seconds() const override { return draft_pass_timer_.seconds(); }
   int64_t weight_bytes() const { return weights_.bytes(); }
   const DeepseekV4Config& config() const { return config_; }
 
@@ -254,6 +256,7 @@ class V4CudaModel final : public cuda::DeviceModel {
   int64_t accepted_capacity_ = 0;
   std::vector<SampleSpec> verify_specs_, draft_specs_;
   std::vector<Result<SampledToken>> verify_drawn_, draft_drawn_;
+  cuda::StreamTimer draft_pass_timer_;  // the MTP pass and draft picks of the last verify_greedy
 };
 
 }  // namespace di::engine::deepseek_v4

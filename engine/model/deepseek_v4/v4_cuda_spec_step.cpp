@@ -80,6 +80,9 @@ Status V4CudaModel::verify_greedy(const ForwardBatch& batch, std::span<GreedyVer
   known.masks = nullptr;
   bool all_rows = false;
   DI_RETURN_IF_ERROR(mtp_pass(known, mtp_groups(), [&]() -> Status {
+    // Timed from here, where the pass's device work follows at once (its step was packed while
+    // the forward ran): the host's packing time is not the pass's.
+    DI_RETURN_IF_ERROR(draft_pass_timer_.start(stream_));
     DI_RETURN_IF_ERROR(kc::cuda_status(cudaMemcpyAsync(m_.gathered, kept_.get(), static_cast<size_t>(rows * width * 4),
                                                        cudaMemcpyDeviceToDevice, static_cast<cudaStream_t>(stream_)),
                                        "cudaMemcpyAsync (verify streams)"));
@@ -88,6 +91,7 @@ Status V4CudaModel::verify_greedy(const ForwardBatch& batch, std::span<GreedyVer
                                     stream_);
   }, true, &all_rows));
   DI_RETURN_IF_ERROR(draft_sampler_.launch(logits_dev_.as<float>(), V, stream_));
+  DI_RETURN_IF_ERROR(draft_pass_timer_.stop(stream_));
   DI_RETURN_IF_ERROR(kc::copy_to_host_async(accepted_host_, accepted_dev_.get(), S * 4, stream_));
   DI_RETURN_IF_ERROR(kc::stream_synchronize(stream_));  // the step's one wait
   DI_RETURN_IF_ERROR(check_forward());

@@ -58,6 +58,15 @@ class Parser {
     }
     return expect_op(close);
   }
+  // A list or dict literal from its opening bracket on: a `kind` node whose entries `entry`
+  // reads into it, comma-separated up to `close`.
+  Result<ExprPtr> collection(Expr::Kind kind, const char* close,
+                             const std::function<Status(Expr&)>& entry) {
+    ++p_;
+    ExprPtr e = make(kind);
+    DI_RETURN_IF_ERROR(comma_separated(close, [&] { return entry(*e); }));
+    return e;
+  }
   Status expect_close_statement() {
     if (peek().kind != Token::Kind::kCloseStatement) return error("expected '%}', got " + describe(peek()));
     ++p_;
@@ -466,24 +475,21 @@ class Parser {
           break;
         }
         if (t.text == "[") {
-          ++p_;
-          e = make(Expr::Kind::kList);
-          DI_RETURN_IF_ERROR(comma_separated("]", [&]() -> Status {
+          DI_ASSIGN_OR_RETURN(e, collection(Expr::Kind::kList, "]", [&](Expr& list) -> Status {
             DI_ASSIGN_OR_RETURN(ExprPtr item, expression());
-            e->items.push_back(std::move(item));
+            list.items.push_back(std::move(item));
             return Status::ok();
           }));
           break;
         }
         if (t.text == "{") {
-          ++p_;
-          e = make(Expr::Kind::kDict);
-          DI_RETURN_IF_ERROR(comma_separated("}", [&]() -> Status {
+          // Keys and values alternate in items.
+          DI_ASSIGN_OR_RETURN(e, collection(Expr::Kind::kDict, "}", [&](Expr& dict) -> Status {
             DI_ASSIGN_OR_RETURN(ExprPtr k, expression());
             DI_RETURN_IF_ERROR(expect_op(":"));
             DI_ASSIGN_OR_RETURN(ExprPtr v, expression());
-            e->items.push_back(std::move(k));
-            e->items.push_back(std::move(v));
+            dict.items.push_back(std::move(k));
+            dict.items.push_back(std::move(v));
             return Status::ok();
           }));
           break;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/hex.h"
 #include "engine/constrain/char_class.h"
 #include "engine/constrain/json_raw_string.h"
 #include "engine/constrain/json_schema_compiler.h"
@@ -202,7 +203,7 @@ class EbnfParser {
     uint32_t v = 0;
     for (int i = 0; i < n; ++i) {
       char c = peek();
-      int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+      const int d = hex_digit_value(static_cast<unsigned char>(c));
       if (d < 0) return error("bad hex digit in an escape");
       v = v * 16 + uint32_t(d);
       ++pos_;

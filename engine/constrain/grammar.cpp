@@ -42,41 +42,40 @@ ExprPtr literal(std::string_view s) {
   return seq(std::move(items));
 }
 
-ExprPtr seq(std::vector<ExprPtr> items) {
+namespace {
+
+// What seq and alt share: nested nodes of the same kind are spliced in and the operation's
+// identity (empty for seq, nothing for alt) drops out; no item left is the identity itself, one
+// item is that item.
+ExprPtr flattened(Expr::Kind kind, Expr::Kind identity, std::vector<ExprPtr> items) {
   std::vector<ExprPtr> flat;
   for (auto& it : items) {
-    if (it->kind == Expr::Kind::kNothing) return nothing();
-    if (it->kind == Expr::Kind::kEmpty) continue;
-    if (it->kind == Expr::Kind::kSeq) {
+    if (it->kind == identity) continue;
+    if (it->kind == kind) {
       flat.insert(flat.end(), it->items.begin(), it->items.end());
     } else {
       flat.push_back(std::move(it));
     }
   }
-  if (flat.empty()) return empty();
+  if (flat.empty()) return identity == Expr::Kind::kEmpty ? empty() : nothing();
   if (flat.size() == 1) return flat[0];
   Expr x;
-  x.kind = Expr::Kind::kSeq;
+  x.kind = kind;
   x.items = std::move(flat);
   return std::make_shared<Expr>(std::move(x));
 }
 
+}  // namespace
+
+ExprPtr seq(std::vector<ExprPtr> items) {
+  // One part that matches nothing makes the whole sequence match nothing.
+  for (const auto& it : items)
+    if (it->kind == Expr::Kind::kNothing) return nothing();
+  return flattened(Expr::Kind::kSeq, Expr::Kind::kEmpty, std::move(items));
+}
+
 ExprPtr alt(std::vector<ExprPtr> items) {
-  std::vector<ExprPtr> flat;
-  for (auto& it : items) {
-    if (it->kind == Expr::Kind::kNothing) continue;
-    if (it->kind == Expr::Kind::kAlt) {
-      flat.insert(flat.end(), it->items.begin(), it->items.end());
-    } else {
-      flat.push_back(std::move(it));
-    }
-  }
-  if (flat.empty()) return nothing();
-  if (flat.size() == 1) return flat[0];
-  Expr x;
-  x.kind = Expr::Kind::kAlt;
-  x.items = std::move(flat);
-  return std::make_shared<Expr>(std::move(x));
+  return flattened(Expr::Kind::kAlt, Expr::Kind::kNothing, std::move(items));
 }
 
 ExprPtr repeat(ExprPtr e, uint32_t min, uint32_t max) {

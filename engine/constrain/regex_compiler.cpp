@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "base/hex.h"
 #include "base/utf8.h"
 #include "engine/constrain/char_class.h"
 
@@ -217,7 +218,7 @@ class RegexParser {
     uint32_t v = 0;
     for (int i = 0; i < n; ++i) {
       uint32_t c = peek();
-      int d = c >= '0' && c <= '9' ? int(c - '0') : c >= 'a' && c <= 'f' ? int(c - 'a' + 10) : c >= 'A' && c <= 'F' ? int(c - 'A' + 10) : -1;
+      const int d = hex_digit_value(c);
       if (d < 0) return error("bad hex escape");
       v = v * 16 + uint32_t(d);
       ++pos_;

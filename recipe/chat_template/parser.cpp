@@ -5,6 +5,7 @@
 #include "recipe/chat_template/parser.h"
 
 #include <cstdlib>
+#include <functional>
 #include <initializer_list>
 #include <set>
 
@@ -47,6 +48,24 @@ class Parser {
     if (!is_op(op)) return error(std::string("expected '") + op + "', got " + describe(peek()));
     ++p_;
     return Status::ok();
+  }
+  // `item` repeated and comma-separated (a trailing comma allowed) up to `close`, then `close`.
+  Status comma_separated(const char* close, const std::function<Status()>& item) {
+    while (!is_op(close)) {
+      DI_RETURN_IF_ERROR(item());
+      if (!is_op(",")) break;
+      ++p_;
+    }
+    return expect_op(close);
+  }
+  // A list or dict literal from its opening bracket on: a `kind` node whose entries `entry`
+  // reads into it, comma-separated up to `close`.
+  Result<ExprPtr> collection(Expr::Kind kind, const char* close,
+                             const std::function<Status(Expr&)>& entry) {
+    ++p_;
+    ExprPtr e = make(kind);
+    DI_RETURN_IF_ERROR(comma_separated(close, [&] { return entry(*e); }));
+    return e;
   }
   Status expect_close_statement() {
     if (peek().kind != Token::Kind::kCloseStatement) return error("expected '%}', got " + describe(peek()));
@@ -296,7 +315,7 @@ class Parser {
 
   Status call_args(Expr& e) {
     DI_RETURN_IF_ERROR(expect_op("("));
-    while (!is_op(")")) {
+    return comma_separated(")", [&]() -> Status {
       if (peek().kind == Token::Kind::kName && is_op("=", 1)) {
         std::string key = next().text;
         ++p_;
@@ -307,10 +326,8 @@ class Parser {
         DI_ASSIGN_OR_RETURN(ExprPtr v, expression());
         e.items.push_back(std::move(v));
       }
-      if (!is_op(",")) break;
-      ++p_;
-    }
-    return expect_op(")");
+      return Status::ok();
+    });
   }
 
   Result<ExprPtr> postfix(ExprPtr e) {
@@ -458,30 +475,23 @@ class Parser {
           break;
         }
         if (t.text == "[") {
-          ++p_;
-          e = make(Expr::Kind::kList);
-          while (!is_op("]")) {
+          DI_ASSIGN_OR_RETURN(e, collection(Expr::Kind::kList, "]", [&](Expr& list) -> Status {
             DI_ASSIGN_OR_RETURN(ExprPtr item, expression());
-            e->items.push_back(std::move(item));
-            if (!is_op(",")) break;
-            ++p_;
-          }
-          DI_RETURN_IF_ERROR(expect_op("]"));
+            list.items.push_back(std::move(item));
+            return Status::ok();
+          }));
           break;
         }
         if (t.text == "{") {
-          ++p_;
-          e = make(Expr::Kind::kDict);
-          while (!is_op("}")) {
+          // Keys and values alternate in items.
+          DI_ASSIGN_OR_RETURN(e, collection(Expr::Kind::kDict, "}", [&](Expr& dict) -> Status {
             DI_ASSIGN_OR_RETURN(ExprPtr k, expression());
             DI_RETURN_IF_ERROR(expect_op(":"));
             DI_ASSIGN_OR_RETURN(ExprPtr v, expression());
-            e->items.push_back(std::move(k));
-            e->items.push_back(std::move(v));
-            if (!is_op(",")) break;
-            ++p_;
-          }
-          DI_RETURN_IF_ERROR(expect_op("}"));
+            dict.items.push_back(std::move(k));
+            dict.items.push_back(std::move(v));
+            return Status::ok();
+          }));
           break;
         }
         [[fallthrough]];

@@ -1,25 +1,23 @@
 // Encoder dispatch and the binding of the reference encoders' keyword arguments.
 #include "recipe/encoding/encoder.h"
 
+#include "base/enum_names.h"
+
 namespace di::recipe {
 
 using ordered_json = nlohmann::ordered_json;
 
-std::string_view encoding_name(Encoding e) {
-  switch (e) {
-    case Encoding::kDsv32: return "dsv32";
-    case Encoding::kDsv4: return "dsv4";
-    case Encoding::kDsv41: return "dsv41";
-  }
-  return "dsv4";
-}
+namespace {
+
+constexpr EnumName<Encoding> kEncodingNames[] = {
+    {Encoding::kDsv32, "dsv32"}, {Encoding::kDsv4, "dsv4"}, {Encoding::kDsv41, "dsv41"}};
+
+}  // namespace
+
+std::string_view encoding_name(Encoding e) { return name_of(kEncodingNames, e, "dsv4"); }
 
 Result<Encoding> parse_encoding(std::string_view name) {
-  if (name == "dsv32") return Encoding::kDsv32;
-  if (name == "dsv4") return Encoding::kDsv4;
-  if (name == "dsv41") return Encoding::kDsv41;
-  return Status::invalid_argument("encoding: expected \"dsv32\", \"dsv4\" or \"dsv41\", got \"" +
-                                  std::string(name) + "\"");
+  return parse_enum(kEncodingNames, name, "encoding");
 }
 
 Result<RenderOptions> parse_encode_kwargs(Encoding e, const ordered_json& kwargs) {

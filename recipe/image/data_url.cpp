@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "base/hex.h"
 #include "recipe/image/base64.h"
 
 namespace di::recipe::image {
@@ -22,13 +23,6 @@ bool iequals(std::string_view a, std::string_view b) {
 
 // WHATWG strips leading and trailing ASCII whitespace (and C0 controls) around the type.
 bool is_trim_char(char c) { return static_cast<unsigned char>(c) <= 0x20; }
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  c = lower(c);
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return -1;
-}
 
 }  // namespace
 
@@ -66,7 +60,7 @@ size_t estimated_decoded_size(const DataUrl& url) {
   const std::string_view b = url.body;
   size_t escapes = 0;
   for (size_t i = 0; i + 2 < b.size(); ++i) {
-    if (b[i] == '%' && hex_value(b[i + 1]) >= 0 && hex_value(b[i + 2]) >= 0) {
+    if (b[i] == '%' && hex_digit_value(b[i + 1]) >= 0 && hex_digit_value(b[i + 2]) >= 0) {
       ++escapes;
       i += 2;
     }
@@ -81,8 +75,8 @@ Result<Bytes> decode_data_url_body(const DataUrl& url, std::string_view field) {
   const std::string_view b = url.body;
   for (size_t i = 0; i < b.size(); ++i) {
     if (b[i] == '%' && i + 2 < b.size()) {
-      const int hi = hex_value(b[i + 1]);
-      const int lo = hex_value(b[i + 2]);
+      const int hi = hex_digit_value(b[i + 1]);
+      const int lo = hex_digit_value(b[i + 2]);
       if (hi >= 0 && lo >= 0) {
         decoded.push_back(static_cast<char>(hi * 16 + lo));
         i += 2;

@@ -8,6 +8,7 @@
 #include "recipe/protocol/chat_completions/request.h"
 #include "recipe/protocol/messages/request.h"
 #include "recipe/protocol/request_fields.h"
+#include "recipe/protocol/request_steps.h"
 #include "recipe/protocol/responses/request.h"
 
 namespace di::recipe {
@@ -60,12 +61,14 @@ Status as_api_error(Protocol p, Status s) {
 Result<ConversationRequest> parse_request(Protocol protocol, std::string_view body,
                                           const ConversionOptions& options) {
   DI_ASSIGN_OR_RETURN(ordered_json j, parse_request_body(protocol, body));
+  ReadFn read = nullptr;  // the API's reader of the top-level fields
   switch (protocol) {
-    case Protocol::kChatCompletions: return parse_chat_completions_request(j, options);
-    case Protocol::kResponses: return parse_responses_request(j, options);
-    case Protocol::kMessages: return parse_messages_request(j, options);
+    case Protocol::kChatCompletions: read = read_chat_completions_fields; break;
+    case Protocol::kResponses: read = read_responses_fields; break;
+    case Protocol::kMessages: read = read_messages_fields; break;
   }
-  return Status::internal("unknown protocol");
+  if (read == nullptr) return Status::internal("unknown protocol");
+  return parse_request_fields(protocol, j, options, read);
 }
 
 Result<Prepared> prepare(const RecipeConfig& config, const PromptTokenizer& tokenizer,

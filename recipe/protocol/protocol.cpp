@@ -1,25 +1,26 @@
 // protocol_name and parse_protocol: see protocol.h.
 #include "recipe/protocol/protocol.h"
 
-#include <string>
+#include "base/enum_names.h"
 
 namespace di::recipe {
+namespace {
+
+constexpr EnumName<Protocol> kProtocolNames[] = {{Protocol::kChatCompletions, "chat"},
+                                                 {Protocol::kResponses, "responses"},
+                                                 {Protocol::kMessages, "messages"}};
+
+}  // namespace
 
 std::string_view protocol_name(Protocol protocol) {
-  switch (protocol) {
-    case Protocol::kChatCompletions: return "chat";
-    case Protocol::kResponses: return "responses";
-    case Protocol::kMessages: return "messages";
-  }
-  return "chat";
+  return name_of(kProtocolNames, protocol, "chat");
 }
 
 Result<Protocol> parse_protocol(std::string_view name) {
-  if (name == "chat" || name == "chat_completions") return Protocol::kChatCompletions;
-  if (name == "responses") return Protocol::kResponses;
-  if (name == "messages" || name == "anthropic") return Protocol::kMessages;
-  return Status::invalid_argument("protocol: expected \"chat\", \"responses\" or \"messages\", got \"" +
-                                  std::string(name) + "\"");
+  // The APIs' own names, accepted beside ours but never listed.
+  if (name == "chat_completions") return Protocol::kChatCompletions;
+  if (name == "anthropic") return Protocol::kMessages;
+  return parse_enum(kProtocolNames, name, "protocol");
 }
 
 }  // namespace di::recipe

@@ -112,6 +112,21 @@ Status for_each_object(Protocol protocol, const ordered_json& array,
   return Status::ok();
 }
 
+Status read_string_or_objects(Protocol protocol, const ordered_json& content,
+                              const std::string& param, const std::string& elements,
+                              const std::function<void(std::string)>& on_string,
+                              const std::function<std::string(size_t)>& path_of,
+                              const ElementFn& on_element) {
+  if (content.is_string()) {
+    on_string(content.get<std::string>());
+    return Status::ok();
+  }
+  if (!content.is_array())
+    return bad_param(protocol, param, "expected a string or an array of " + elements + ", got " +
+                                          describe_json(content));
+  return for_each_object(protocol, content, path_of, on_element);
+}
+
 Status read_thinking_object(const Fields& top, const std::string& missing_type, ThinkingChoice& c,
                             InferenceOptions& io) {
   DI_ASSIGN_OR_RETURN(const ordered_json* th, top.object("thinking"));

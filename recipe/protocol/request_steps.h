@@ -38,6 +38,15 @@ using ElementFn = std::function<Status(const Fields& element, size_t index)>;
 Status for_each_object(Protocol protocol, const ordered_json& array,
                        const std::function<std::string(size_t)>& path_of, const ElementFn& fn);
 
+// Content that all three APIs accept as a string or an array of objects: a string goes to
+// on_string, the array's elements to for_each_object(path_of, on_element); anything else is a
+// 400 on `param`: "expected a string or an array of <elements>, got <what came>".
+Status read_string_or_objects(Protocol protocol, const ordered_json& content,
+                              const std::string& param, const std::string& elements,
+                              const std::function<void(std::string)>& on_string,
+                              const std::function<std::string(size_t)>& path_of,
+                              const ElementFn& on_element);
+
 // The "tools" array: `read` returns each element's tool, or nullopt to drop it; the tools are
 // appended to `tools` and their names must be unique.
 using ToolFn = std::function<Result<std::optional<ToolDefinition>>(const Fields& tool)>;

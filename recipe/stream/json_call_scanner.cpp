@@ -87,32 +87,33 @@ void JsonCallScanner::byte(char c, std::vector<ParsedEvent>* out) {
   if (depth_ <= 0) complete(out);
 }
 
+bool JsonCallScanner::punctuation(char c, char want, Phase next) {
+  if (is_ws(c)) return true;
+  if (c != want) return false;
+  phase_ = next;
+  return true;
+}
+
+bool JsonCallScanner::string_ended(char c, std::string* text) const {
+  if (!in_string_) return true;
+  *text += c;
+  return false;
+}
+
 void JsonCallScanner::fast(char c) {
   switch (phase_) {
     case Phase::kKeyOpen:
-      if (is_ws(c)) return;
-      if (c == '"') {
-        key_.clear();
-        phase_ = Phase::kKey;
-        return;
-      }
-      break;
+      if (!punctuation(c, '"', Phase::kKey)) break;
+      key_.clear();
+      return;
     case Phase::kKey:
       if (c == '\\') break;  // escaped keys are read whole
-      if (c == '"') {
-        if (second_ && !is_args_key(key_)) break;
-        if (!second_ && key_ != "name") break;
-        phase_ = Phase::kColon;
-        return;
-      }
-      key_ += c;
+      if (!string_ended(c, &key_)) return;
+      if (second_ ? !is_args_key(key_) : key_ != "name") break;
+      phase_ = Phase::kColon;
       return;
     case Phase::kColon:
-      if (is_ws(c)) return;
-      if (c == ':') {
-        phase_ = Phase::kValue;
-        return;
-      }
+      if (punctuation(c, ':', Phase::kValue)) return;
       break;
     case Phase::kValue:
       if (is_ws(c)) return;
@@ -129,25 +130,19 @@ void JsonCallScanner::fast(char c) {
         return;
       }
       break;
-    case Phase::kName:
-      if (!in_string_) {
-        // The name as JSON decodes it (escapes included).
-        const nlohmann::json n = nlohmann::json::parse("\"" + name_ + "\"", nullptr, false);
-        if (n.is_discarded() || !n.is_string() || n.get<std::string>().empty()) break;
-        name_ = n.get<std::string>();
-        phase_ = Phase::kComma;
-        return;
-      }
-      name_ += c;
+    case Phase::kName: {
+      if (!string_ended(c, &name_)) return;
+      // The name as JSON decodes it (escapes included).
+      const nlohmann::json n = nlohmann::json::parse("\"" + name_ + "\"", nullptr, false);
+      if (n.is_discarded() || !n.is_string() || n.get<std::string>().empty()) break;
+      name_ = n.get<std::string>();
+      phase_ = Phase::kComma;
       return;
+    }
     case Phase::kComma:
-      if (is_ws(c)) return;
-      if (c == ',') {
-        second_ = true;
-        phase_ = Phase::kKeyOpen;
-        return;
-      }
-      break;
+      if (!punctuation(c, ',', Phase::kKeyOpen)) break;
+      second_ = true;  // early on blanks too: nothing reads it before the key that follows
+      return;
     case Phase::kArgs:
       args_ += c;
       args_pending_ += c;

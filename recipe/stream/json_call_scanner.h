@@ -38,6 +38,12 @@ class JsonCallScanner {
 
   void byte(char c, std::vector<ParsedEvent>* out);
   void fast(char c);
+  // Between two tokens of the fast path: a blank keeps the phase, `want` moves on to `next`;
+  // false for any other byte.
+  bool punctuation(char c, char want, Phase next);
+  // Inside a string token: appends c to *text and returns false, or true once the structural
+  // tracker has seen the closing quote (which is not appended).
+  bool string_ended(char c, std::string* text) const;
   void complete(std::vector<ParsedEvent>* out);
   void to_text(std::vector<ParsedEvent>* out);
   void flush(std::vector<ParsedEvent>* out);

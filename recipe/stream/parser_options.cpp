@@ -3,10 +3,17 @@
 
 #include <set>
 
+#include "base/enum_names.h"
+
 namespace di::recipe {
 namespace {
 
 using nlohmann::json;
+
+constexpr EnumName<ToolCallFormat> kToolCallFormatNames[] = {{ToolCallFormat::kDsml, "dsml"},
+                                                             {ToolCallFormat::kHermes, "hermes"},
+                                                             {ToolCallFormat::kLlama3Json, "llama3_json"},
+                                                             {ToolCallFormat::kNone, "none"}};
 
 std::string type_name(const json& v) { return v.type_name(); }
 
@@ -74,13 +81,8 @@ Result<ToolSpec> tool_from_json(const json& t, size_t i) {
 }  // namespace
 
 const char* tool_call_format_name(ToolCallFormat f) {
-  switch (f) {
-    case ToolCallFormat::kDsml: return "dsml";
-    case ToolCallFormat::kHermes: return "hermes";
-    case ToolCallFormat::kLlama3Json: return "llama3_json";
-    case ToolCallFormat::kNone: return "none";
-  }
-  return "dsml";
+  // The table's names are literals, so the view's data is NUL-terminated.
+  return name_of(kToolCallFormatNames, f, "dsml").data();
 }
 
 Result<ParserOptions> parser_options_from_json(const json& j) {
@@ -107,13 +109,12 @@ Result<ParserOptions> parser_options_from_json(const json& j) {
   o.thinking = o.prompt_opened_thinking;
   DI_RETURN_IF_ERROR(read_bool(j, "thinking", &o.thinking));
   if (auto it = j.find("tool_format"); it != j.end() && !it->is_null()) {
-    bool known = false;
-    for (ToolCallFormat f : {ToolCallFormat::kDsml, ToolCallFormat::kHermes, ToolCallFormat::kLlama3Json,
-                             ToolCallFormat::kNone})
-      if (*it == tool_call_format_name(f)) o.tool_format = f, known = true;
-    if (!known)
-      return Status::invalid_argument("tool_format: expected \"dsml\", \"hermes\", \"llama3_json\" or \"none\", got " +
-                                      it->dump());
+    const std::optional<ToolCallFormat> f =
+        it->is_string() ? value_named(kToolCallFormatNames, it->get<std::string>()) : std::nullopt;
+    if (!f)
+      return Status::invalid_argument("tool_format: expected " + quoted_names(kToolCallFormatNames) +
+                                      ", got " + it->dump());
+    o.tool_format = *f;
   }
   if (auto it = j.find("tools"); it != j.end() && !it->is_null()) {
     DI_RETURN_IF_ERROR(expect(*it, it->is_array(), "tools", "an array"));

@@ -10,20 +10,28 @@ size_t capacity_for(size_t n) {
   return cap;
 }
 
+// Both tables' growth: a fresh table with room for n entries (when the current one has none),
+// every occupied slot of the old one re-placed by linear probing from hash_of(slot).
+template <class Slot, class IsFree, class HashOf>
+void rehash(std::vector<Slot>& slots, size_t& mask, size_t n, IsFree is_free, HashOf hash_of) {
+  if (capacity_for(n) <= slots.size()) return;
+  std::vector<Slot> old = std::move(slots);
+  slots.assign(capacity_for(n), Slot{});
+  mask = slots.size() - 1;
+  for (const Slot& s : old) {
+    if (is_free(s)) continue;
+    size_t i = hash_of(s) & mask;
+    while (!is_free(slots[i])) i = (i + 1) & mask;
+    slots[i] = s;
+  }
+}
+
 }  // namespace
 
 void BytesToId::reserve(size_t n) {
-  if (capacity_for(n) <= slots_.size()) return;
-  std::vector<Slot> old = std::move(slots_);
-  slots_.assign(capacity_for(n), Slot{});
-  mask_ = slots_.size() - 1;
-  for (const Slot& s : old) {
-    if (s.id < 0) continue;
-    std::string_view key(arena_.data() + s.off, s.len);
-    size_t i = hash_bytes(key) & mask_;
-    while (slots_[i].id >= 0) i = (i + 1) & mask_;
-    slots_[i] = s;
-  }
+  rehash(
+      slots_, mask_, n, [](const Slot& s) { return s.id < 0; },
+      [&](const Slot& s) { return hash_bytes(std::string_view(arena_.data() + s.off, s.len)); });
 }
 
 void BytesToId::grow() { reserve(slots_.empty() ? 8 : slots_.size()); }
@@ -50,16 +58,9 @@ bool BytesToId::insert(std::string_view key, int32_t id) {
 }
 
 void PairMerges::reserve(size_t n) {
-  if (capacity_for(n) <= slots_.size()) return;
-  std::vector<Slot> old = std::move(slots_);
-  slots_.assign(capacity_for(n), Slot{});
-  mask_ = slots_.size() - 1;
-  for (const Slot& s : old) {
-    if (s.key == kEmpty) continue;
-    size_t i = mix(s.key) & mask_;
-    while (slots_[i].key != kEmpty) i = (i + 1) & mask_;
-    slots_[i] = s;
-  }
+  rehash(
+      slots_, mask_, n, [](const Slot& s) { return s.key == kEmpty; },
+      [](const Slot& s) { return mix(s.key); });
 }
 
 void PairMerges::grow() { reserve(slots_.empty() ? 8 : slots_.size()); }

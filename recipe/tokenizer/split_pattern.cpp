@@ -152,12 +152,19 @@ size_t match_contraction(const Cursor& c, size_t p, bool ignore_case) {
   return npos;
 }
 
-// Llama-3 (max_digits 3) and Qwen2 (max_digits 1).
-template <int kMaxDigits>
-size_t match_llama3(std::string_view s, size_t p, const uint8_t* classes) {
+// Patterns whose first alternatives are the contractions (Llama-3's case-insensitive spelling or
+// GPT-2's exact one): those, then `rest`, the pattern's other alternatives.
+template <bool kIgnoreCase, size_t (*kRest)(const Cursor&, size_t)>
+size_t contractions_then(std::string_view s, size_t p, const uint8_t* classes) {
   const Cursor c{s, classes};
-  const size_t m = match_contraction(c, p, true);
-  if (m != npos) return m;
+  const size_t m = match_contraction(c, p, kIgnoreCase);
+  return m != npos ? m : kRest(c, p);
+}
+
+// Llama-3 (max_digits 3) and Qwen2 (max_digits 1), after the contractions.
+template <int kMaxDigits>
+size_t match_llama3_rest(const Cursor& c, size_t p) {
+  const std::string_view s = c.s;
   size_t len;
   const uint32_t cp = c.at(p, &len);
   const size_t n1 = p + len;
@@ -190,11 +197,10 @@ size_t match_llama3(std::string_view s, size_t p, const uint8_t* classes) {
   return npos;
 }
 
-// GPT-2: 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
-size_t match_gpt2(std::string_view s, size_t p, const uint8_t* classes) {
-  const Cursor c{s, classes};
-  const size_t m = match_contraction(c, p, false);
-  if (m != npos) return m;
+// GPT-2: 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+, after the
+// contractions.
+size_t match_gpt2_rest(const Cursor& c, size_t p) {
+  const std::string_view s = c.s;
   size_t len;
   const uint32_t cp = c.at(p, &len);
   const size_t q = (cp == ' ') ? p + len : p;
@@ -240,13 +246,13 @@ Result<SplitPattern> SplitPattern::from_regex(std::string_view regex) {
     p.match_at_ = match_deepseek_words;
     p.name_ = "deepseek-words";
   } else if (r == kLlama3) {
-    p.match_at_ = match_llama3<3>;
+    p.match_at_ = contractions_then<true, match_llama3_rest<3>>;
     p.name_ = "llama3";
   } else if (r == kQwen2) {
-    p.match_at_ = match_llama3<1>;
+    p.match_at_ = contractions_then<true, match_llama3_rest<1>>;
     p.name_ = "qwen2";
   } else if (r == kGpt2) {
-    p.match_at_ = match_gpt2;
+    p.match_at_ = contractions_then<false, match_gpt2_rest>;
     p.name_ = "gpt2";
   } else {
     std::string shown(regex.substr(0, 80));

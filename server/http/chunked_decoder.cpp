@@ -3,18 +3,13 @@
 // trailers are read and dropped (nothing here needs them).
 #include "server/http/chunked_decoder.h"
 
+#include "base/hex.h"
+
 namespace di::server::http {
 namespace {
 
 constexpr size_t kMaxLine = 4096;         // a chunk-size line with its extensions
 constexpr size_t kMaxTrailerBytes = 16384;
-
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 }  // namespace
 
@@ -49,9 +44,9 @@ ChunkedDecoder::State ChunkedDecoder::feed(std::string_view in, size_t* consumed
         }
         uint64_t size = 0;
         size_t k = 0;
-        for (; k < line_.size() && hex_digit(line_[k]) >= 0; ++k) {
+        for (; k < line_.size() && hex_digit_value(line_[k]) >= 0; ++k) {
           if (size > (UINT64_MAX >> 4)) return done(fail(State::kTooLarge, "chunked body: chunk size overflows"));
-          size = (size << 4) | static_cast<uint64_t>(hex_digit(line_[k]));
+          size = (size << 4) | static_cast<uint64_t>(hex_digit_value(line_[k]));
         }
         if (k == 0) return done(fail(State::kMalformed, "chunked body: expected a hexadecimal chunk size"));
         if (k < line_.size() && line_[k] != ';' && line_[k] != ' ' && line_[k] != '\t')

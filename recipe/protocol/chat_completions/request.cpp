@@ -35,18 +35,11 @@ Status read_content(const ordered_json& msg, const std::string& path, const std:
                     bool allow_images, std::vector<ContentPart>& out) {
   auto it = msg.find("content");
   if (it == msg.end() || it->is_null()) return Status::ok();
-  if (it->is_string()) {
-    out.push_back({ContentPart::Kind::kText, it->get<std::string>(), {}});
-    return Status::ok();
-  }
-  if (!it->is_array())
-    return bad(path + ".content", "expected a string or an array of content parts, got " +
-                                      describe_json(*it));
-  for (size_t i = 0; i < it->size(); ++i) {
-    const ordered_json& part = (*it)[i];
-    std::string pp = path + ".content[" + std::to_string(i) + "]";
-    if (!part.is_object()) return bad(pp, "expected an object, got " + describe_json(part));
-    Fields f(kP, part, pp);
+  auto add_text = [&](std::string t) { out.push_back({ContentPart::Kind::kText, std::move(t), {}}); };
+  auto part_path = [&](size_t i) { return path + ".content[" + std::to_string(i) + "]"; };
+  return read_string_or_objects(kP, *it, path + ".content", "content parts", add_text, part_path,
+                                [&](const Fields& f, size_t) -> Status {
+    const std::string& pp = f.path();
     DI_ASSIGN_OR_RETURN(std::string type, f.required_str("type"));
     if (type == "text") {
       DI_ASSIGN_OR_RETURN(std::string text, f.required_str("text"));
@@ -83,8 +76,8 @@ Status read_content(const ordered_json& msg, const std::string& path, const std:
       return bad(pp + ".type", "unsupported content part type \"" + type + "\" in a " + role +
                                    " message");
     }
-  }
-  return Status::ok();
+    return Status::ok();
+  });
 }
 
 bool content_is_empty(const std::vector<ContentPart>& parts) {
@@ -191,8 +184,10 @@ Status check_tool_pairing(const std::vector<Message>& msgs, const std::vector<si
   return Status::ok();
 }
 
-Status read_chat_fields(const Fields& f, const ConversionOptions& options, Conversation& conv,
-                        InferenceOptions& io) {
+}  // namespace
+
+Status read_chat_completions_fields(const Fields& f, const ConversionOptions& options,
+                                    Conversation& conv, InferenceOptions& io) {
   SamplingOptions& s = io.sampling;
   DI_ASSIGN_OR_RETURN(const ordered_json* msgs, f.array("messages"));
   if (msgs == nullptr) return f.error("messages", "required, expected an array of messages");
@@ -297,13 +292,6 @@ Status read_chat_fields(const Fields& f, const ConversionOptions& options, Conve
     }
   }
   return Status::ok();
-}
-
-}  // namespace
-
-Result<ConversationRequest> parse_chat_completions_request(const ordered_json& body,
-                                                           const ConversionOptions& options) {
-  return parse_request_fields(kP, body, options, read_chat_fields);
 }
 
 }  // namespace di::recipe

@@ -31,16 +31,11 @@ using BlockFn = std::function<Status(const Fields& block, const std::string& typ
 Status read_message_content(const ordered_json& content, const std::string& path,
                             const std::function<void(std::string)>& on_string,
                             const BlockFn& on_block) {
-  if (content.is_string()) {
-    on_string(content.get<std::string>());
-    return Status::ok();
-  }
-  if (!content.is_array())
-    return bad(path + ".content", "expected a string or an array of content blocks, got " +
-                                      describe_json(content));
-  if (content.empty()) return bad(path + ".content", "messages must have non-empty content");
-  return for_each_object(kP, content, dotted(path + ".content"),
-                         [&](const Fields& f, size_t) { return on_block(f, block_type(f.json())); });
+  if (content.is_array() && content.empty())
+    return bad(path + ".content", "messages must have non-empty content");
+  return read_string_or_objects(
+      kP, content, path + ".content", "content blocks", on_string, dotted(path + ".content"),
+      [&](const Fields& f, size_t) { return on_block(f, block_type(f.json())); });
 }
 
 // tool_use ids of messages[message] that no tool_result answered.
@@ -89,16 +84,11 @@ Status read_tool_result_content(const ordered_json& block, const std::string& pa
                                 std::vector<ContentPart>& out) {
   auto it = block.find("content");
   if (it == block.end() || it->is_null()) return Status::ok();
-  if (it->is_string()) {
-    out.push_back({ContentPart::Kind::kText, it->get<std::string>(), {}});
-    return Status::ok();
-  }
-  if (!it->is_array())
-    return bad(path + ".content", "expected a string or an array of content blocks, got " +
-                                      describe_json(*it));
-  return for_each_object(kP, *it, dotted(path + ".content"), [&](const Fields& f, size_t i) -> Status {
+  auto add_text = [&](std::string t) { out.push_back({ContentPart::Kind::kText, std::move(t), {}}); };
+  return read_string_or_objects(kP, *it, path + ".content", "content blocks", add_text,
+                                dotted(path + ".content"), [&](const Fields& f, size_t) -> Status {
     const std::string type = block_type(f.json());
-    const std::string bp = path + ".content." + std::to_string(i);
+    const std::string& bp = f.path();
     if (type == "text") {
       DI_ASSIGN_OR_RETURN(std::string t, f.required_str("text"));
       out.push_back({ContentPart::Kind::kText, std::move(t), {}});
@@ -239,6 +229,8 @@ Status read_assistant(const ordered_json& content, const std::string& path, size
   return Status::ok();
 }
 
+}  // namespace
+
 Status read_messages_fields(const Fields& f, const ConversionOptions& options, Conversation& conv,
                             InferenceOptions& io) {
   SamplingOptions& s = io.sampling;
@@ -371,13 +363,6 @@ Status read_messages_fields(const Fields& f, const ConversionOptions& options, C
       kP, choice, options.default_thinking, forced_tool,
       "Thinking may not be enabled when tool_choice forces tool use.", conv));
   return Status::ok();
-}
-
-}  // namespace
-
-Result<ConversationRequest> parse_messages_request(const ordered_json& body,
-                                                   const ConversionOptions& options) {
-  return parse_request_fields(kP, body, options, read_messages_fields);
 }
 
 }  // namespace di::recipe

@@ -8,7 +8,9 @@
 
 namespace di::recipe {
 
-Result<ConversationRequest> parse_messages_request(const ordered_json& body,
-                                                   const ConversionOptions& options);
+// Reads every top-level field of the request but "model" into `conv` and `io`: the Messages
+// ReadFn that parse_request_fields (request_steps.h) calls after reading the model.
+Status read_messages_fields(const Fields& top, const ConversionOptions& options, Conversation& conv,
+                            InferenceOptions& io);
 
 }  // namespace di::recipe

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "base/hex.h"
+
 namespace di::recipe {
 namespace {
 
@@ -24,13 +26,6 @@ long match_prefix(std::string_view s) {
     }
   }
   return static_cast<long>(i);
-}
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
 }
 
 }  // namespace
@@ -83,7 +78,7 @@ std::string CustomToolInput::decode(std::string_view s) {
       uint32_t cp = 0;
       bool ok = true;
       for (size_t k = i + 2; k < i + 6; ++k) {
-        const int h = hex_value(text[k]);
+        const int h = hex_digit_value(text[k]);
         ok = ok && h >= 0;
         cp = (cp << 4) | static_cast<uint32_t>(h < 0 ? 0 : h);
       }

@@ -28,13 +28,9 @@ std::function<std::string(size_t)> indexed(const std::string& prefix) {
 // Content blocks of a message item.
 Status read_blocks(const ordered_json& content, const std::string& path, const std::string& role,
                    std::vector<ContentPart>& out) {
-  if (content.is_string()) {
-    out.push_back({ContentPart::Kind::kText, content.get<std::string>(), {}});
-    return Status::ok();
-  }
-  if (!content.is_array())
-    return bad(path, "expected a string or an array of content items, got " + describe_json(content));
-  return for_each_object(kP, content, indexed(path), [&](const Fields& f, size_t) -> Status {
+  auto add_text = [&](std::string t) { out.push_back({ContentPart::Kind::kText, std::move(t), {}}); };
+  return read_string_or_objects(kP, content, path, "content items", add_text, indexed(path),
+                                [&](const Fields& f, size_t) -> Status {
     const std::string& bp = f.path();
     const std::string type = block_type(f.json());
     if (type == "input_text" || type == "output_text" || type == "text") {
@@ -93,6 +89,8 @@ ToolDefinition apply_patch_tool(const std::optional<std::string>& description) {
   t.has_parameters = true;
   return t;
 }
+
+}  // namespace
 
 Status read_responses_fields(const Fields& f, const ConversionOptions& options, Conversation& conv,
                              InferenceOptions& io) {
@@ -366,13 +364,6 @@ Status read_responses_fields(const Fields& f, const ConversionOptions& options, 
   }
   (void)custom_names;
   return Status::ok();
-}
-
-}  // namespace
-
-Result<ConversationRequest> parse_responses_request(const ordered_json& body,
-                                                    const ConversionOptions& options) {
-  return parse_request_fields(kP, body, options, read_responses_fields);
 }
 
 }  // namespace di::recipe

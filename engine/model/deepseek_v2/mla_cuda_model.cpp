@@ -66,9 +66,7 @@ MlaCudaModel::MlaCudaModel(MlaConfig config, DType dtype, const ModelOptions& op
 }
 
 // graphs_, a member, goes before the base class destroys the stream it captured on.
-MlaCudaModel::~MlaCudaModel() {
-  if (bad_id_host_) cudaFreeHost(bad_id_host_);
-}
+MlaCudaModel::~MlaCudaModel() = default;
 
 Status MlaCudaModel::check_shape(const MlaConfig& c) {
   if (c.num_experts_per_tok > kc::kMaxRoutedPerToken)
@@ -89,12 +87,7 @@ Status MlaCudaModel::check_shape(const MlaConfig& c) {
 
 Status MlaCudaModel::init_device() {
   DI_RETURN_IF_ERROR(open_stream());
-  DI_RETURN_IF_ERROR(bad_id_.allocate(4));
-  void* pinned = nullptr;
-  DI_RETURN_IF_ERROR(kc::cuda_status(cudaMallocHost(&pinned, 4), "cudaMallocHost (expert id check)"));
-  bad_id_host_ = static_cast<int32_t*>(pinned);
-  *bad_id_host_ = 0;
-  DI_RETURN_IF_ERROR(kc::fill_zero(bad_id_.get(), 4));
+  DI_RETURN_IF_ERROR(bad_id_.init());
   return upload_f32(rope_.inv_freq(), inv_freq_);
 }
 
@@ -329,7 +322,7 @@ Result<float*> MlaCudaModel::enqueue_forward(const ForwardBatch& batch, int64_t*
   const MlaConfig& c = config_;
   DI_ASSIGN_OR_RETURN(const int64_t out_rows, check_batch(batch, info_.vocab_size, c.max_position_embeddings));
   *rows = out_rows;
-  *bad_id_host_ = 0;
+  bad_id_.clear_host();
   if (out_rows == 0) return static_cast<float*>(nullptr);
   const int64_t S = static_cast<int64_t>(batch.seqs.size());
   bool decode = S > 0;
@@ -349,16 +342,11 @@ Result<float*> MlaCudaModel::enqueue_forward(const ForwardBatch& batch, int64_t*
   } else {
     DI_RETURN_IF_ERROR(run_step(grouped_pairs_ > 0));
   }
-  DI_RETURN_IF_ERROR(kc::copy_to_host_async(bad_id_host_, bad_id_.get(), 4, stream_));
+  DI_RETURN_IF_ERROR(bad_id_.copy_to_host(stream_));
   return logits_dev_.as<float>();
 }
 
-Status MlaCudaModel::check_forward() {
-  if (!*bad_id_host_) return Status::ok();
-  *bad_id_host_ = 0;
-  DI_RETURN_IF_ERROR(kc::fill_zero(bad_id_.get(), 4));
-  return Status::internal(config_.model_type + " cuda: a routed expert id is outside [0, n_routed_experts)");
-}
+Status MlaCudaModel::check_forward() { return bad_id_.check(config_.model_type); }
 
 Status MlaCudaModel::proj(const float* x, const void* x16, int64_t rows, int64_t K, const void* w, int64_t N,
                           float* y) {
@@ -529,7 +517,7 @@ Status MlaCudaModel::moe_routed_grouped(const MlaCudaLayer& w) {
   const MlaConfig& c = config_;
   const int64_t T = rows_, K = c.num_experts_per_tok, pairs = T * K;
   DI_RETURN_IF_ERROR(kc::moe_group_pairs(a_.eids, pairs, c.n_routed_experts, a_.offsets, a_.slot_pair,
-                                         bad_id_.as<int32_t>(), stream_));
+                                         bad_id_.device(), stream_));
   kc::MoeGroupedArgs g;
   g.x = a_.h;
   g.offsets = a_.offsets;

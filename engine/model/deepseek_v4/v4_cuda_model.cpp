@@ -55,17 +55,12 @@ V4CudaModel::V4CudaModel(DeepseekV4Config config, DType dtype, const ModelOption
 
 // graphs_, a member, goes before the base class destroys the stream it captured on.
 V4CudaModel::~V4CudaModel() {
-  if (bad_id_host_) cudaFreeHost(bad_id_host_);
   if (accepted_host_) cudaFreeHost(accepted_host_);
 }
 
 Status V4CudaModel::init_device() {
   DI_RETURN_IF_ERROR(open_stream());
-  DI_RETURN_IF_ERROR(bad_id_.allocate(4));
-  void* pinned = nullptr;
-  DI_RETURN_IF_ERROR(kc::cuda_status(cudaMallocHost(&pinned, 4), "cudaMallocHost (expert id check)"));
-  bad_id_host_ = static_cast<int32_t*>(pinned);
-  DI_RETURN_IF_ERROR(kc::fill_zero(bad_id_.get(), 4));
+  DI_RETURN_IF_ERROR(bad_id_.init());
   DI_RETURN_IF_ERROR(upload_f32(ropes_.main.inv_freq(), inv_freq_main_));
   return upload_f32(ropes_.compress.inv_freq(), inv_freq_compress_);
 }
@@ -413,7 +408,7 @@ Result<float*> V4CudaModel::enqueue_forward(const ForwardBatch& batch, int64_t* 
   const DeepseekV4Config& c = config_;
   DI_ASSIGN_OR_RETURN(const int64_t out_rows, check_batch(batch, info_.vocab_size, 0));
   *rows = out_rows;
-  *bad_id_host_ = 0;
+  bad_id_.clear_host();
   if (out_rows == 0) return static_cast<float*>(nullptr);
   const int64_t S = static_cast<int64_t>(batch.seqs.size());
   // Decode steps replay CUDA graphs, and so do speculative decoding's verify steps: sequences of
@@ -445,16 +440,11 @@ Result<float*> V4CudaModel::enqueue_forward(const ForwardBatch& batch, int64_t* 
     DI_RETURN_IF_ERROR(run_step(grouped_pairs_ > 0));
   }
   DI_RETURN_IF_ERROR(keep_hidden(batch));
-  DI_RETURN_IF_ERROR(kc::copy_to_host_async(bad_id_host_, bad_id_.get(), 4, stream_));
+  DI_RETURN_IF_ERROR(bad_id_.copy_to_host(stream_));
   return logits_dev_.as<float>();
 }
 
-Status V4CudaModel::check_forward() {
-  if (!*bad_id_host_) return Status::ok();
-  *bad_id_host_ = 0;
-  DI_RETURN_IF_ERROR(kc::fill_zero(bad_id_.get(), 4));
-  return Status::internal("deepseek_v4 cuda: a routed expert id is outside [0, n_routed_experts)");
-}
+Status V4CudaModel::check_forward() { return bad_id_.check("deepseek_v4"); }
 
 Status V4CudaModel::hc_pre(const V4CudaHc& hc) {
   const DeepseekV4Config& c = config_;
@@ -676,7 +666,7 @@ Status V4CudaModel::moe_routed_grouped(const V4CudaLayer& w) {
   const DeepseekV4Config& c = config_;
   const int64_t T = rows_, K = c.num_experts_per_tok, pairs = T * K;
   DI_RETURN_IF_ERROR(kc::moe_group_pairs(a_.eids, pairs, c.n_routed_experts, a_.offsets, a_.slot_pair,
-                                         bad_id_.as<int32_t>(), stream_));
+                                         bad_id_.device(), stream_));
   kc::MoeGroupedArgs g;
   g.x = a_.x;
   g.offsets = a_.offsets;

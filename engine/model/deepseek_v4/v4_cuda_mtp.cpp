@@ -132,7 +132,7 @@ Status V4CudaModel::mtp_pass(ForwardBatch& batch, const std::vector<CacheGroupSp
   } else {
     DI_RETURN_IF_ERROR(run_mtp(m_.gathered));
   }
-  return kc::copy_to_host_async(bad_id_host_, bad_id_.get(), 4, stream_);
+  return bad_id_.copy_to_host(stream_);
 }
 
 std::vector<CacheGroupSpec> V4CudaModel::mtp_groups() const {

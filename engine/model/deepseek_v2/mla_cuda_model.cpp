@@ -262,10 +262,7 @@ Status MlaCudaModel::build_expert_tables() {
       table[(2 * l + 1) * E + e] = x.down;
     }
   }
-  const int64_t bytes = static_cast<int64_t>(table.size() * sizeof(void*));
-  DI_RETURN_IF_ERROR(expert_tables_.allocate(bytes));
-  DI_RETURN_IF_ERROR(kc::copy_to_device(expert_tables_.get(), table.data(), bytes));
-  const auto* base = expert_tables_.as<const void*>();
+  DI_ASSIGN_OR_RETURN(const void* const* base, upload_table(table, expert_tables_));
   for (int64_t l = 0; l < L; ++l) {
     layers_[l].gate_up_table = base + (2 * l) * E;
     layers_[l].down_table = base + (2 * l + 1) * E;
@@ -310,10 +307,8 @@ Status MlaCudaModel::reserve(int64_t T, int64_t max_end, int64_t R, bool* moved)
   a.head_x = w.f32(), a.h16 = w.f32(), a.qa16 = w.f32();
   a.eids = w.i32(), a.erows = w.i32(), a.offsets = w.i32(), a.slot_pair = w.i32();
   linear_stage_ = w.rest();
-  const int64_t logit_bytes = R * c.vocab_size * 4;
   const void* logits_before = logits_dev_.get();
-  if (logit_bytes > logits_dev_.bytes())
-    DI_RETURN_IF_ERROR(logits_dev_.allocate(std::max(logit_bytes, logits_dev_.bytes() * 3 / 2)));
+  DI_RETURN_IF_ERROR(cuda::grow_buffer(logits_dev_, R * c.vocab_size * 4));
   *moved = act_.get() != before || logits_dev_.get() != logits_before;
   return Status::ok();
 }
@@ -514,27 +509,12 @@ Status MlaCudaModel::moe(int32_t layer, bool grouped) {
 }
 
 Status MlaCudaModel::moe_routed_grouped(const MlaCudaLayer& w) {
-  const MlaConfig& c = config_;
-  const int64_t T = rows_, K = c.num_experts_per_tok, pairs = T * K;
-  DI_RETURN_IF_ERROR(kc::moe_group_pairs(a_.eids, pairs, c.n_routed_experts, a_.offsets, a_.slot_pair,
-                                         bad_id_.device(), stream_));
-  kc::MoeGroupedArgs g;
-  g.x = a_.h;
-  g.offsets = a_.offsets;
-  g.slot_pair = a_.slot_pair;
-  g.pairs = pairs;
-  g.top_k = static_cast<int32_t>(K);
-  g.experts = c.n_routed_experts;
-  g.hidden = c.hidden_size;
-  g.inter = c.moe_intermediate_size;
+  kc::MoeGroupedArgs g = moe_grouped_args(config_);
   g.w13 = w.gate_up_table;
   g.w2 = w.down_table;
-  g.dtype = dtype_;
   g.swiglu_limit = std::numeric_limits<float>::infinity();  // plain SwiGLU: no clip
-  g.act = a_.pair_act;
-  g.y = a_.pair_y;
-  DI_RETURN_IF_ERROR(kc::moe_grouped_mlp(g, stream_));
-  return kc::moe_combine_pairs(a_.pair_y, a_.ew, a_.eids, T, static_cast<int32_t>(K), c.hidden_size, a_.out, stream_);
+  return run_grouped_experts(
+      g, a_.h, rows_, {a_.eids, a_.ew, a_.offsets, a_.slot_pair, a_.pair_act, a_.pair_y, bad_id_.device()}, a_.out);
 }
 
 Status MlaCudaModel::moe_routed_by_expert(const MlaCudaLayer& w) {

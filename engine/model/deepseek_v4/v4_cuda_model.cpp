@@ -209,10 +209,7 @@ Status V4CudaModel::build_expert_tables() {
       table[(4 * l + 2) * E + e] = x.w13.fp8.scale;
       table[(4 * l + 3) * E + e] = x.w2.fp8.scale;
     }
-  const int64_t bytes = static_cast<int64_t>(table.size() * sizeof(void*));
-  DI_RETURN_IF_ERROR(expert_tables_.allocate(bytes));
-  DI_RETURN_IF_ERROR(kc::copy_to_device(expert_tables_.get(), table.data(), bytes));
-  const auto* base = expert_tables_.as<const void*>();
+  DI_ASSIGN_OR_RETURN(const void* const* base, upload_table(table, expert_tables_));
   for (int64_t l = 0; l < L; ++l) {
     layers_[l].w13_table = base + (4 * l) * E;
     layers_[l].w2_table = base + (4 * l + 1) * E;
@@ -396,10 +393,8 @@ Status V4CudaModel::reserve(int64_t T, int64_t max_end, int64_t R, bool* moved) 
   a.slot_pair = w.i32();
   linear_stage_ = w.rest();
   fp8_stage_ = static_cast<uint8_t*>(linear_stage_) + bf16_stage;
-  const int64_t logit_bytes = R * c.vocab_size * 4;
   const void* logits_before = logits_dev_.get();
-  if (logit_bytes > logits_dev_.bytes())
-    DI_RETURN_IF_ERROR(logits_dev_.allocate(std::max(logit_bytes, logits_dev_.bytes() * 3 / 2)));
+  DI_RETURN_IF_ERROR(cuda::grow_buffer(logits_dev_, R * c.vocab_size * 4));
   *moved = act_.get() != before || logits_dev_.get() != logits_before;
   return Status::ok();
 }
@@ -663,32 +658,17 @@ Status V4CudaModel::moe(int32_t layer, bool grouped) {
 }
 
 Status V4CudaModel::moe_routed_grouped(const V4CudaLayer& w) {
-  const DeepseekV4Config& c = config_;
-  const int64_t T = rows_, K = c.num_experts_per_tok, pairs = T * K;
-  DI_RETURN_IF_ERROR(kc::moe_group_pairs(a_.eids, pairs, c.n_routed_experts, a_.offsets, a_.slot_pair,
-                                         bad_id_.device(), stream_));
-  kc::MoeGroupedArgs g;
-  g.x = a_.x;
-  g.offsets = a_.offsets;
-  g.slot_pair = a_.slot_pair;
-  g.pairs = pairs;
-  g.top_k = static_cast<int32_t>(K);
-  g.experts = c.n_routed_experts;
-  g.hidden = c.hidden_size;
-  g.inter = c.moe_intermediate_size;
+  kc::MoeGroupedArgs g = moe_grouped_args(config_);
   g.w13 = w.w13_table;
   g.w2 = w.w2_table;
-  g.dtype = dtype_;
   const cuda::DeviceLinear& first = w.experts.front().w13;
   g.fp8 = first.is_fp8();
   g.w13_scale = w.w13_scale_table;
   g.w2_scale = w.w2_scale_table;
   g.fp8_block_rows = first.fp8.block_rows;
-  g.swiglu_limit = static_cast<float>(c.swiglu_limit);
-  g.act = a_.pair_act;
-  g.y = a_.pair_y;
-  DI_RETURN_IF_ERROR(kc::moe_grouped_mlp(g, stream_));
-  return kc::moe_combine_pairs(a_.pair_y, a_.ew, a_.eids, T, static_cast<int32_t>(K), c.hidden_size, a_.out, stream_);
+  g.swiglu_limit = static_cast<float>(config_.swiglu_limit);
+  return run_grouped_experts(
+      g, a_.x, rows_, {a_.eids, a_.ew, a_.offsets, a_.slot_pair, a_.pair_act, a_.pair_y, bad_id_.device()}, a_.out);
 }
 
 Status V4CudaModel::moe_routed_by_expert(const V4CudaLayer& w) {

@@ -14,6 +14,7 @@
 #include <limits>
 
 #include "engine/model/batch_check.h"
+#include "engine/model/cuda/graph_buckets.h"
 #include "engine/model/cuda/workspace.h"
 #include "kernels/cuda/cache_rows.h"
 #include "kernels/cuda/device.h"
@@ -34,18 +35,9 @@ namespace {
 
 constexpr int64_t kActivationReserve = int64_t{2} << 30;  // workspaces besides the caches
 constexpr float kLatentNormEps = 1e-6f;  // transformers' q_a / kv_a layernorms ignore rms_norm_eps
-constexpr int64_t kContextBucket = 256;     // decode graphs are keyed by the context rounded up to this
 constexpr int64_t kGroupedPairsMax = 4096;  // (row, expert) pairs up to which experts are grouped on the device
 // The latent cache is one entry per position: as a "ring" this long, entry p is position p.
 constexpr int64_t kNoWrap = int64_t{1} << 40;
-// Decode graph sizes: a step of n sequences replays the graph of the smallest bucket >= n.
-constexpr int32_t kGraphBuckets[] = {1, 2, 4, 8, 12, 16, 24, 32, 40, 48, 64, 80, 96, 112, 128, 160, 192, 224, 256};
-
-int32_t graph_bucket(int64_t n) {
-  for (int32_t b : kGraphBuckets)
-    if (b >= n) return b;
-  return -1;
-}
 
 }  // namespace
 
@@ -322,11 +314,11 @@ Result<float*> MlaCudaModel::enqueue_forward(const ForwardBatch& batch, int64_t*
   const int64_t S = static_cast<int64_t>(batch.seqs.size());
   bool decode = S > 0;
   for (const SequenceInput& s : batch.seqs) decode &= s.num_tokens == 1;
-  const int32_t bucket = decode && !enforce_eager_ && !experts_biased_ ? graph_bucket(S) : -1;
+  const int32_t bucket = decode && !enforce_eager_ && !experts_biased_ ? cuda::graph_bucket(S) : -1;
   const bool graph = bucket > 0 && int64_t{bucket} * std::max(1, c.num_experts_per_tok) <= kGroupedPairsMax;
   DI_RETURN_IF_ERROR(step_.pack(batch, groups_, graph ? bucket : 0, graph ? bucket : 0));
   const int64_t T = step_.device().num_tokens;
-  const int64_t ctx = graph ? (step_.max_end() + kContextBucket - 1) / kContextBucket * kContextBucket : step_.max_end();
+  const int64_t ctx = graph ? cuda::context_bucket(step_.max_end()) : step_.max_end();
   const int64_t R = graph ? T : out_rows;
   bool moved_ws = false, moved_meta = false;
   DI_RETURN_IF_ERROR(reserve(T, ctx, R, &moved_ws));

@@ -14,6 +14,7 @@
 #include <random>
 
 #include "engine/model/batch_check.h"
+#include "engine/model/cuda/graph_buckets.h"
 #include "engine/model/cuda/workspace.h"
 #include "engine/model/deepseek_v4/v4_model.h"
 #include "kernels/cuda/cache_rows.h"
@@ -417,12 +418,13 @@ Result<float*> V4CudaModel::enqueue_forward(const ForwardBatch& batch, int64_t* 
     tokens += s.num_tokens;
   }
   const bool graphable = !enforce_eager_ && (decode || (kVerifyGraphs && verify));
-  const int32_t bucket = graphable ? graph_bucket(tokens) : -1, seq_bucket = graphable ? graph_bucket(S) : -1;
+  const int32_t bucket = graphable ? cuda::graph_bucket(tokens) : -1;
+  const int32_t seq_bucket = graphable ? cuda::graph_bucket(S) : -1;
   const bool graph = bucket > 0 && seq_bucket > 0 && int64_t{bucket} * c.num_experts_per_tok <= kGroupedPairsMax;
   cur_ = &step_;
   DI_RETURN_IF_ERROR(step_.pack(batch, groups_, graph ? bucket : 0, graph ? seq_bucket : 0));
   const int64_t T = step_.device().num_tokens;
-  const int64_t ctx = graph ? (step_.max_end() + kContextBucket - 1) / kContextBucket * kContextBucket : step_.max_end();
+  const int64_t ctx = graph ? cuda::context_bucket(step_.max_end()) : step_.max_end();
   const int64_t R = graph ? T : out_rows;
   bool moved_ws = false, moved_meta = false;
   DI_RETURN_IF_ERROR(reserve(T, ctx, R, &moved_ws));

@@ -35,20 +35,12 @@ namespace di::engine::deepseek_v4 {
 
 // Step shapes shared by the forward (v4_cuda_model.cpp) and the MTP passes (v4_cuda_mtp.cpp).
 namespace v4_cuda {
-inline constexpr int64_t kContextBucket = 256;     // graphs are keyed by the context rounded up to this
 inline constexpr int64_t kGroupedPairsMax = 2048;  // (row, expert) pairs up to which experts are grouped on the device
-// Graph sizes: a step of n rows (or sequences) replays the graph of the smallest bucket >= n.
-inline constexpr int32_t kGraphBuckets[] = {1, 2, 4, 8, 12, 16, 24, 32, 40, 48, 64, 80, 96, 112, 128, 160, 192, 224, 256};
 // Verify steps (k + 1 tokens per sequence, k + 1 <= kVerifyGraphMaxTokens) and MTP passes replay
 // graphs as decode steps do; false runs verify steps eagerly (the switch to flip if a graph ever
 // disagrees with the eager step).
 inline constexpr bool kVerifyGraphs = true;
 inline constexpr int64_t kVerifyGraphMaxTokens = 16;
-inline int32_t graph_bucket(int64_t n) {
-  for (int32_t b : kGraphBuckets)
-    if (b >= n) return b;
-  return -1;
-}
 }  // namespace v4_cuda
 
 // Device copies of one layer's tensors. `void*` ones are in the model dtype, `float*` ones fp32;

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "engine/model/batch_check.h"
+#include "engine/model/cuda/graph_buckets.h"
 #include "engine/model/weight_loader.h"
 #include "kernels/cuda/device.h"
 #include "kernels/cuda/decode_attention.h"
@@ -28,7 +29,6 @@ namespace {
 constexpr int32_t kKvGroup = 0;
 constexpr int32_t kFlashMinTokens = 16;  // fewer new tokens: the general kernel wastes less
 constexpr int32_t kSplitMaxTokens = 4;   // up to this many new tokens: one split-KV row each
-constexpr int64_t kContextBucket = 256;  // decode graphs are keyed by the context rounded up to this
 // Batch-invariant mode: every row (prefill or decode) is a split-KV tile over chunks of this many
 // keys, and one launch takes at most kInvariantWorkspace bytes of partial softmaxes.
 constexpr int64_t kInvariantChunk = 256;
@@ -339,9 +339,8 @@ Result<float*> LlamaCudaModel::enqueue_forward(const ForwardBatch& batch, int64_
   tiles_ = static_cast<int64_t>(tiles.size());
   flash_tiles_ = static_cast<int64_t>(flash_tiles.size());
   decode_tiles_ = static_cast<int64_t>(decode_tiles.size());
-  // Contexts rounded up so that a captured decode graph serves many steps (chunks past a row's
-  // context are empty and skipped).
-  decode_context_ = (max_context + kContextBucket - 1) / kContextBucket * kContextBucket;
+  // Contexts rounded up so that a captured decode graph serves many steps.
+  decode_context_ = cuda::context_bucket(max_context);
   if (deterministic_) {
     decode_splits_ = static_cast<int32_t>(std::max<int64_t>(1, (decode_context_ + kInvariantChunk - 1) / kInvariantChunk));
   } else {

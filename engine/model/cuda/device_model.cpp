@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "engine/model/batch_check.h"
+#include "engine/model/cuda/graph_buckets.h"
 #include "engine/model/cuda/workspace.h"
 #include "engine/model/memory_plan.h"
 #include "kernels/cuda/device.h"
@@ -39,6 +40,12 @@ Status DeviceModel::check_memory(const Checkpoint& checkpoint, int32_t num_hidde
                                        activation_reserve_));
   memory_.set_weight_bytes(plan.total_bytes);
   return Status::ok();
+}
+
+Status DeviceModel::check_at_most(const char* field, int64_t value, int64_t limit) {
+  if (value <= limit) return Status::ok();
+  return Status::unsupported("device 'cuda': " + std::string(field) + " " + std::to_string(value) + " is above " +
+                             std::to_string(limit));
 }
 
 Status DeviceModel::open_stream() {
@@ -218,6 +225,16 @@ Status DeviceModel::apply_masks(LogitsMaskSource& masks, const ForwardBatch& bat
     if (masked[s]) rows[s] = static_cast<int32_t>(row - 1);  // the mask is for the last row
   }
   return masks_.apply(logits, V, V, rows.data(), stream_);
+}
+
+Status DeviceModel::stage_step(StepBatch& step, bool graph, int64_t logit_rows, const ReserveStep& reserve,
+                               GraphCache& graphs) {
+  const int64_t context = graph ? context_bucket(step.max_end()) : step.max_end();
+  bool moved_ws = false, moved_meta = false;
+  DI_RETURN_IF_ERROR(reserve(step.device().num_tokens, context, logit_rows, &moved_ws));
+  DI_RETURN_IF_ERROR(step.upload(stream_, &moved_meta));
+  if (moved_ws || moved_meta) graphs.clear();
+  return Status::ok();
 }
 
 Result<float*> DeviceModel::enqueue_sequences(const ForwardBatch& batch, int64_t max_positions, int64_t* rows,

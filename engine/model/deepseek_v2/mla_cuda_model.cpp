@@ -61,15 +61,9 @@ MlaCudaModel::MlaCudaModel(MlaConfig config, DType dtype, const ModelOptions& op
 MlaCudaModel::~MlaCudaModel() = default;
 
 Status MlaCudaModel::check_shape(const MlaConfig& c) {
-  if (c.num_experts_per_tok > kc::kMaxRoutedPerToken)
-    return Status::unsupported("device 'cuda': num_experts_per_tok " + std::to_string(c.num_experts_per_tok) +
-                               " is above " + std::to_string(kc::kMaxRoutedPerToken));
-  if (c.n_group > kc::kMaxExpertGroups)
-    return Status::unsupported("device 'cuda': n_group " + std::to_string(c.n_group) + " is above " +
-                               std::to_string(kc::kMaxExpertGroups));
-  if (c.n_routed_experts > kc::kMaxGroupedExperts)
-    return Status::unsupported("device 'cuda': n_routed_experts " + std::to_string(c.n_routed_experts) +
-                               " is above " + std::to_string(kc::kMaxGroupedExperts));
+  DI_RETURN_IF_ERROR(check_at_most("num_experts_per_tok", c.num_experts_per_tok, kc::kMaxRoutedPerToken));
+  DI_RETURN_IF_ERROR(check_at_most("n_group", c.n_group, kc::kMaxExpertGroups));
+  DI_RETURN_IF_ERROR(check_at_most("n_routed_experts", c.n_routed_experts, kc::kMaxGroupedExperts));
   if (c.kv_lora_rank % 4 || c.kv_lora_rank > 512 || c.qk_rope_head_dim % 4)
     return Status::unsupported("device 'cuda': kv_lora_rank " + std::to_string(c.kv_lora_rank) +
                                " must be a multiple of 4 up to 512 and qk_rope_head_dim " +
@@ -317,13 +311,9 @@ Result<float*> MlaCudaModel::enqueue_forward(const ForwardBatch& batch, int64_t*
   const int32_t bucket = decode && !enforce_eager_ && !experts_biased_ ? cuda::graph_bucket(S) : -1;
   const bool graph = bucket > 0 && int64_t{bucket} * std::max(1, c.num_experts_per_tok) <= kGroupedPairsMax;
   DI_RETURN_IF_ERROR(step_.pack(batch, groups_, graph ? bucket : 0, graph ? bucket : 0));
-  const int64_t T = step_.device().num_tokens;
-  const int64_t ctx = graph ? cuda::context_bucket(step_.max_end()) : step_.max_end();
-  const int64_t R = graph ? T : out_rows;
-  bool moved_ws = false, moved_meta = false;
-  DI_RETURN_IF_ERROR(reserve(T, ctx, R, &moved_ws));
-  DI_RETURN_IF_ERROR(step_.upload(stream_, &moved_meta));
-  if (moved_ws || moved_meta) graphs_.clear();
+  DI_RETURN_IF_ERROR(stage_step(
+      step_, graph, graph ? step_.device().num_tokens : out_rows,
+      [&](int64_t T, int64_t ctx, int64_t R, bool* moved) { return reserve(T, ctx, R, moved); }, graphs_));
   if (graph) {
     DI_RETURN_IF_ERROR(graphs_.launch({rows_, max_end_}, stream_, [&] { return run_step(true); }));
   } else {
@@ -470,13 +460,11 @@ Status MlaCudaModel::mlp(const MlaCudaMlp& m, const float* x, const void* x16, i
 Status MlaCudaModel::moe(int32_t layer, bool grouped) {
   const MlaConfig& c = config_;
   const MlaCudaLayer& w = layers_[layer];
-  const int64_t T = rows_, H = c.hidden_size, E = c.n_routed_experts, K = c.num_experts_per_tok;
+  const int64_t T = rows_, H = c.hidden_size, E = c.n_routed_experts;
   DI_RETURN_IF_ERROR(proj(a_.h, a_.h16, T, H, w.router, E, a_.rlogits));
-  kc::RoutingArgs r;
+  kc::RoutingArgs r = routing_args(c);
   r.logits = a_.rlogits;
   r.rows = T;
-  r.experts = static_cast<int32_t>(E);
-  r.top_k = static_cast<int32_t>(K);
   const bool v3 = c.routing == Routing::kSigmoidNoAux;
   r.score = v3 ? kc::RouterScore::kSigmoid : kc::RouterScore::kSoftmax;
   r.bias = v3 ? w.correction_bias : nullptr;
@@ -486,7 +474,6 @@ Status MlaCudaModel::moe(int32_t layer, bool grouped) {
   }
   r.group_score = v3 ? kc::GroupScore::kTop2Sum : kc::GroupScore::kMax;
   r.normalize = v3 && c.norm_topk_prob;  // as moe.cpp: deepseek_v2 never renormalises
-  r.routed_scaling = static_cast<float>(c.routed_scaling_factor);
   r.expert_ids = a_.eids;
   r.expert_weights = a_.ew;
   DI_RETURN_IF_ERROR(kc::moe_route(r, stream_));

@@ -175,12 +175,8 @@ Status V4CudaModel::upload(const DeepseekV4Weights& w) {
 Result<std::unique_ptr<Model>> V4CudaModel::load(const std::string& model_dir, DeepseekV4Config config,
                                                  std::unique_ptr<DeepseekV4Weights> host,
                                                  const ModelOptions& options) {
-  if (config.hc_mult > kc::kMaxHcStreams)
-    return Status::unsupported("device 'cuda': hc_mult " + std::to_string(config.hc_mult) + " is above " +
-                               std::to_string(kc::kMaxHcStreams));
-  if (config.num_experts_per_tok > kc::kMaxRoutedPerToken)
-    return Status::unsupported("device 'cuda': num_experts_per_tok " + std::to_string(config.num_experts_per_tok) +
-                               " is above " + std::to_string(kc::kMaxRoutedPerToken));
+  DI_RETURN_IF_ERROR(check_at_most("hc_mult", config.hc_mult, kc::kMaxHcStreams));
+  DI_RETURN_IF_ERROR(check_at_most("num_experts_per_tok", config.num_experts_per_tok, kc::kMaxRoutedPerToken));
   DType dtype = DType::kBF16;
   for (const char* name : {"model.embed_tokens.weight", "embed.weight", "model.embed.weight"})
     if (const TensorView* t = host->store.checkpoint->find(name))
@@ -423,13 +419,9 @@ Result<float*> V4CudaModel::enqueue_forward(const ForwardBatch& batch, int64_t* 
   const bool graph = bucket > 0 && seq_bucket > 0 && int64_t{bucket} * c.num_experts_per_tok <= kGroupedPairsMax;
   cur_ = &step_;
   DI_RETURN_IF_ERROR(step_.pack(batch, groups_, graph ? bucket : 0, graph ? seq_bucket : 0));
-  const int64_t T = step_.device().num_tokens;
-  const int64_t ctx = graph ? cuda::context_bucket(step_.max_end()) : step_.max_end();
-  const int64_t R = graph ? T : out_rows;
-  bool moved_ws = false, moved_meta = false;
-  DI_RETURN_IF_ERROR(reserve(T, ctx, R, &moved_ws));
-  DI_RETURN_IF_ERROR(step_.upload(stream_, &moved_meta));
-  if (moved_ws || moved_meta) graphs_.clear();
+  DI_RETURN_IF_ERROR(stage_step(
+      step_, graph, graph ? step_.device().num_tokens : out_rows,
+      [&](int64_t T, int64_t ctx, int64_t R, bool* moved) { return reserve(T, ctx, R, moved); }, graphs_));
   if (graph) {
     // The padded sequence count is a kernel argument too (TokenBatch::num_seqs).
     DI_RETURN_IF_ERROR(graphs_.launch({rows_, seq_bucket, max_end_}, stream_, [&] { return run_step(true); }));
@@ -632,23 +624,19 @@ Status V4CudaModel::indexer(const V4CudaLayer& w, int32_t tl) {
 Status V4CudaModel::moe(int32_t layer, bool grouped) {
   const DeepseekV4Config& c = config_;
   const V4CudaLayer& w = layers_[layer];
-  const int64_t T = rows_, H = c.hidden_size, E = c.n_routed_experts, K = c.num_experts_per_tok,
-                I = c.moe_intermediate_size;
+  const int64_t T = rows_, H = c.hidden_size, E = c.n_routed_experts, I = c.moe_intermediate_size;
   const float limit = static_cast<float>(c.swiglu_limit);
   const bool hash = layer < c.num_hidden_layers && c.mlp_layer_types[layer] == MlpType::kHashMoe;
   DI_RETURN_IF_ERROR(proj(a_.x, a_.x16, T, H, w.gate, E, a_.rlogits));
-  kc::RoutingArgs r;
+  kc::RoutingArgs r = routing_args(c);
   r.logits = a_.rlogits;
   r.rows = T;
-  r.experts = static_cast<int32_t>(E);
-  r.top_k = static_cast<int32_t>(K);
   r.score = c.scoring_func == ScoringFunc::kSqrtSoftplus ? kc::RouterScore::kSqrtSoftplus
             : c.scoring_func == ScoringFunc::kSigmoid    ? kc::RouterScore::kSigmoid
                                                          : kc::RouterScore::kSoftmax;
   r.bias = hash ? nullptr : w.gate_bias;
   r.tid2eid = hash ? w.tid2eid : nullptr;
   r.tokens = cur_->device().ids;
-  r.routed_scaling = static_cast<float>(c.routed_scaling_factor);
   r.expert_ids = a_.eids;
   r.expert_weights = a_.ew;
   DI_RETURN_IF_ERROR(kc::moe_route(r, stream_));

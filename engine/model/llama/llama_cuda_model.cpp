@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "engine/model/batch_check.h"
+#include "engine/model/cuda/device_weights.h"
 #include "engine/model/cuda/graph_buckets.h"
 #include "engine/model/weight_loader.h"
 #include "kernels/cuda/device.h"
@@ -35,14 +36,6 @@ constexpr int64_t kInvariantChunk = 256;
 constexpr int64_t kInvariantWorkspace = int64_t{64} << 20;
 constexpr int64_t kActivationReserve = int64_t{3} << 30;  // workspaces besides the KV cache
 
-uint16_t f32_to_bf16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);  // NaN stays NaN
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return static_cast<uint16_t>(u >> 16);
-}
-
 // Copies a checkpoint tensor into device memory of `dtype` at `dst`.
 Status upload_tensor(const TensorView& t, DType dtype, void* dst) {
   const int64_t n = t.numel();
@@ -52,7 +45,7 @@ Status upload_tensor(const TensorView& t, DType dtype, void* dst) {
   DI_ASSIGN_OR_RETURN(std::vector<float> f, tensor_to_f32(t));
   if (dtype == DType::kF32) return kc::copy_to_device(dst, f.data(), n * 4);
   std::vector<uint16_t> h(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) h[i] = f32_to_bf16(f[i]);
+  for (int64_t i = 0; i < n; ++i) h[i] = cuda::bf16_bits(f[i]);
   return kc::copy_to_device(dst, h.data(), n * 2);
 }
 

@@ -10,23 +10,19 @@
 #include <string>
 
 #include "base/status.h"
+#include "engine/model/cuda/pinned_buffer.h"
 #include "kernels/cuda/device_buffer.h"
 
 namespace di::engine::cuda {
 
 class ExpertIdCheck {
  public:
-  ExpertIdCheck() = default;
-  ~ExpertIdCheck();
-  ExpertIdCheck(const ExpertIdCheck&) = delete;
-  ExpertIdCheck& operator=(const ExpertIdCheck&) = delete;
-
   // Allocates the flag and its pinned copy, both cleared.
   Status init();
   // The device flag, for moe_group_pairs' bad_id.
   int32_t* device() const { return flag_.as<int32_t>(); }
   // Before a forward: forget what the last one copied back.
-  void clear_host() { *host_ = 0; }
+  void clear_host() { *host_.as<int32_t>() = 0; }
   // At the end of a forward: the flag into the host copy, asynchronously on `stream`.
   Status copy_to_host(void* stream);
   // Once the stream has finished: an internal error naming `family` when an id was out of range
@@ -35,7 +31,7 @@ class ExpertIdCheck {
 
  private:
   kernels::cuda::DeviceBuffer flag_;
-  int32_t* host_ = nullptr;  // pinned
+  PinnedBuffer host_;
 };
 
 }  // namespace di::engine::cuda

@@ -55,9 +55,7 @@ V4CudaModel::V4CudaModel(DeepseekV4Config config, DType dtype, const ModelOption
 }
 
 // graphs_, a member, goes before the base class destroys the stream it captured on.
-V4CudaModel::~V4CudaModel() {
-  if (accepted_host_) cudaFreeHost(accepted_host_);
-}
+V4CudaModel::~V4CudaModel() = default;
 
 Status V4CudaModel::init_device() {
   DI_RETURN_IF_ERROR(open_stream());

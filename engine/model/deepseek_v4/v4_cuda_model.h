@@ -243,8 +243,7 @@ class V4CudaModel final : public cuda::DeviceModel {
   // the accepted counts on the device and in pinned memory, and the step's specs.
   cuda::DeviceSampler draft_sampler_;
   kernels::cuda::DeviceBuffer accepted_dev_;
-  int32_t* accepted_host_ = nullptr;
-  int64_t accepted_capacity_ = 0;
+  cuda::PinnedBuffer accepted_host_;
   std::vector<SampleSpec> verify_specs_, draft_specs_;
   std::vector<Result<SampledToken>> verify_drawn_, draft_drawn_;
 };

@@ -8,6 +8,8 @@
 #include <algorithm>
 
 #include "engine/model/batch_check.h"
+#include "engine/model/cuda/graph_buckets.h"
+#include "engine/model/cuda/workspace.h"
 #include "engine/model/memory_plan.h"
 #include "kernels/cuda/device.h"
 #include "kernels/cuda/elementwise.h"
@@ -40,6 +42,12 @@ Status DeviceModel::check_memory(const Checkpoint& checkpoint, int32_t num_hidde
   return Status::ok();
 }
 
+Status DeviceModel::check_at_most(const char* field, int64_t value, int64_t limit) {
+  if (value <= limit) return Status::ok();
+  return Status::unsupported("device 'cuda': " + std::string(field) + " " + std::to_string(value) + " is above " +
+                             std::to_string(limit));
+}
+
 Status DeviceModel::open_stream() {
   if (kc::device_count() == 0) return Status::device("device 'cuda': no CUDA GPU is visible");
   cudaStream_t s = nullptr;
@@ -62,6 +70,13 @@ Status DeviceModel::upload_f32(const std::vector<float>& host, kc::DeviceBuffer&
   const int64_t bytes = static_cast<int64_t>(host.size() * 4);
   DI_RETURN_IF_ERROR(buf.allocate(bytes));
   return kc::copy_to_device(buf.get(), host.data(), bytes);
+}
+
+Result<const void* const*> DeviceModel::upload_table(const std::vector<const void*>& host, kc::DeviceBuffer& buf) {
+  const int64_t bytes = static_cast<int64_t>(host.size() * sizeof(void*));
+  DI_RETURN_IF_ERROR(buf.allocate(bytes));
+  DI_RETURN_IF_ERROR(kc::copy_to_device(buf.get(), host.data(), bytes));
+  return buf.as<const void* const>();
 }
 
 Status DeviceModel::linear(const float* x, int64_t M, int64_t K, int64_t ldx, const void* w, int64_t N, float* y,
@@ -157,6 +172,21 @@ Status DeviceModel::project_fp8(const DeviceLinear& w, const float* x, int64_t l
                               DType::kF32, groups);
 }
 
+Status DeviceModel::run_grouped_experts(kc::MoeGroupedArgs g, const float* x, int64_t rows, const RoutedPairs& r,
+                                        float* out) {
+  const int64_t pairs = rows * g.top_k;
+  DI_RETURN_IF_ERROR(kc::moe_group_pairs(r.expert_ids, pairs, g.experts, r.offsets, r.slot_pair, r.bad_id, stream_));
+  g.x = x;
+  g.offsets = r.offsets;
+  g.slot_pair = r.slot_pair;
+  g.pairs = pairs;
+  g.dtype = dtype_;
+  g.act = r.act;
+  g.y = r.y;
+  DI_RETURN_IF_ERROR(kc::moe_grouped_mlp(g, stream_));
+  return kc::moe_combine_pairs(r.y, r.expert_weights, r.expert_ids, rows, g.top_k, g.hidden, out, stream_);
+}
+
 Status DeviceModel::forward(const ForwardBatch& batch, std::vector<float>& logits) {
   int64_t rows = 0;
   DI_ASSIGN_OR_RETURN(float* dev, enqueue_forward(batch, &rows));
@@ -195,6 +225,16 @@ Status DeviceModel::apply_masks(LogitsMaskSource& masks, const ForwardBatch& bat
     if (masked[s]) rows[s] = static_cast<int32_t>(row - 1);  // the mask is for the last row
   }
   return masks_.apply(logits, V, V, rows.data(), stream_);
+}
+
+Status DeviceModel::stage_step(StepBatch& step, bool graph, int64_t logit_rows, const ReserveStep& reserve,
+                               GraphCache& graphs) {
+  const int64_t context = graph ? context_bucket(step.max_end()) : step.max_end();
+  bool moved_ws = false, moved_meta = false;
+  DI_RETURN_IF_ERROR(reserve(step.device().num_tokens, context, logit_rows, &moved_ws));
+  DI_RETURN_IF_ERROR(step.upload(stream_, &moved_meta));
+  if (moved_ws || moved_meta) graphs.clear();
+  return Status::ok();
 }
 
 Result<float*> DeviceModel::enqueue_sequences(const ForwardBatch& batch, int64_t max_positions, int64_t* rows,
@@ -236,9 +276,8 @@ Result<float*> DeviceModel::enqueue_sequences(const ForwardBatch& batch, int64_t
     for (size_t g = 0; g < G; ++g) s.views.push_back(cache_view(views[b * G + g], dmeta + table_at[b * G + g]));
   }
   DI_RETURN_IF_ERROR(reserve());
-  const int64_t V = info_.vocab_size, bytes = out_rows * V * 4;
-  if (bytes > logits_out_.bytes())
-    DI_RETURN_IF_ERROR(logits_out_.allocate(std::max(bytes, logits_out_.bytes() * 3 / 2)));
+  const int64_t V = info_.vocab_size;
+  DI_RETURN_IF_ERROR(grow_buffer(logits_out_, out_rows * V * 4));
   float* out = logits_out_.as<float>();
   for (const DeviceSeq& s : seqs) {
     DI_RETURN_IF_ERROR(run(s, out));

@@ -15,6 +15,8 @@
 #include "engine/model/cuda/device_cache.h"
 #include "engine/model/cuda/device_linear.h"
 #include "engine/model/cuda/device_sampler.h"
+#include "engine/model/cuda/graph_cache.h"
+#include "engine/model/cuda/step_batch.h"
 #include "engine/model/model.h"
 #include "engine/model/safetensors.h"
 #include "kernels/cuda/cache_view.h"
@@ -22,6 +24,8 @@
 #include "kernels/cuda/dtype.h"
 #include "kernels/cuda/fp8_gemm.h"
 #include "kernels/cuda/gemm.h"
+#include "kernels/cuda/moe_grouped.h"
+#include "kernels/cuda/moe_routing.h"
 #include "kernels/cuda/token_mask.h"
 
 namespace di::engine::cuda {
@@ -87,10 +91,17 @@ class DeviceModel : public Model {
   // bytes needed, the bytes free and the GPUs it would need when they do not fit.
   Status check_memory(const Checkpoint& checkpoint, int32_t num_hidden_layers, bool include_mtp);
 
+  // Unsupported when the config field `field` is above `limit`, what the CUDA kernels take.
+  static Status check_at_most(const char* field, int64_t value, int64_t limit);
+
   // Fails clearly when no GPU is visible; else creates stream_ and gemm_ on it.
   Status open_stream();
   // A host fp32 table (a rope's inverse frequencies) into `buf`.
   static Status upload_f32(const std::vector<float>& host, kernels::cuda::DeviceBuffer& buf);
+  // A host table of device pointers (the experts' weights, by layer and expert) into `buf`;
+  // returns its device address.
+  static Result<const void* const*> upload_table(const std::vector<const void*>& host,
+                                                 kernels::cuda::DeviceBuffer& buf);
 
   // y[M, N] (fp32, rows ldy apart) = x[M, K] (fp32, rows ldx apart) @ W^T, W [N, K] in the model
   // dtype. For bf16 weights x is first rounded into linear_stage_ (M * K elements), which the
@@ -115,6 +126,50 @@ class DeviceModel : public Model {
   static int64_t fp8_stage_bytes(int64_t rows, int64_t cols);
   // Room in dequant_stage_ for the largest fp8 weight (elements), before any forward is captured.
   Status reserve_dequant_stage(int64_t elements);
+
+  // A MoE layer's routed experts, grouped without leaving the device (so the step stays
+  // capturable): the pairs of `r.expert_ids` [rows, top_k] grouped by expert (an id outside
+  // [0, experts) sets *r.bad_id), each expert's SwiGLU over the rows `x` of its pairs, and the
+  // pairs' outputs added into `out` weighted by `r.expert_weights`. `g` comes with the experts'
+  // weights and clip (w13, w2, their fp8 scales, swiglu_limit), `moe_grouped_args` with the shape.
+  struct RoutedPairs {
+    const int32_t* expert_ids;
+    const float* expert_weights;
+    int32_t* offsets;    // [2 experts + 2] and slot_pair [pairs]: moe_group_pairs' scratch
+    int32_t* slot_pair;
+    float* act;          // [pairs, inter]
+    float* y;            // [pairs, hidden]
+    int32_t* bad_id;
+  };
+  Status run_grouped_experts(kernels::cuda::MoeGroupedArgs g, const float* x, int64_t rows, const RoutedPairs& r,
+                             float* out);
+  // The routing's shape and scale, and the grouped MoE's shape, which every MoE family's config
+  // spells the same way.
+  template <typename Config>
+  static kernels::cuda::RoutingArgs routing_args(const Config& c) {
+    kernels::cuda::RoutingArgs r;
+    r.experts = c.n_routed_experts;
+    r.top_k = c.num_experts_per_tok;
+    r.routed_scaling = static_cast<float>(c.routed_scaling_factor);
+    return r;
+  }
+  template <typename Config>
+  static kernels::cuda::MoeGroupedArgs moe_grouped_args(const Config& c) {
+    kernels::cuda::MoeGroupedArgs g;
+    g.top_k = c.num_experts_per_tok;
+    g.experts = c.n_routed_experts;
+    g.hidden = c.hidden_size;
+    g.inter = c.moe_intermediate_size;
+    return g;
+  }
+
+  // Between packing a forward's StepBatch and running it: `reserve` sizes the model's workspaces
+  // for the step's rows, its context (rounded up to its bucket when the step replays a graph, so
+  // that one graph serves many steps) and `logit_rows` logits rows, setting *moved when it had to
+  // reallocate them; then the step goes to the device on stream_, and `graphs` are dropped when
+  // anything they point at moved.
+  using ReserveStep = std::function<Status(int64_t rows, int64_t context, int64_t logit_rows, bool* moved)>;
+  Status stage_step(StepBatch& step, bool graph, int64_t logit_rows, const ReserveStep& reserve, GraphCache& graphs);
 
   // The forward of a model that runs its sequences one after another: checks the batch
   // (positions against `max_positions` unless 0) and that every cache group of every sequence is

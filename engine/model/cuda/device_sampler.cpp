@@ -3,12 +3,9 @@
 
 #include "engine/model/cuda/device_sampler.h"
 
-#include <cuda_runtime.h>
-
 #include <algorithm>
 #include <cstring>
 
-#include "kernels/cuda/device.h"
 #include "kernels/cuda/sampling.h"
 
 namespace di::engine::cuda {
@@ -18,23 +15,7 @@ namespace {
 
 int64_t aligned(int64_t bytes) { return (bytes + 255) / 256 * 256; }
 
-Status grow_pinned(uint8_t*& p, int64_t& have, int64_t want) {
-  if (want <= have) return Status::ok();
-  const int64_t bytes = std::max(want, have * 3 / 2);
-  void* q = nullptr;
-  DI_RETURN_IF_ERROR(kc::cuda_status(cudaMallocHost(&q, static_cast<size_t>(bytes)), "cudaMallocHost (sampler)"));
-  if (p) cudaFreeHost(p);
-  p = static_cast<uint8_t*>(q);
-  have = bytes;
-  return Status::ok();
-}
-
 }  // namespace
-
-DeviceSampler::~DeviceSampler() {
-  if (host_) cudaFreeHost(host_);
-  if (host_results_) cudaFreeHost(host_results_);
-}
 
 Status DeviceSampler::sample(const float* logits, int64_t vocab, std::span<const SampleSpec> specs, void* stream,
                              std::vector<Result<SampledToken>>& out) {
@@ -59,9 +40,9 @@ Status DeviceSampler::stage(std::span<const SampleSpec> specs, int64_t vocab, vo
   }
   rows_bytes_ = aligned(n * static_cast<int64_t>(sizeof(kc::SampleRowDesc)));
   const int64_t bytes = rows_bytes_ + aligned(std::max<int64_t>(num_edits, 1) * sizeof(kc::SampleEditDesc));
-  DI_RETURN_IF_ERROR(grow_pinned(host_, host_bytes_, bytes));
-  auto* rows = reinterpret_cast<kc::SampleRowDesc*>(host_);
-  auto* edits = reinterpret_cast<kc::SampleEditDesc*>(host_ + rows_bytes_);
+  DI_RETURN_IF_ERROR(host_.grow(bytes, "sampler"));
+  auto* rows = host_.as<kc::SampleRowDesc>();
+  auto* edits = reinterpret_cast<kc::SampleEditDesc*>(host_.get() + rows_bytes_);
   int32_t e = 0;
   for (int64_t i = 0; i < n; ++i) {
     const SampleSpec& s = specs[i];
@@ -89,8 +70,8 @@ Status DeviceSampler::stage(std::span<const SampleSpec> specs, int64_t vocab, vo
   DI_RETURN_IF_ERROR(weights_.reserve(any_draw ? kc::sample_weight_bytes(n, vocab) : 8));
   const int64_t result_bytes = n * static_cast<int64_t>(sizeof(kc::SampleResultDesc));
   DI_RETURN_IF_ERROR(results_.reserve(result_bytes));
-  DI_RETURN_IF_ERROR(grow_pinned(host_results_, host_results_bytes_, result_bytes));
-  return kc::copy_to_device_async(params_.get(), host_, bytes, stream);
+  DI_RETURN_IF_ERROR(host_results_.grow(result_bytes, "sampler"));
+  return kc::copy_to_device_async(params_.get(), host_.get(), bytes, stream);
 }
 
 Status DeviceSampler::launch(const float* logits, int64_t vocab, void* stream) {
@@ -100,13 +81,13 @@ Status DeviceSampler::launch(const float* logits, int64_t vocab, void* stream) {
                                      reinterpret_cast<const kc::SampleEditDesc*>(params_.as<uint8_t>() + rows_bytes_),
                                      work_.as<float>(), weights_.as<uint64_t>(), results_.as<kc::SampleResultDesc>(),
                                      stream));
-  return kc::copy_to_host_async(host_results_, results_.get(), n * static_cast<int64_t>(sizeof(kc::SampleResultDesc)),
-                                stream);
+  return kc::copy_to_host_async(host_results_.get(), results_.get(),
+                                n * static_cast<int64_t>(sizeof(kc::SampleResultDesc)), stream);
 }
 
 void DeviceSampler::collect(int64_t vocab, std::vector<Result<SampledToken>>& out) const {
   out.clear();
-  const auto* res = reinterpret_cast<const kc::SampleResultDesc*>(host_results_);
+  const auto* res = host_results_.as<const kc::SampleResultDesc>();
   out.reserve(static_cast<size_t>(staged_));
   for (int64_t i = 0; i < staged_; ++i) {
     const kc::SampleResultDesc& r = res[i];

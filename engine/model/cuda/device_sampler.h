@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "engine/model/cuda/pinned_buffer.h"
 #include "engine/sample/sample_spec.h"
 #include "engine/sample/sampler.h"
 #include "kernels/cuda/device_buffer.h"
@@ -20,11 +21,6 @@ namespace di::engine::cuda {
 
 class DeviceSampler {
  public:
-  DeviceSampler() = default;
-  ~DeviceSampler();
-  DeviceSampler(const DeviceSampler&) = delete;
-  DeviceSampler& operator=(const DeviceSampler&) = delete;
-
   // Enqueues the draws of `specs` over device `logits` (rows `vocab` floats apart) on `stream`,
   // waits for them, and fills `out` (one per spec). A row with no drawable token, or with NaN
   // logits, gets the CPU sampler's error in its slot.
@@ -46,12 +42,8 @@ class DeviceSampler {
   }
 
  private:
-  Status reserve_host(int64_t bytes);
-
-  uint8_t* host_ = nullptr;  // pinned: rows, then edits; results come back to host_results_
-  int64_t host_bytes_ = 0;
-  uint8_t* host_results_ = nullptr;  // pinned
-  int64_t host_results_bytes_ = 0;
+  PinnedBuffer host_;  // rows, then edits; results come back to host_results_
+  PinnedBuffer host_results_;
   kernels::cuda::DeviceBuffer params_, work_, weights_, results_;
   int64_t staged_ = 0, rows_bytes_ = 0;  // the staged draws and the bytes of their rows
 };

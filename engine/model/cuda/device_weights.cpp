@@ -12,8 +12,6 @@
 namespace di::engine::cuda {
 namespace kc = di::kernels::cuda;
 
-namespace {
-
 uint16_t bf16_bits(float f) {
   uint32_t u;
   std::memcpy(&u, &f, 4);
@@ -21,8 +19,6 @@ uint16_t bf16_bits(float f) {
   u += 0x7fffu + ((u >> 16) & 1u);
   return static_cast<uint16_t>(u >> 16);
 }
-
-}  // namespace
 
 Result<const void*> DeviceWeights::put_bytes(const void* src, int64_t bytes) {
   kc::DeviceBuffer b;

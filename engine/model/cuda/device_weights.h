@@ -14,6 +14,10 @@
 
 namespace di::engine::cuda {
 
+// fp32 -> bf16 bits, rounded to nearest even (a NaN stays a NaN): how a bf16 model's weights are
+// rounded for the device.
+uint16_t bf16_bits(float f);
+
 class DeviceWeights {
  public:
   explicit DeviceWeights(kernels::cuda::DType dtype) : dtype_(dtype) {}

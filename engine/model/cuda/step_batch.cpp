@@ -5,13 +5,9 @@
 
 #include "engine/model/cuda/step_batch.h"
 
-#include <cuda_runtime.h>
-
 #include <algorithm>
 #include <cstring>
 #include <string>
-
-#include "kernels/cuda/device.h"
 
 namespace di::engine::cuda {
 namespace kc = di::kernels::cuda;
@@ -21,21 +17,6 @@ namespace {
 int64_t aligned(int64_t bytes) { return (bytes + 15) / 16 * 16; }
 
 }  // namespace
-
-StepBatch::~StepBatch() {
-  if (host_) cudaFreeHost(host_);
-}
-
-Status StepBatch::reserve_host(int64_t bytes) {
-  if (bytes <= host_bytes_) return Status::ok();
-  const int64_t want = std::max(bytes, host_bytes_ * 3 / 2);
-  void* p = nullptr;
-  DI_RETURN_IF_ERROR(kc::cuda_status(cudaMallocHost(&p, static_cast<size_t>(want)), "cudaMallocHost (step batch)"));
-  if (host_) cudaFreeHost(host_);
-  host_ = static_cast<uint8_t*>(p);
-  host_bytes_ = want;
-  return Status::ok();
-}
 
 Status StepBatch::pack(const ForwardBatch& batch, const std::vector<CacheGroupSpec>& groups, int32_t rows,
                        int32_t seqs) {
@@ -79,21 +60,21 @@ Status StepBatch::pack(const ForwardBatch& batch, const std::vector<CacheGroupSp
   table_at_.assign(static_cast<size_t>(S_real * G), 0);
   for (int64_t i = 0; i < S_real * G; ++i) table_at_[i] = take(views[i].num_blocks * 4);
   used_ = bytes;
-  DI_RETURN_IF_ERROR(reserve_host(bytes));
+  DI_RETURN_IF_ERROR(host_.grow(bytes, "step batch"));
   if (bytes > buffer_.bytes()) {
     // Graphs hold this buffer's address: grow with room so it rarely moves.
     DI_RETURN_IF_ERROR(buffer_.allocate(std::max<int64_t>({bytes * 2, buffer_.bytes() * 2, int64_t{1} << 20})));
     moved_pending_ = true;
   }
-  std::memset(host_, 0, static_cast<size_t>(bytes));
-  auto* ids = reinterpret_cast<int32_t*>(host_ + off_ids_);
-  auto* seq = reinterpret_cast<int32_t*>(host_ + off_seq_);
-  auto* pos = reinterpret_cast<int32_t*>(host_ + off_pos_);
-  auto* start = reinterpret_cast<int32_t*>(host_ + off_start_);
-  auto* end = reinterpret_cast<int32_t*>(host_ + off_end_);
-  auto* row0 = reinterpret_cast<int32_t*>(host_ + off_row0_);
-  auto* lrows = reinterpret_cast<int32_t*>(host_ + off_logit_rows_);
-  auto* cviews = reinterpret_cast<kc::CacheView*>(host_ + off_views_);
+  std::memset(host_.get(), 0, static_cast<size_t>(bytes));
+  auto* ids = reinterpret_cast<int32_t*>(host_.get() + off_ids_);
+  auto* seq = reinterpret_cast<int32_t*>(host_.get() + off_seq_);
+  auto* pos = reinterpret_cast<int32_t*>(host_.get() + off_pos_);
+  auto* start = reinterpret_cast<int32_t*>(host_.get() + off_start_);
+  auto* end = reinterpret_cast<int32_t*>(host_.get() + off_end_);
+  auto* row0 = reinterpret_cast<int32_t*>(host_.get() + off_row0_);
+  auto* lrows = reinterpret_cast<int32_t*>(host_.get() + off_logit_rows_);
+  auto* cviews = reinterpret_cast<kc::CacheView*>(host_.get() + off_views_);
   const auto dev = reinterpret_cast<uint64_t>(buffer_.get());
   int64_t row = 0, lr = 0;
   for (int64_t b = 0; b < S_real; ++b) {
@@ -109,7 +90,7 @@ Status StepBatch::pack(const ForwardBatch& batch, const std::vector<CacheGroupSp
     }
     for (int64_t g = 0; g < G; ++g) {
       const PagedGroupView& v = views[b * G + g];
-      std::memcpy(host_ + table_at_[b * G + g], v.block_ids, static_cast<size_t>(v.num_blocks) * 4);
+      std::memcpy(host_.get() + table_at_[b * G + g], v.block_ids, static_cast<size_t>(v.num_blocks) * 4);
       cviews[b * G + g] = {reinterpret_cast<uint64_t>(v.base), v.layer_stride, v.block_stride, v.entry_bytes,
                            v.block_size, v.compress_rate,
                            reinterpret_cast<const int32_t*>(dev + table_at_[b * G + g])};
@@ -135,7 +116,7 @@ Status StepBatch::pack(const ForwardBatch& batch, const std::vector<CacheGroupSp
 Status StepBatch::upload(void* stream, bool* moved) {
   *moved = moved_pending_;
   moved_pending_ = false;
-  return kc::copy_to_device_async(buffer_.get(), host_, used_, stream);
+  return kc::copy_to_device_async(buffer_.get(), host_.get(), used_, stream);
 }
 
 }  // namespace di::engine::cuda

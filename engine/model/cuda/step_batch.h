@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "engine/model/cuda/pinned_buffer.h"
 #include "engine/model/model.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/token_batch.h"
@@ -20,11 +21,6 @@ namespace di::engine::cuda {
 
 class StepBatch {
  public:
-  StepBatch() = default;
-  ~StepBatch();
-  StepBatch(const StepBatch&) = delete;
-  StepBatch& operator=(const StepBatch&) = delete;
-
   // Lays out `batch` for at least `rows` rows and `seqs` sequences (padding beyond the batch's),
   // the logits rows in batch order (every row of an all_logits sequence, else its last). Errors
   // name the sequence whose cache is not paged in device memory or has no room.
@@ -42,10 +38,8 @@ class StepBatch {
   int64_t max_end() const { return max_end_; }                // the longest sequence after this step
 
  private:
-  Status reserve_host(int64_t bytes);
-
-  uint8_t* host_ = nullptr;  // pinned
-  int64_t host_bytes_ = 0, used_ = 0;
+  PinnedBuffer host_;
+  int64_t used_ = 0;
   kernels::cuda::DeviceBuffer buffer_;
   kernels::cuda::TokenBatch device_;
   const int32_t* logit_rows_ = nullptr;

@@ -14,16 +14,23 @@
 
 namespace di::engine::cuda {
 
+// Grows `buf` to hold `bytes` (to 1.5x at least, so slowly growing batches rarely reallocate);
+// its old contents are not kept.
+inline Status grow_buffer(kernels::cuda::DeviceBuffer& buf, int64_t bytes) {
+  if (bytes <= buf.bytes()) return Status::ok();
+  return buf.allocate(std::max(bytes, buf.bytes() * 3 / 2));
+}
+
 class Workspace {
  public:
-  // Grows `buf` (to 1.5x at least, so slowly growing batches rarely reallocate) to hold arrays of
-  // `floats` fp32 and `ints` int32 elements and `stage_bytes` more, then carves from its start.
+  // Grows `buf` (grow_buffer) to hold arrays of `floats` fp32 and `ints` int32 elements and
+  // `stage_bytes` more, then carves from its start.
   static Result<Workspace> carve(kernels::cuda::DeviceBuffer& buf, std::vector<int64_t> floats,
                                  std::vector<int64_t> ints, int64_t stage_bytes) {
     int64_t bytes = aligned(stage_bytes);
     for (int64_t n : floats) bytes += aligned(n * 4);
     for (int64_t n : ints) bytes += aligned(n * 4);
-    if (bytes > buf.bytes()) DI_RETURN_IF_ERROR(buf.allocate(std::max(bytes, buf.bytes() * 3 / 2)));
+    DI_RETURN_IF_ERROR(grow_buffer(buf, bytes));
     return Workspace(buf.as<uint8_t>(), std::move(floats), std::move(ints));
   }
 

@@ -14,6 +14,7 @@
 #include <limits>
 
 #include "engine/model/batch_check.h"
+#include "engine/model/cuda/graph_buckets.h"
 #include "engine/model/cuda/workspace.h"
 #include "kernels/cuda/cache_rows.h"
 #include "kernels/cuda/device.h"
@@ -34,18 +35,9 @@ namespace {
 
 constexpr int64_t kActivationReserve = int64_t{2} << 30;  // workspaces besides the caches
 constexpr float kLatentNormEps = 1e-6f;  // transformers' q_a / kv_a layernorms ignore rms_norm_eps
-constexpr int64_t kContextBucket = 256;     // decode graphs are keyed by the context rounded up to this
 constexpr int64_t kGroupedPairsMax = 4096;  // (row, expert) pairs up to which experts are grouped on the device
 // The latent cache is one entry per position: as a "ring" this long, entry p is position p.
 constexpr int64_t kNoWrap = int64_t{1} << 40;
-// Decode graph sizes: a step of n sequences replays the graph of the smallest bucket >= n.
-constexpr int32_t kGraphBuckets[] = {1, 2, 4, 8, 12, 16, 24, 32, 40, 48, 64, 80, 96, 112, 128, 160, 192, 224, 256};
-
-int32_t graph_bucket(int64_t n) {
-  for (int32_t b : kGraphBuckets)
-    if (b >= n) return b;
-  return -1;
-}
 
 }  // namespace
 
@@ -66,20 +58,12 @@ MlaCudaModel::MlaCudaModel(MlaConfig config, DType dtype, const ModelOptions& op
 }
 
 // graphs_, a member, goes before the base class destroys the stream it captured on.
-MlaCudaModel::~MlaCudaModel() {
-  if (bad_id_host_) cudaFreeHost(bad_id_host_);
-}
+MlaCudaModel::~MlaCudaModel() = default;
 
 Status MlaCudaModel::check_shape(const MlaConfig& c) {
-  if (c.num_experts_per_tok > kc::kMaxRoutedPerToken)
-    return Status::unsupported("device 'cuda': num_experts_per_tok " + std::to_string(c.num_experts_per_tok) +
-                               " is above " + std::to_string(kc::kMaxRoutedPerToken));
-  if (c.n_group > kc::kMaxExpertGroups)
-    return Status::unsupported("device 'cuda': n_group " + std::to_string(c.n_group) + " is above " +
-                               std::to_string(kc::kMaxExpertGroups));
-  if (c.n_routed_experts > kc::kMaxGroupedExperts)
-    return Status::unsupported("device 'cuda': n_routed_experts " + std::to_string(c.n_routed_experts) +
-                               " is above " + std::to_string(kc::kMaxGroupedExperts));
+  DI_RETURN_IF_ERROR(check_at_most("num_experts_per_tok", c.num_experts_per_tok, kc::kMaxRoutedPerToken));
+  DI_RETURN_IF_ERROR(check_at_most("n_group", c.n_group, kc::kMaxExpertGroups));
+  DI_RETURN_IF_ERROR(check_at_most("n_routed_experts", c.n_routed_experts, kc::kMaxGroupedExperts));
   if (c.kv_lora_rank % 4 || c.kv_lora_rank > 512 || c.qk_rope_head_dim % 4)
     return Status::unsupported("device 'cuda': kv_lora_rank " + std::to_string(c.kv_lora_rank) +
                                " must be a multiple of 4 up to 512 and qk_rope_head_dim " +
@@ -89,12 +73,7 @@ Status MlaCudaModel::check_shape(const MlaConfig& c) {
 
 Status MlaCudaModel::init_device() {
   DI_RETURN_IF_ERROR(open_stream());
-  DI_RETURN_IF_ERROR(bad_id_.allocate(4));
-  void* pinned = nullptr;
-  DI_RETURN_IF_ERROR(kc::cuda_status(cudaMallocHost(&pinned, 4), "cudaMallocHost (expert id check)"));
-  bad_id_host_ = static_cast<int32_t*>(pinned);
-  *bad_id_host_ = 0;
-  DI_RETURN_IF_ERROR(kc::fill_zero(bad_id_.get(), 4));
+  DI_RETURN_IF_ERROR(bad_id_.init());
   return upload_f32(rope_.inv_freq(), inv_freq_);
 }
 
@@ -269,10 +248,7 @@ Status MlaCudaModel::build_expert_tables() {
       table[(2 * l + 1) * E + e] = x.down;
     }
   }
-  const int64_t bytes = static_cast<int64_t>(table.size() * sizeof(void*));
-  DI_RETURN_IF_ERROR(expert_tables_.allocate(bytes));
-  DI_RETURN_IF_ERROR(kc::copy_to_device(expert_tables_.get(), table.data(), bytes));
-  const auto* base = expert_tables_.as<const void*>();
+  DI_ASSIGN_OR_RETURN(const void* const* base, upload_table(table, expert_tables_));
   for (int64_t l = 0; l < L; ++l) {
     layers_[l].gate_up_table = base + (2 * l) * E;
     layers_[l].down_table = base + (2 * l + 1) * E;
@@ -317,10 +293,8 @@ Status MlaCudaModel::reserve(int64_t T, int64_t max_end, int64_t R, bool* moved)
   a.head_x = w.f32(), a.h16 = w.f32(), a.qa16 = w.f32();
   a.eids = w.i32(), a.erows = w.i32(), a.offsets = w.i32(), a.slot_pair = w.i32();
   linear_stage_ = w.rest();
-  const int64_t logit_bytes = R * c.vocab_size * 4;
   const void* logits_before = logits_dev_.get();
-  if (logit_bytes > logits_dev_.bytes())
-    DI_RETURN_IF_ERROR(logits_dev_.allocate(std::max(logit_bytes, logits_dev_.bytes() * 3 / 2)));
+  DI_RETURN_IF_ERROR(cuda::grow_buffer(logits_dev_, R * c.vocab_size * 4));
   *moved = act_.get() != before || logits_dev_.get() != logits_before;
   return Status::ok();
 }
@@ -329,36 +303,27 @@ Result<float*> MlaCudaModel::enqueue_forward(const ForwardBatch& batch, int64_t*
   const MlaConfig& c = config_;
   DI_ASSIGN_OR_RETURN(const int64_t out_rows, check_batch(batch, info_.vocab_size, c.max_position_embeddings));
   *rows = out_rows;
-  *bad_id_host_ = 0;
+  bad_id_.clear_host();
   if (out_rows == 0) return static_cast<float*>(nullptr);
   const int64_t S = static_cast<int64_t>(batch.seqs.size());
   bool decode = S > 0;
   for (const SequenceInput& s : batch.seqs) decode &= s.num_tokens == 1;
-  const int32_t bucket = decode && !enforce_eager_ && !experts_biased_ ? graph_bucket(S) : -1;
+  const int32_t bucket = decode && !enforce_eager_ && !experts_biased_ ? cuda::graph_bucket(S) : -1;
   const bool graph = bucket > 0 && int64_t{bucket} * std::max(1, c.num_experts_per_tok) <= kGroupedPairsMax;
   DI_RETURN_IF_ERROR(step_.pack(batch, groups_, graph ? bucket : 0, graph ? bucket : 0));
-  const int64_t T = step_.device().num_tokens;
-  const int64_t ctx = graph ? (step_.max_end() + kContextBucket - 1) / kContextBucket * kContextBucket : step_.max_end();
-  const int64_t R = graph ? T : out_rows;
-  bool moved_ws = false, moved_meta = false;
-  DI_RETURN_IF_ERROR(reserve(T, ctx, R, &moved_ws));
-  DI_RETURN_IF_ERROR(step_.upload(stream_, &moved_meta));
-  if (moved_ws || moved_meta) graphs_.clear();
+  DI_RETURN_IF_ERROR(stage_step(
+      step_, graph, graph ? step_.device().num_tokens : out_rows,
+      [&](int64_t T, int64_t ctx, int64_t R, bool* moved) { return reserve(T, ctx, R, moved); }, graphs_));
   if (graph) {
     DI_RETURN_IF_ERROR(graphs_.launch({rows_, max_end_}, stream_, [&] { return run_step(true); }));
   } else {
     DI_RETURN_IF_ERROR(run_step(grouped_pairs_ > 0));
   }
-  DI_RETURN_IF_ERROR(kc::copy_to_host_async(bad_id_host_, bad_id_.get(), 4, stream_));
+  DI_RETURN_IF_ERROR(bad_id_.copy_to_host(stream_));
   return logits_dev_.as<float>();
 }
 
-Status MlaCudaModel::check_forward() {
-  if (!*bad_id_host_) return Status::ok();
-  *bad_id_host_ = 0;
-  DI_RETURN_IF_ERROR(kc::fill_zero(bad_id_.get(), 4));
-  return Status::internal(config_.model_type + " cuda: a routed expert id is outside [0, n_routed_experts)");
-}
+Status MlaCudaModel::check_forward() { return bad_id_.check(config_.model_type); }
 
 Status MlaCudaModel::proj(const float* x, const void* x16, int64_t rows, int64_t K, const void* w, int64_t N,
                           float* y) {
@@ -495,13 +460,11 @@ Status MlaCudaModel::mlp(const MlaCudaMlp& m, const float* x, const void* x16, i
 Status MlaCudaModel::moe(int32_t layer, bool grouped) {
   const MlaConfig& c = config_;
   const MlaCudaLayer& w = layers_[layer];
-  const int64_t T = rows_, H = c.hidden_size, E = c.n_routed_experts, K = c.num_experts_per_tok;
+  const int64_t T = rows_, H = c.hidden_size, E = c.n_routed_experts;
   DI_RETURN_IF_ERROR(proj(a_.h, a_.h16, T, H, w.router, E, a_.rlogits));
-  kc::RoutingArgs r;
+  kc::RoutingArgs r = routing_args(c);
   r.logits = a_.rlogits;
   r.rows = T;
-  r.experts = static_cast<int32_t>(E);
-  r.top_k = static_cast<int32_t>(K);
   const bool v3 = c.routing == Routing::kSigmoidNoAux;
   r.score = v3 ? kc::RouterScore::kSigmoid : kc::RouterScore::kSoftmax;
   r.bias = v3 ? w.correction_bias : nullptr;
@@ -511,7 +474,6 @@ Status MlaCudaModel::moe(int32_t layer, bool grouped) {
   }
   r.group_score = v3 ? kc::GroupScore::kTop2Sum : kc::GroupScore::kMax;
   r.normalize = v3 && c.norm_topk_prob;  // as moe.cpp: deepseek_v2 never renormalises
-  r.routed_scaling = static_cast<float>(c.routed_scaling_factor);
   r.expert_ids = a_.eids;
   r.expert_weights = a_.ew;
   DI_RETURN_IF_ERROR(kc::moe_route(r, stream_));
@@ -526,27 +488,12 @@ Status MlaCudaModel::moe(int32_t layer, bool grouped) {
 }
 
 Status MlaCudaModel::moe_routed_grouped(const MlaCudaLayer& w) {
-  const MlaConfig& c = config_;
-  const int64_t T = rows_, K = c.num_experts_per_tok, pairs = T * K;
-  DI_RETURN_IF_ERROR(kc::moe_group_pairs(a_.eids, pairs, c.n_routed_experts, a_.offsets, a_.slot_pair,
-                                         bad_id_.as<int32_t>(), stream_));
-  kc::MoeGroupedArgs g;
-  g.x = a_.h;
-  g.offsets = a_.offsets;
-  g.slot_pair = a_.slot_pair;
-  g.pairs = pairs;
-  g.top_k = static_cast<int32_t>(K);
-  g.experts = c.n_routed_experts;
-  g.hidden = c.hidden_size;
-  g.inter = c.moe_intermediate_size;
+  kc::MoeGroupedArgs g = moe_grouped_args(config_);
   g.w13 = w.gate_up_table;
   g.w2 = w.down_table;
-  g.dtype = dtype_;
   g.swiglu_limit = std::numeric_limits<float>::infinity();  // plain SwiGLU: no clip
-  g.act = a_.pair_act;
-  g.y = a_.pair_y;
-  DI_RETURN_IF_ERROR(kc::moe_grouped_mlp(g, stream_));
-  return kc::moe_combine_pairs(a_.pair_y, a_.ew, a_.eids, T, static_cast<int32_t>(K), c.hidden_size, a_.out, stream_);
+  return run_grouped_experts(
+      g, a_.h, rows_, {a_.eids, a_.ew, a_.offsets, a_.slot_pair, a_.pair_act, a_.pair_y, bad_id_.device()}, a_.out);
 }
 
 Status MlaCudaModel::moe_routed_by_expert(const MlaCudaLayer& w) {

@@ -17,6 +17,7 @@
 
 #include "engine/model/cuda/device_model.h"
 #include "engine/model/cuda/device_weights.h"
+#include "engine/model/cuda/expert_id_check.h"
 #include "engine/model/cuda/expert_rows.h"
 #include "engine/model/cuda/graph_cache.h"
 #include "engine/model/cuda/step_batch.h"
@@ -116,8 +117,8 @@ class MlaCudaModel final : public cuda::DeviceModel {
   int64_t rows_ = 0, max_end_ = 0, logit_rows_ = 0;  // what the workspaces are carved for
   int64_t grouped_pairs_ = 0;
   int32_t splits_ = 1;
-  kernels::cuda::DeviceBuffer act_, logits_dev_, bad_id_;  // bad_id_: set when a routed id is out of range
-  int32_t* bad_id_host_ = nullptr;                        // pinned: bad_id_ after each forward
+  kernels::cuda::DeviceBuffer act_, logits_dev_;
+  cuda::ExpertIdCheck bad_id_;
   cuda::ExpertRows expert_rows_;
   struct Act {
     float *x, *h, *out, *qa, *q, *ckv, *qlat, *olat, *attn, *partial, *rlogits, *ew, *gx, *gu, *act, *y;

@@ -14,6 +14,7 @@
 #include <random>
 
 #include "engine/model/batch_check.h"
+#include "engine/model/cuda/graph_buckets.h"
 #include "engine/model/cuda/workspace.h"
 #include "engine/model/deepseek_v4/v4_model.h"
 #include "kernels/cuda/cache_rows.h"
@@ -54,18 +55,11 @@ V4CudaModel::V4CudaModel(DeepseekV4Config config, DType dtype, const ModelOption
 }
 
 // graphs_, a member, goes before the base class destroys the stream it captured on.
-V4CudaModel::~V4CudaModel() {
-  if (bad_id_host_) cudaFreeHost(bad_id_host_);
-  if (accepted_host_) cudaFreeHost(accepted_host_);
-}
+V4CudaModel::~V4CudaModel() = default;
 
 Status V4CudaModel::init_device() {
   DI_RETURN_IF_ERROR(open_stream());
-  DI_RETURN_IF_ERROR(bad_id_.allocate(4));
-  void* pinned = nullptr;
-  DI_RETURN_IF_ERROR(kc::cuda_status(cudaMallocHost(&pinned, 4), "cudaMallocHost (expert id check)"));
-  bad_id_host_ = static_cast<int32_t*>(pinned);
-  DI_RETURN_IF_ERROR(kc::fill_zero(bad_id_.get(), 4));
+  DI_RETURN_IF_ERROR(bad_id_.init());
   DI_RETURN_IF_ERROR(upload_f32(ropes_.main.inv_freq(), inv_freq_main_));
   return upload_f32(ropes_.compress.inv_freq(), inv_freq_compress_);
 }
@@ -179,12 +173,8 @@ Status V4CudaModel::upload(const DeepseekV4Weights& w) {
 Result<std::unique_ptr<Model>> V4CudaModel::load(const std::string& model_dir, DeepseekV4Config config,
                                                  std::unique_ptr<DeepseekV4Weights> host,
                                                  const ModelOptions& options) {
-  if (config.hc_mult > kc::kMaxHcStreams)
-    return Status::unsupported("device 'cuda': hc_mult " + std::to_string(config.hc_mult) + " is above " +
-                               std::to_string(kc::kMaxHcStreams));
-  if (config.num_experts_per_tok > kc::kMaxRoutedPerToken)
-    return Status::unsupported("device 'cuda': num_experts_per_tok " + std::to_string(config.num_experts_per_tok) +
-                               " is above " + std::to_string(kc::kMaxRoutedPerToken));
+  DI_RETURN_IF_ERROR(check_at_most("hc_mult", config.hc_mult, kc::kMaxHcStreams));
+  DI_RETURN_IF_ERROR(check_at_most("num_experts_per_tok", config.num_experts_per_tok, kc::kMaxRoutedPerToken));
   DType dtype = DType::kBF16;
   for (const char* name : {"model.embed_tokens.weight", "embed.weight", "model.embed.weight"})
     if (const TensorView* t = host->store.checkpoint->find(name))
@@ -214,10 +204,7 @@ Status V4CudaModel::build_expert_tables() {
       table[(4 * l + 2) * E + e] = x.w13.fp8.scale;
       table[(4 * l + 3) * E + e] = x.w2.fp8.scale;
     }
-  const int64_t bytes = static_cast<int64_t>(table.size() * sizeof(void*));
-  DI_RETURN_IF_ERROR(expert_tables_.allocate(bytes));
-  DI_RETURN_IF_ERROR(kc::copy_to_device(expert_tables_.get(), table.data(), bytes));
-  const auto* base = expert_tables_.as<const void*>();
+  DI_ASSIGN_OR_RETURN(const void* const* base, upload_table(table, expert_tables_));
   for (int64_t l = 0; l < L; ++l) {
     layers_[l].w13_table = base + (4 * l) * E;
     layers_[l].w2_table = base + (4 * l + 1) * E;
@@ -401,10 +388,8 @@ Status V4CudaModel::reserve(int64_t T, int64_t max_end, int64_t R, bool* moved) 
   a.slot_pair = w.i32();
   linear_stage_ = w.rest();
   fp8_stage_ = static_cast<uint8_t*>(linear_stage_) + bf16_stage;
-  const int64_t logit_bytes = R * c.vocab_size * 4;
   const void* logits_before = logits_dev_.get();
-  if (logit_bytes > logits_dev_.bytes())
-    DI_RETURN_IF_ERROR(logits_dev_.allocate(std::max(logit_bytes, logits_dev_.bytes() * 3 / 2)));
+  DI_RETURN_IF_ERROR(cuda::grow_buffer(logits_dev_, R * c.vocab_size * 4));
   *moved = act_.get() != before || logits_dev_.get() != logits_before;
   return Status::ok();
 }
@@ -413,7 +398,7 @@ Result<float*> V4CudaModel::enqueue_forward(const ForwardBatch& batch, int64_t* 
   const DeepseekV4Config& c = config_;
   DI_ASSIGN_OR_RETURN(const int64_t out_rows, check_batch(batch, info_.vocab_size, 0));
   *rows = out_rows;
-  *bad_id_host_ = 0;
+  bad_id_.clear_host();
   if (out_rows == 0) return static_cast<float*>(nullptr);
   const int64_t S = static_cast<int64_t>(batch.seqs.size());
   // Decode steps replay CUDA graphs, and so do speculative decoding's verify steps: sequences of
@@ -427,17 +412,14 @@ Result<float*> V4CudaModel::enqueue_forward(const ForwardBatch& batch, int64_t* 
     tokens += s.num_tokens;
   }
   const bool graphable = !enforce_eager_ && (decode || (kVerifyGraphs && verify));
-  const int32_t bucket = graphable ? graph_bucket(tokens) : -1, seq_bucket = graphable ? graph_bucket(S) : -1;
+  const int32_t bucket = graphable ? cuda::graph_bucket(tokens) : -1;
+  const int32_t seq_bucket = graphable ? cuda::graph_bucket(S) : -1;
   const bool graph = bucket > 0 && seq_bucket > 0 && int64_t{bucket} * c.num_experts_per_tok <= kGroupedPairsMax;
   cur_ = &step_;
   DI_RETURN_IF_ERROR(step_.pack(batch, groups_, graph ? bucket : 0, graph ? seq_bucket : 0));
-  const int64_t T = step_.device().num_tokens;
-  const int64_t ctx = graph ? (step_.max_end() + kContextBucket - 1) / kContextBucket * kContextBucket : step_.max_end();
-  const int64_t R = graph ? T : out_rows;
-  bool moved_ws = false, moved_meta = false;
-  DI_RETURN_IF_ERROR(reserve(T, ctx, R, &moved_ws));
-  DI_RETURN_IF_ERROR(step_.upload(stream_, &moved_meta));
-  if (moved_ws || moved_meta) graphs_.clear();
+  DI_RETURN_IF_ERROR(stage_step(
+      step_, graph, graph ? step_.device().num_tokens : out_rows,
+      [&](int64_t T, int64_t ctx, int64_t R, bool* moved) { return reserve(T, ctx, R, moved); }, graphs_));
   if (graph) {
     // The padded sequence count is a kernel argument too (TokenBatch::num_seqs).
     DI_RETURN_IF_ERROR(graphs_.launch({rows_, seq_bucket, max_end_}, stream_, [&] { return run_step(true); }));
@@ -445,16 +427,11 @@ Result<float*> V4CudaModel::enqueue_forward(const ForwardBatch& batch, int64_t* 
     DI_RETURN_IF_ERROR(run_step(grouped_pairs_ > 0));
   }
   DI_RETURN_IF_ERROR(keep_hidden(batch));
-  DI_RETURN_IF_ERROR(kc::copy_to_host_async(bad_id_host_, bad_id_.get(), 4, stream_));
+  DI_RETURN_IF_ERROR(bad_id_.copy_to_host(stream_));
   return logits_dev_.as<float>();
 }
 
-Status V4CudaModel::check_forward() {
-  if (!*bad_id_host_) return Status::ok();
-  *bad_id_host_ = 0;
-  DI_RETURN_IF_ERROR(kc::fill_zero(bad_id_.get(), 4));
-  return Status::internal("deepseek_v4 cuda: a routed expert id is outside [0, n_routed_experts)");
-}
+Status V4CudaModel::check_forward() { return bad_id_.check("deepseek_v4"); }
 
 Status V4CudaModel::hc_pre(const V4CudaHc& hc) {
   const DeepseekV4Config& c = config_;
@@ -645,23 +622,19 @@ Status V4CudaModel::indexer(const V4CudaLayer& w, int32_t tl) {
 Status V4CudaModel::moe(int32_t layer, bool grouped) {
   const DeepseekV4Config& c = config_;
   const V4CudaLayer& w = layers_[layer];
-  const int64_t T = rows_, H = c.hidden_size, E = c.n_routed_experts, K = c.num_experts_per_tok,
-                I = c.moe_intermediate_size;
+  const int64_t T = rows_, H = c.hidden_size, E = c.n_routed_experts, I = c.moe_intermediate_size;
   const float limit = static_cast<float>(c.swiglu_limit);
   const bool hash = layer < c.num_hidden_layers && c.mlp_layer_types[layer] == MlpType::kHashMoe;
   DI_RETURN_IF_ERROR(proj(a_.x, a_.x16, T, H, w.gate, E, a_.rlogits));
-  kc::RoutingArgs r;
+  kc::RoutingArgs r = routing_args(c);
   r.logits = a_.rlogits;
   r.rows = T;
-  r.experts = static_cast<int32_t>(E);
-  r.top_k = static_cast<int32_t>(K);
   r.score = c.scoring_func == ScoringFunc::kSqrtSoftplus ? kc::RouterScore::kSqrtSoftplus
             : c.scoring_func == ScoringFunc::kSigmoid    ? kc::RouterScore::kSigmoid
                                                          : kc::RouterScore::kSoftmax;
   r.bias = hash ? nullptr : w.gate_bias;
   r.tid2eid = hash ? w.tid2eid : nullptr;
   r.tokens = cur_->device().ids;
-  r.routed_scaling = static_cast<float>(c.routed_scaling_factor);
   r.expert_ids = a_.eids;
   r.expert_weights = a_.ew;
   DI_RETURN_IF_ERROR(kc::moe_route(r, stream_));
@@ -673,32 +646,17 @@ Status V4CudaModel::moe(int32_t layer, bool grouped) {
 }
 
 Status V4CudaModel::moe_routed_grouped(const V4CudaLayer& w) {
-  const DeepseekV4Config& c = config_;
-  const int64_t T = rows_, K = c.num_experts_per_tok, pairs = T * K;
-  DI_RETURN_IF_ERROR(kc::moe_group_pairs(a_.eids, pairs, c.n_routed_experts, a_.offsets, a_.slot_pair,
-                                         bad_id_.as<int32_t>(), stream_));
-  kc::MoeGroupedArgs g;
-  g.x = a_.x;
-  g.offsets = a_.offsets;
-  g.slot_pair = a_.slot_pair;
-  g.pairs = pairs;
-  g.top_k = static_cast<int32_t>(K);
-  g.experts = c.n_routed_experts;
-  g.hidden = c.hidden_size;
-  g.inter = c.moe_intermediate_size;
+  kc::MoeGroupedArgs g = moe_grouped_args(config_);
   g.w13 = w.w13_table;
   g.w2 = w.w2_table;
-  g.dtype = dtype_;
   const cuda::DeviceLinear& first = w.experts.front().w13;
   g.fp8 = first.is_fp8();
   g.w13_scale = w.w13_scale_table;
   g.w2_scale = w.w2_scale_table;
   g.fp8_block_rows = first.fp8.block_rows;
-  g.swiglu_limit = static_cast<float>(c.swiglu_limit);
-  g.act = a_.pair_act;
-  g.y = a_.pair_y;
-  DI_RETURN_IF_ERROR(kc::moe_grouped_mlp(g, stream_));
-  return kc::moe_combine_pairs(a_.pair_y, a_.ew, a_.eids, T, static_cast<int32_t>(K), c.hidden_size, a_.out, stream_);
+  g.swiglu_limit = static_cast<float>(config_.swiglu_limit);
+  return run_grouped_experts(
+      g, a_.x, rows_, {a_.eids, a_.ew, a_.offsets, a_.slot_pair, a_.pair_act, a_.pair_y, bad_id_.device()}, a_.out);
 }
 
 Status V4CudaModel::moe_routed_by_expert(const V4CudaLayer& w) {

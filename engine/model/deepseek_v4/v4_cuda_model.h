@@ -22,6 +22,7 @@
 
 #include "engine/model/cuda/device_model.h"
 #include "engine/model/cuda/device_weights.h"
+#include "engine/model/cuda/expert_id_check.h"
 #include "engine/model/cuda/expert_rows.h"
 #include "engine/model/cuda/graph_cache.h"
 #include "engine/model/cuda/step_batch.h"
@@ -35,20 +36,12 @@ namespace di::engine::deepseek_v4 {
 
 // Step shapes shared by the forward (v4_cuda_model.cpp) and the MTP passes (v4_cuda_mtp.cpp).
 namespace v4_cuda {
-inline constexpr int64_t kContextBucket = 256;     // graphs are keyed by the context rounded up to this
 inline constexpr int64_t kGroupedPairsMax = 2048;  // (row, expert) pairs up to which experts are grouped on the device
-// Graph sizes: a step of n rows (or sequences) replays the graph of the smallest bucket >= n.
-inline constexpr int32_t kGraphBuckets[] = {1, 2, 4, 8, 12, 16, 24, 32, 40, 48, 64, 80, 96, 112, 128, 160, 192, 224, 256};
 // Verify steps (k + 1 tokens per sequence, k + 1 <= kVerifyGraphMaxTokens) and MTP passes replay
 // graphs as decode steps do; false runs verify steps eagerly (the switch to flip if a graph ever
 // disagrees with the eager step).
 inline constexpr bool kVerifyGraphs = true;
 inline constexpr int64_t kVerifyGraphMaxTokens = 16;
-inline int32_t graph_bucket(int64_t n) {
-  for (int32_t b : kGraphBuckets)
-    if (b >= n) return b;
-  return -1;
-}
 }  // namespace v4_cuda
 
 // Device copies of one layer's tensors. `void*` ones are in the model dtype, `float*` ones fp32;
@@ -224,8 +217,8 @@ class V4CudaModel final : public cuda::DeviceModel {
   int64_t rows_ = 0, max_end_ = 0, logit_rows_ = 0;  // what the workspaces are carved for
   int64_t max_visible_ = 0, grouped_pairs_ = 0;
   int32_t splits_ = 1;
-  kernels::cuda::DeviceBuffer act_, logits_dev_, bad_id_;  // bad_id_: set when a routed id is out of range
-  int32_t* bad_id_host_ = nullptr;                        // pinned: bad_id_ after each forward
+  kernels::cuda::DeviceBuffer act_, logits_dev_;
+  cuda::ExpertIdCheck bad_id_;
   cuda::ExpertRows expert_rows_;
   struct Act {
     float *streams, *mixes, *post, *comb, *x, *out, *qr, *q, *kv, *attn, *grouped;
@@ -252,8 +245,7 @@ class V4CudaModel final : public cuda::DeviceModel {
   // the accepted counts on the device and in pinned memory, and the step's specs.
   cuda::DeviceSampler draft_sampler_;
   kernels::cuda::DeviceBuffer accepted_dev_;
-  int32_t* accepted_host_ = nullptr;
-  int64_t accepted_capacity_ = 0;
+  cuda::PinnedBuffer accepted_host_;
   std::vector<SampleSpec> verify_specs_, draft_specs_;
   std::vector<Result<SampledToken>> verify_drawn_, draft_drawn_;
   cuda::StreamTimer draft_pass_timer_;  // the MTP pass and draft picks of the last verify_greedy

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <string>
 
+#include "engine/model/cuda/graph_buckets.h"
 #include "engine/model/deepseek_v4/v4_cuda_model.h"
 #include "kernels/cuda/device.h"
 #include "kernels/cuda/elementwise.h"
@@ -102,7 +103,7 @@ Status V4CudaModel::mtp_pass(ForwardBatch& batch, const std::vector<CacheGroupSp
     small &= in.num_tokens <= kVerifyGraphMaxTokens;
   }
   const auto S = static_cast<int64_t>(batch.seqs.size());
-  const int32_t bucket = small ? graph_bucket(tokens) : -1, seq_bucket = small ? graph_bucket(S) : -1;
+  const int32_t bucket = small ? cuda::graph_bucket(tokens) : -1, seq_bucket = small ? cuda::graph_bucket(S) : -1;
   const bool graph = bucket > 0 && seq_bucket > 0 && int64_t{bucket} * c.num_experts_per_tok <= kGroupedPairsMax;
   // In a graph every row is a logits row, so the padded step's rows line up with its logits rows.
   for (SequenceInput& in : batch.seqs) in.all_logits = graph || every_row;
@@ -110,8 +111,7 @@ Status V4CudaModel::mtp_pass(ForwardBatch& batch, const std::vector<CacheGroupSp
   cur_ = &mtp_step_;
   DI_RETURN_IF_ERROR(mtp_step_.pack(batch, groups, graph ? bucket : 0, graph ? seq_bucket : 0));
   const int64_t T = mtp_step_.device().num_tokens;
-  const int64_t ctx =
-      graph ? (mtp_step_.max_end() + kContextBucket - 1) / kContextBucket * kContextBucket : mtp_step_.max_end();
+  const int64_t ctx = graph ? cuda::context_bucket(mtp_step_.max_end()) : mtp_step_.max_end();
   const void* ws_before = mtp_ws_.get();
   DI_RETURN_IF_ERROR(reserve_mtp(T));
   bool moved_ws = false, moved_meta = false;
@@ -132,7 +132,7 @@ Status V4CudaModel::mtp_pass(ForwardBatch& batch, const std::vector<CacheGroupSp
   } else {
     DI_RETURN_IF_ERROR(run_mtp(m_.gathered));
   }
-  return kc::copy_to_host_async(bad_id_host_, bad_id_.get(), 4, stream_);
+  return bad_id_.copy_to_host(stream_);
 }
 
 std::vector<CacheGroupSpec> V4CudaModel::mtp_groups() const {

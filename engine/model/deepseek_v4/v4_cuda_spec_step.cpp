@@ -65,13 +65,7 @@ Status V4CudaModel::verify_greedy(const ForwardBatch& batch, std::span<GreedyVer
   DI_RETURN_IF_ERROR(sampler_.stage(verify_specs_, V, stream_));
   DI_RETURN_IF_ERROR(sampler_.launch(logits, V, stream_));
   DI_RETURN_IF_ERROR(draft_sampler_.stage(draft_specs_, V, stream_));
-  if (S > accepted_capacity_) {
-    void* p = nullptr;
-    DI_RETURN_IF_ERROR(kc::cuda_status(cudaMallocHost(&p, static_cast<size_t>(S * 4)), "cudaMallocHost (accepted)"));
-    if (accepted_host_) cudaFreeHost(accepted_host_);
-    accepted_host_ = static_cast<int32_t*>(p);
-    accepted_capacity_ = S;
-  }
+  DI_RETURN_IF_ERROR(accepted_host_.grow(S * 4, "accepted"));
   DI_RETURN_IF_ERROR(accepted_dev_.reserve(S * 4));
   // The MTP pass over every fed row: row r's streams are the forward's row r (kept_, the same
   // step order), its next token the target's draw there.
@@ -92,7 +86,7 @@ Status V4CudaModel::verify_greedy(const ForwardBatch& batch, std::span<GreedyVer
   }, true, &all_rows));
   DI_RETURN_IF_ERROR(draft_sampler_.launch(logits_dev_.as<float>(), V, stream_));
   DI_RETURN_IF_ERROR(draft_pass_timer_.stop(stream_));
-  DI_RETURN_IF_ERROR(kc::copy_to_host_async(accepted_host_, accepted_dev_.get(), S * 4, stream_));
+  DI_RETURN_IF_ERROR(kc::copy_to_host_async(accepted_host_.get(), accepted_dev_.get(), S * 4, stream_));
   DI_RETURN_IF_ERROR(kc::stream_synchronize(stream_));  // the step's one wait
   DI_RETURN_IF_ERROR(check_forward());
   sampler_.collect(V, verify_drawn_);
@@ -100,7 +94,7 @@ Status V4CudaModel::verify_greedy(const ForwardBatch& batch, std::span<GreedyVer
   row = 0;
   for (int64_t s = 0; s < S; ++s) {
     GreedyVerify& v = seqs[s];
-    v.accepted = accepted_host_[s];
+    v.accepted = accepted_host_.as<int32_t>()[s];
     if (v.accepted < 0 || v.accepted > v.num_draft)
       return Status::internal("verify_greedy: accepted count " + std::to_string(v.accepted) + " out of range");
     v.drawn.clear();

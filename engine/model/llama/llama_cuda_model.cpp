@@ -12,6 +12,8 @@
 #include <cstring>
 
 #include "engine/model/batch_check.h"
+#include "engine/model/cuda/device_weights.h"
+#include "engine/model/cuda/graph_buckets.h"
 #include "engine/model/weight_loader.h"
 #include "kernels/cuda/device.h"
 #include "kernels/cuda/decode_attention.h"
@@ -28,20 +30,11 @@ namespace {
 constexpr int32_t kKvGroup = 0;
 constexpr int32_t kFlashMinTokens = 16;  // fewer new tokens: the general kernel wastes less
 constexpr int32_t kSplitMaxTokens = 4;   // up to this many new tokens: one split-KV row each
-constexpr int64_t kContextBucket = 256;  // decode graphs are keyed by the context rounded up to this
 // Batch-invariant mode: every row (prefill or decode) is a split-KV tile over chunks of this many
 // keys, and one launch takes at most kInvariantWorkspace bytes of partial softmaxes.
 constexpr int64_t kInvariantChunk = 256;
 constexpr int64_t kInvariantWorkspace = int64_t{64} << 20;
 constexpr int64_t kActivationReserve = int64_t{3} << 30;  // workspaces besides the KV cache
-
-uint16_t f32_to_bf16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);  // NaN stays NaN
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return static_cast<uint16_t>(u >> 16);
-}
 
 // Copies a checkpoint tensor into device memory of `dtype` at `dst`.
 Status upload_tensor(const TensorView& t, DType dtype, void* dst) {
@@ -52,7 +45,7 @@ Status upload_tensor(const TensorView& t, DType dtype, void* dst) {
   DI_ASSIGN_OR_RETURN(std::vector<float> f, tensor_to_f32(t));
   if (dtype == DType::kF32) return kc::copy_to_device(dst, f.data(), n * 4);
   std::vector<uint16_t> h(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) h[i] = f32_to_bf16(f[i]);
+  for (int64_t i = 0; i < n; ++i) h[i] = cuda::bf16_bits(f[i]);
   return kc::copy_to_device(dst, h.data(), n * 2);
 }
 
@@ -339,9 +332,8 @@ Result<float*> LlamaCudaModel::enqueue_forward(const ForwardBatch& batch, int64_
   tiles_ = static_cast<int64_t>(tiles.size());
   flash_tiles_ = static_cast<int64_t>(flash_tiles.size());
   decode_tiles_ = static_cast<int64_t>(decode_tiles.size());
-  // Contexts rounded up so that a captured decode graph serves many steps (chunks past a row's
-  // context are empty and skipped).
-  decode_context_ = (max_context + kContextBucket - 1) / kContextBucket * kContextBucket;
+  // Contexts rounded up so that a captured decode graph serves many steps.
+  decode_context_ = cuda::context_bucket(max_context);
   if (deterministic_) {
     decode_splits_ = static_cast<int32_t>(std::max<int64_t>(1, (decode_context_ + kInvariantChunk - 1) / kInvariantChunk));
   } else {

@@ -28,14 +28,14 @@
 #include "tests/common/mod_three_constraint.h"
 #include "tests/common/model_fixture.h"
 #include "tests/common/spec_run.h"
+#include "tests/common/v4_demo_mtp.h"
 #include "tests/cuda/device_model_util.h"
 
 namespace di::test {
 namespace {
 
 namespace fs = std::filesystem;
-const std::string kDemoDir = std::string(DI_SOURCE_DIR) + "/models/deepseek-v4-demo";
-constexpr int64_t kNewTokens = 40;
+using namespace v4_demo;
 
 // The demo checkpoint as shipped (bf16) or widened to fp32 (the GPU then runs its fp32 path).
 std::string demo_dir(const std::string& dtype) {
@@ -74,17 +74,7 @@ class V4MtpCuda : public ::testing::TestWithParam<std::string> {
   std::string dir_;
 };
 
-// The demo fixtures' prompts: 12, 11, 5 and 201 tokens.
-std::vector<std::vector<int32_t>> demo_prompts() {
-  std::vector<std::vector<int32_t>> out;
-  for (const char* name : {"demo_bible", "demo_chat", "demo_wordnet", "demo_long"})
-    out.push_back(load_fixture({"v4_demo", name}).prompt);
-  return out;
-}
-
 using GenRun = SpecRun;
-
-engine::EngineConfig base_config(int32_t drafts, int32_t variable) { return spec_config(drafts, variable, 512, 96); }
 
 GenRun generate(const std::string& dir, const engine::EngineConfig& config,
                 const std::vector<std::vector<int32_t>>& prompts, const engine::SamplingParams& params,
@@ -92,12 +82,6 @@ GenRun generate(const std::string& dir, const engine::EngineConfig& config,
   engine::ModelOptions opts;
   opts.device = "cuda";
   return spec_generate(dir, config, opts, prompts, params, repeats);
-}
-
-engine::SamplingParams greedy_params() { return spec_greedy(kNewTokens); }
-
-void expect_same_tokens(const GenRun& want, const GenRun& got, const std::string& label) {
-  di::test::expect_same_tokens(want, got, label, kNewTokens);
 }
 
 TEST_P(V4MtpCuda, GreedyWithDraftsEqualsWithoutForFixedAndVariableLength) {

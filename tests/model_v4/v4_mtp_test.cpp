@@ -20,42 +20,26 @@
 #include "tests/common/mod_three_constraint.h"
 #include "tests/common/model_fixture.h"
 #include "tests/common/spec_run.h"
+#include "tests/common/v4_demo_mtp.h"
 
 namespace di::test {
 namespace {
 
 namespace fs = std::filesystem;
-const std::string kDemoDir = std::string(DI_SOURCE_DIR) + "/models/deepseek-v4-demo";
-constexpr int64_t kNewTokens = 40;
+using namespace v4_demo;
 
 #define SKIP_WITHOUT_DEMO_MODEL()                                                                      \
   do {                                                                                                 \
     if (!fs::exists(kDemoDir + "/model.safetensors")) GTEST_SKIP() << "models/deepseek-v4-demo absent"; \
   } while (0)
 
-// The demo fixtures' prompts: 12, 11, 5 and 201 tokens.
-std::vector<std::vector<int32_t>> demo_prompts() {
-  std::vector<std::vector<int32_t>> out;
-  for (const char* name : {"demo_bible", "demo_chat", "demo_wordnet", "demo_long"})
-    out.push_back(load_fixture({"v4_demo", name}).prompt);
-  return out;
-}
-
 using GenRun = SpecRun;
-
-engine::EngineConfig base_config(int32_t drafts, int32_t variable) { return spec_config(drafts, variable, 512, 96); }
 
 GenRun generate(const engine::EngineConfig& config, const std::vector<std::vector<int32_t>>& prompts,
                 const engine::SamplingParams& params, int repeats = 1) {
   engine::ModelOptions opts;
   opts.num_threads = 2;
   return spec_generate(kDemoDir, config, opts, prompts, params, repeats);
-}
-
-engine::SamplingParams greedy_params() { return spec_greedy(kNewTokens); }
-
-void expect_same_tokens(const GenRun& want, const GenRun& got, const std::string& label) {
-  di::test::expect_same_tokens(want, got, label, kNewTokens);
 }
 
 TEST(V4Mtp, GreedyWithDraftsEqualsWithoutForFixedAndVariableLength) {

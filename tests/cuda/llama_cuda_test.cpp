@@ -9,6 +9,7 @@
 #include "tests/cuda/bf16_checkpoint.h"
 #include "tests/cuda/cuda_vs_cpu.h"
 #include "tests/cuda/device_model_util.h"
+#include "tests/cuda/random_llama.h"
 #include "tests/model_families/family_fixture.h"
 
 namespace di::test {
@@ -117,23 +118,12 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, CudaDense, ::testing::ValuesIn(dense_fixtures
 namespace di::test {
 namespace {
 
-// A random Llama-shaped model with head_dim 64 so bf16 runs take the tensor-core prefill and the
-// split-KV decode kernels; the same weights in fp32 take the general kernel. Both orders of
-// work (one prefill; prefill then decode) must agree within bf16 noise.
+// The random Llama (random_llama.h) in bf16, through the tensor-core prefill and split-KV decode
+// kernels, against the same weights in fp32 through the general kernel: both orders of work (one
+// prefill; prefill then decode) must agree within bf16 noise.
 TEST(CudaFastKernels, Bf16PrefillAndSplitDecodeMatchFp32GeneralKernel) {
   if (kernels::cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device";
-  engine::llama::LlamaConfig c;
-  c.model_type = "llama";
-  c.vocab_size = 1000;
-  c.hidden_size = 256;
-  c.intermediate_size = 512;
-  c.num_hidden_layers = 2;
-  c.num_attention_heads = 8;
-  c.num_key_value_heads = 2;
-  c.head_dim = 64;
-  c.max_position_embeddings = 4096;
-  c.rope.dim = 64;
-  c.rope.rope_theta = 10000.0;
+  const engine::llama::LlamaConfig c = random_llama_config();
   engine::ModelOptions opts;
   auto bf = engine::llama::LlamaCudaModel::random(c, kernels::cuda::DType::kBF16, 99, opts);
   auto fp = engine::llama::LlamaCudaModel::random(c, kernels::cuda::DType::kF32, 99, opts);

@@ -7,6 +7,7 @@
 #include "engine/model/llama/llama_cuda_model.h"
 #include "kernels/cuda/device.h"
 #include "tests/cuda/bf16_checkpoint.h"
+#include "tests/cuda/cuda_suite.h"
 #include "tests/cuda/cuda_vs_cpu.h"
 #include "tests/cuda/device_model_util.h"
 #include "tests/cuda/random_llama.h"
@@ -23,12 +24,7 @@ const std::vector<FixtureId>& dense_fixtures() {
   return kIds;
 }
 
-class CudaDense : public ::testing::TestWithParam<FixtureId> {
- protected:
-  void SetUp() override {
-    if (kernels::cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device";
-  }
-};
+class CudaDense : public CudaTestWithParam<FixtureId> {};
 
 TEST_P(CudaDense, FullSequenceLogitsMatchTransformers) {
   const Fixture f = load_fixture(GetParam());

@@ -10,6 +10,7 @@
 #include "kernels/cuda/device.h"
 #include "tests/common/model_checks.h"
 #include "tests/cuda/bf16_checkpoint.h"
+#include "tests/cuda/cuda_suite.h"
 #include "tests/cuda/cuda_vs_cpu.h"
 #include "tests/cuda/device_model_util.h"
 #include "tests/model_families/family_fixture.h"
@@ -19,12 +20,7 @@ namespace {
 
 constexpr double kTolerance = 1e-4;  // max|Δlogit| / max|logit| per row
 
-class MlaCuda : public ::testing::TestWithParam<FixtureId> {
- protected:
-  void SetUp() override {
-    if (kernels::cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device";
-  }
-};
+class MlaCuda : public CudaTestWithParam<FixtureId> {};
 
 TEST_P(MlaCuda, FullSequenceLogitsMatchCpuAndTransformers) {
   expect_cuda_matches_cpu_and_transformers(load_fixture(GetParam()), GetParam().name, kTolerance, kTolerance);

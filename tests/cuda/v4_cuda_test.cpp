@@ -8,6 +8,7 @@
 #include "kernels/cuda/device.h"
 #include "tests/common/model_checks.h"
 #include "tests/cuda/bf16_checkpoint.h"
+#include "tests/cuda/cuda_suite.h"
 #include "tests/cuda/cuda_vs_cpu.h"
 #include "tests/cuda/device_model_util.h"
 #include "tests/model_v4/fixture_util.h"
@@ -17,12 +18,7 @@ namespace {
 
 constexpr double kVsCpu = 1e-5;  // max|Δlogit| / max|logit| per row, GPU vs CPU fp32
 
-class V4Cuda : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    if (kernels::cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device";
-  }
-};
+class V4Cuda : public CudaTestWithParam<std::string> {};
 
 TEST_P(V4Cuda, FullSequenceLogitsMatchCpuAndTransformers) {
   expect_cuda_matches_cpu_and_transformers(load_fixture(GetParam()), GetParam(), kVsCpu, kFixtureTolerance);

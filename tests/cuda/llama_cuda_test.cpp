@@ -90,19 +90,10 @@ TEST_P(CudaDense, Bf16CheckpointStaysCloseToFp32OnTheSameWeights) {
   // (weights, activations and KV rounded; fp32 accumulation). Expected gap: bf16 rounding of
   // activations, about 1e-3 to 1e-2 relative.
   const Fixture f = load_fixture(GetParam());
-  Bf16Gap gap;
   auto make_dir = [&](const std::vector<RawTensor>& tensors) {
     return make_model_dir("bf16_" + GetParam().name, read_config(GetParam()), tensors);
   };
-  ASSERT_NO_FATAL_FAILURE(bf16_gap_on_same_weights(f, make_dir, 1, &gap));
-  const size_t rows = f.all_ids.size();
-  const double rel = gap.rel_l2;
-  const int agree = gap.argmax_agree;
-  std::printf("%s bf16 vs fp32 on the same weights: rel l2 %.3g, argmax agreement %d/%zu\n", GetParam().name.c_str(),
-              rel, agree, rows);
-  EXPECT_GT(rel, 0.0);  // bf16 cannot be exact: zero means the bf16 path did not run
-  EXPECT_LT(rel, 3e-2);
-  EXPECT_GE(agree, static_cast<int>(rows * 9 / 10));
+  expect_bf16_gap_within(f, GetParam().name, make_dir, 1, 3e-2, static_cast<int>(f.all_ids.size() * 9 / 10));
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, CudaDense, ::testing::ValuesIn(dense_fixtures()),

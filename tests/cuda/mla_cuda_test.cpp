@@ -187,16 +187,10 @@ TEST_P(MlaCuda, Bf16CheckpointStaysCloseToFp32OnTheSameWeights) {
   // (fp32 accumulation, fp32 activations and latent cache). Router choices may flip on near ties,
   // so this reports the gap and bounds it loosely.
   const Fixture f = load_fixture(GetParam());
-  Bf16Gap gap;
   auto make_dir = [&](const std::vector<RawTensor>& tensors) {
     return make_model_dir("mla_bf16_" + GetParam().name, read_config(GetParam()), tensors);
   };
-  ASSERT_NO_FATAL_FAILURE(bf16_gap_on_same_weights(f, make_dir, 2, &gap));
-  std::printf("%s bf16 (cuda) vs fp32 (cpu) on the same weights: rel l2 %.3g, argmax agreement %d/%zu\n",
-              GetParam().name.c_str(), gap.rel_l2, gap.argmax_agree, f.all_ids.size());
-  EXPECT_GT(gap.rel_l2, 0.0);  // bf16 cannot be exact: zero means the bf16 path did not run
-  EXPECT_LT(gap.rel_l2, 0.1);
-  EXPECT_GE(gap.argmax_agree, static_cast<int>(f.all_ids.size() * 3 / 4));
+  expect_bf16_gap_within(f, GetParam().name, make_dir, 2, 0.1, static_cast<int>(f.all_ids.size() * 3 / 4));
 }
 
 TEST_P(MlaCuda, EngineSeededSamplingOnTheDeviceEqualsTheCpu) {

@@ -1,6 +1,7 @@
 // The transformers fixtures every model test shares: tests/fixtures/model_<family>/<name>/ holds
 // config.json, model.safetensors, fixture.json (prompt and greedy ids) and logits.f32. Also runs a
-// model in chunks with one ContiguousSequenceCache and writes scratch checkpoints for loader tests.
+// model in chunks with one ContiguousSequenceCache, loads a model on a device, and writes scratch
+// checkpoints for loader tests.
 // Which fixtures exist is the business of each family's own header, not of this one.
 #pragma once
 
@@ -10,6 +11,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
@@ -88,6 +90,30 @@ inline double worst_rel_err(const std::vector<float>& got, const std::vector<flo
 
 inline int32_t argmax(const float* row, int64_t vocab) {
   return static_cast<int32_t>(std::max_element(row, row + vocab) - row);
+}
+
+// `dir`'s model on `device` ("cpu", "cuda", "auto") with `num_threads` host threads; nullptr, the
+// failure recorded, if it does not load.
+inline std::unique_ptr<engine::Model> load_on(const std::string& dir, const std::string& device,
+                                             int num_threads = 2) {
+  engine::ModelOptions opts;
+  opts.device = device;
+  opts.num_threads = num_threads;
+  auto m = engine::load_model(dir, opts);
+  EXPECT_TRUE(m.is_ok()) << device << ": " << m.status().message();
+  return m.is_ok() ? std::move(m).value() : nullptr;
+}
+
+// Why `dir` fails to load with default options, or ok.
+inline Status load_status(const std::string& dir) {
+  auto m = engine::load_model(dir, {});
+  return m.is_ok() ? Status::ok() : m.status();
+}
+
+// `st` is an error whose message names `what`.
+inline void expect_error_mentions(const Status& st, const std::string& what) {
+  EXPECT_FALSE(st.is_ok());
+  EXPECT_NE(st.message().find(what), std::string::npos) << st.message();
 }
 
 // Runs `ids` through `model` in the given chunk sizes (cycled) with `cache` (room for all of

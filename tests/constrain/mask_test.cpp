@@ -13,6 +13,7 @@
 #include "engine/constrain/json_schema_compiler.h"
 #include "engine/constrain/matcher.h"
 #include "engine/constrain/regex_compiler.h"
+#include "tests/constrain/test_util.h"
 #include "tests/constrain/test_vocab.h"
 
 namespace di::engine::constrain {
@@ -142,10 +143,7 @@ TEST(Mask, RollbackRestoresEveryMaskExactly) {
   for (int step = 0; step < 30 && !m.is_terminated(); ++step) {
     m.fill_mask(mask.data());
     masks.push_back(mask);
-    std::vector<uint32_t> allowed;
-    for (uint32_t id = 0; id < v->size(); ++id) {
-      if (mask[id >> 5] >> (id & 31) & 1) allowed.push_back(id);
-    }
+    const std::vector<uint32_t> allowed = testing::allowed_ids(mask, v->size());
     ASSERT_FALSE(allowed.empty());
     uint32_t t = allowed[rng() % allowed.size()];
     ASSERT_TRUE(m.accept_token(t).is_ok());

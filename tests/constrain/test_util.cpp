@@ -30,6 +30,13 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
+std::vector<uint32_t> allowed_ids(const std::vector<uint32_t>& mask, uint32_t n) {
+  std::vector<uint32_t> ids;
+  for (uint32_t id = 0; id < n; ++id)
+    if (mask[id >> 5] >> (id & 31) & 1) ids.push_back(id);
+  return ids;
+}
+
 std::vector<std::string> all_strings(const std::string& alphabet, size_t max_len) {
   std::vector<std::string> out = {""};
   for (size_t i = 0; i < out.size(); ++i) {

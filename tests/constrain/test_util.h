@@ -3,6 +3,7 @@
 // decide what to check.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,6 +18,9 @@ namespace di::engine::constrain::testing {
 bool full_match(const std::shared_ptr<const Grammar>& g, std::string_view text);
 
 std::string read_file(const std::string& path);
+
+// The ids 0..n-1 that a token bitmask (bit id % 32 of word id / 32) allows, in order.
+std::vector<uint32_t> allowed_ids(const std::vector<uint32_t>& mask, uint32_t n);
 
 // Every string over `alphabet` of at most `max_len` bytes, shortest first ("" included): the
 // exhaustive inputs on which two grammars are compared.

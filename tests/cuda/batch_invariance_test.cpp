@@ -17,6 +17,7 @@
 #include "tests/cuda/batch_invariance.h"
 #include "tests/cuda/bf16_checkpoint.h"
 #include "tests/cuda/device_model_util.h"
+#include "tests/cuda/random_llama.h"
 
 namespace di::test {
 namespace {
@@ -215,27 +216,9 @@ TEST_P(BatchInvariance, EngineOutputsAreBitIdenticalInEveryConfiguration) {
 INSTANTIATE_TEST_SUITE_P(Families, BatchInvariance, ::testing::ValuesIn(cases()),
                          [](const auto& info) { return info.param.name; });
 
-// A random bf16 Llama with head_dim 64 (the tensor-core prefill and split-KV decode kernels of
-// the default mode) and prompts past one 256-key attention chunk.
-engine::llama::LlamaConfig random_llama() {
-  engine::llama::LlamaConfig c;
-  c.model_type = "llama";
-  c.vocab_size = 1000;
-  c.hidden_size = 256;
-  c.intermediate_size = 512;
-  c.num_hidden_layers = 2;
-  c.num_attention_heads = 8;
-  c.num_key_value_heads = 2;
-  c.head_dim = 64;
-  c.max_position_embeddings = 4096;
-  c.rope.dim = 64;
-  c.rope.rope_theta = 10000.0;
-  return c;
-}
-
 TEST(BatchInvarianceLongContext, Bf16LlamaAcrossAttentionChunksIsBitIdentical) {
   if (kernels::cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device";
-  auto m = engine::llama::LlamaCudaModel::random(random_llama(), kernels::cuda::DType::kBF16, 5, {});
+  auto m = engine::llama::LlamaCudaModel::random(random_llama_config(), kernels::cuda::DType::kBF16, 5, {});
   ASSERT_TRUE(m.is_ok()) << m.status().message();
   ASSERT_TRUE((*m)->enable_batch_invariance());
   const auto reqs = mixed_requests(1000, 700, 21);
@@ -255,7 +238,7 @@ TEST(BatchInvarianceLongContext, Bf16LlamaAcrossAttentionChunksIsBitIdentical) {
 // and the same prompt in 1/3/7-token chunks (split-KV and general kernels) must differ somewhere.
 TEST(BatchInvarianceLongContext, DefaultModeDiffersBetweenPrefillAndChunks) {
   if (kernels::cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device";
-  auto m = engine::llama::LlamaCudaModel::random(random_llama(), kernels::cuda::DType::kBF16, 5, {});
+  auto m = engine::llama::LlamaCudaModel::random(random_llama_config(), kernels::cuda::DType::kBF16, 5, {});
   ASSERT_TRUE(m.is_ok()) << m.status().message();
   const auto reqs = mixed_requests(1000, 700, 21);
   const InvResult alone = run_schedule(**m, reqs, schedule_alone(reqs));

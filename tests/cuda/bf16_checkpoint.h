@@ -1,12 +1,13 @@
 // The bf16 checks of the GPU model tests: a fixture checkpoint's fp32 tensors rounded to bf16,
 // and how far a bf16 GPU run lands from an fp32 CPU run on those same rounded weights. The
-// bounds stay in each test: they differ by family.
+// bounds come from each test: they differ by family.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -76,6 +77,20 @@ inline void bf16_gap_on_same_weights(const Fixture& f,
   const std::vector<float> got = run_device_chunks(*gpu, f.all_ids, {n});
   ASSERT_EQ(got.size(), ref.size());
   *gap = bf16_gap(got, ref, f.vocab);
+}
+
+// That gap, reported under `label` and bounded: above zero (bf16 cannot be exact: zero means the
+// bf16 path did not run), below `max_rel_l2`, and at least `min_argmax_agree` rows agreeing.
+inline void expect_bf16_gap_within(const Fixture& f, const std::string& label,
+                                   const std::function<std::string(const std::vector<RawTensor>&)>& make_dir,
+                                   int cpu_threads, double max_rel_l2, int min_argmax_agree) {
+  Bf16Gap gap;
+  ASSERT_NO_FATAL_FAILURE(bf16_gap_on_same_weights(f, make_dir, cpu_threads, &gap));
+  std::printf("%s bf16 (cuda) vs fp32 (cpu) on the same weights: rel l2 %.3g, argmax agreement %d/%zu\n",
+              label.c_str(), gap.rel_l2, gap.argmax_agree, f.all_ids.size());
+  EXPECT_GT(gap.rel_l2, 0.0);
+  EXPECT_LT(gap.rel_l2, max_rel_l2);
+  EXPECT_GE(gap.argmax_agree, min_argmax_agree);
 }
 
 }  // namespace di::test

@@ -1,5 +1,5 @@
-// What the GPU model tests share: loading a fixture on a device, a one-sequence device cache,
-// running a prompt through it in chunks (or on the GPU and the CPU side by side), naming the first
+// What the GPU model tests share: a one-sequence device cache, running a prompt through it in
+// chunks (or on the GPU and the CPU side by side), naming the first
 // row past a tolerance, and the checks every CUDA model must pass whatever its family.
 #pragma once
 
@@ -16,16 +16,6 @@
 #include "tests/common/model_fixture.h"
 
 namespace di::test {
-
-inline std::unique_ptr<engine::Model> load_on(const std::string& dir, const std::string& device,
-                                             int num_threads = 2) {
-  engine::ModelOptions opts;
-  opts.device = device;
-  opts.num_threads = num_threads;
-  auto m = engine::load_model(dir, opts);
-  EXPECT_TRUE(m.is_ok()) << device << ": " << m.status().message();
-  return m.is_ok() ? std::move(m).value() : nullptr;
-}
 
 inline std::unique_ptr<engine::SequenceCache> device_cache(engine::Model& m, int64_t tokens) {
   auto c = engine::cuda::DeviceSequenceCache::create(m.cache_groups(), tokens);

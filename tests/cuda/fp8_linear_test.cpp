@@ -19,6 +19,7 @@
 #include "kernels/cuda/fp8_gemm.h"
 #include "kernels/cuda/fp8_linear.h"
 #include "kernels/weight_format.h"
+#include "tests/cuda/cuda_suite.h"
 
 namespace {
 
@@ -100,21 +101,11 @@ kc::Fp8Matrix device_matrix(const HostFp8& h, const uint8_t* q, const float* s) 
   return m;
 }
 
-class Fp8Kernels : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (kc::device_count() == 0) GTEST_SKIP() << "no CUDA device";
-  }
-};
+class Fp8Kernels : public di::test::CudaTest {};
 
 // M, N, K, block rows, groups.
 using W8A16Case = std::tuple<int64_t, int64_t, int64_t, int32_t, int64_t>;
-class Fp8W8A16 : public ::testing::TestWithParam<W8A16Case> {
- protected:
-  void SetUp() override {
-    if (kc::device_count() == 0) GTEST_SKIP() << "no CUDA device";
-  }
-};
+class Fp8W8A16 : public di::test::CudaTestWithParam<W8A16Case> {};
 
 TEST_P(Fp8W8A16, MatchesFloat64OfTheDequantizedWeights) {
   const auto [M, N, K, block_rows, groups] = GetParam();
@@ -245,12 +236,7 @@ TEST_F(Fp8Kernels, Fp4ReencodingEqualsTheCpuProof) {
 
 // M, N, K, weight block rows.
 using GemmCase = std::tuple<int64_t, int64_t, int64_t, int32_t>;
-class Fp8BlockScaledGemm : public ::testing::TestWithParam<GemmCase> {
- protected:
-  void SetUp() override {
-    if (kc::device_count() == 0) GTEST_SKIP() << "no CUDA device";
-  }
-};
+class Fp8BlockScaledGemm : public di::test::CudaTestWithParam<GemmCase> {};
 
 TEST_P(Fp8BlockScaledGemm, MatchesFloat64OfTheQuantizedOperands) {
   const auto [M, N, K, block_rows] = GetParam();

@@ -15,6 +15,7 @@
 #include "kernels/cuda/gemm.h"
 #include "kernels/cuda/gemv.h"
 #include "tests/cuda/bf16_bits.h"
+#include "tests/cuda/cuda_suite.h"
 
 namespace {
 
@@ -39,12 +40,7 @@ struct Dev {
   }
 };
 
-class Gemv : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (kc::device_count() == 0) GTEST_SKIP() << "no CUDA device";
-  }
-};
+class Gemv : public di::test::CudaTest {};
 
 struct Case {
   int64_t M, K, N;

@@ -13,6 +13,7 @@
 #include "engine/llm.h"
 #include "engine/model/cuda/device_cache.h"
 #include "kernels/cuda/device.h"
+#include "tests/cuda/cuda_suite.h"
 #include "tests/model_families/family_fixture.h"
 
 namespace di::test {
@@ -20,12 +21,7 @@ namespace {
 
 const FixtureId kLlama{"llama", "llama3_gqa_tied"};  // fp32, 256 ids: id i reads as byte i here
 
-class CudaConstrain : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (kernels::cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device";
-  }
-};
+class CudaConstrain : public CudaTest {};
 
 std::unique_ptr<engine::Model> load(const std::string& dir, const std::string& device) {
   engine::ModelOptions opts;

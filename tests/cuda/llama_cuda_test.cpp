@@ -7,8 +7,10 @@
 #include "engine/model/llama/llama_cuda_model.h"
 #include "kernels/cuda/device.h"
 #include "tests/cuda/bf16_checkpoint.h"
+#include "tests/cuda/cuda_suite.h"
 #include "tests/cuda/cuda_vs_cpu.h"
 #include "tests/cuda/device_model_util.h"
+#include "tests/cuda/random_llama.h"
 #include "tests/model_families/family_fixture.h"
 
 namespace di::test {
@@ -22,12 +24,7 @@ const std::vector<FixtureId>& dense_fixtures() {
   return kIds;
 }
 
-class CudaDense : public ::testing::TestWithParam<FixtureId> {
- protected:
-  void SetUp() override {
-    if (kernels::cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device";
-  }
-};
+class CudaDense : public CudaTestWithParam<FixtureId> {};
 
 TEST_P(CudaDense, FullSequenceLogitsMatchTransformers) {
   const Fixture f = load_fixture(GetParam());
@@ -93,19 +90,10 @@ TEST_P(CudaDense, Bf16CheckpointStaysCloseToFp32OnTheSameWeights) {
   // (weights, activations and KV rounded; fp32 accumulation). Expected gap: bf16 rounding of
   // activations, about 1e-3 to 1e-2 relative.
   const Fixture f = load_fixture(GetParam());
-  Bf16Gap gap;
   auto make_dir = [&](const std::vector<RawTensor>& tensors) {
     return make_model_dir("bf16_" + GetParam().name, read_config(GetParam()), tensors);
   };
-  ASSERT_NO_FATAL_FAILURE(bf16_gap_on_same_weights(f, make_dir, 1, &gap));
-  const size_t rows = f.all_ids.size();
-  const double rel = gap.rel_l2;
-  const int agree = gap.argmax_agree;
-  std::printf("%s bf16 vs fp32 on the same weights: rel l2 %.3g, argmax agreement %d/%zu\n", GetParam().name.c_str(),
-              rel, agree, rows);
-  EXPECT_GT(rel, 0.0);  // bf16 cannot be exact: zero means the bf16 path did not run
-  EXPECT_LT(rel, 3e-2);
-  EXPECT_GE(agree, static_cast<int>(rows * 9 / 10));
+  expect_bf16_gap_within(f, GetParam().name, make_dir, 1, 3e-2, static_cast<int>(f.all_ids.size() * 9 / 10));
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, CudaDense, ::testing::ValuesIn(dense_fixtures()),
@@ -117,23 +105,12 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, CudaDense, ::testing::ValuesIn(dense_fixtures
 namespace di::test {
 namespace {
 
-// A random Llama-shaped model with head_dim 64 so bf16 runs take the tensor-core prefill and the
-// split-KV decode kernels; the same weights in fp32 take the general kernel. Both orders of
-// work (one prefill; prefill then decode) must agree within bf16 noise.
+// The random Llama (random_llama.h) in bf16, through the tensor-core prefill and split-KV decode
+// kernels, against the same weights in fp32 through the general kernel: both orders of work (one
+// prefill; prefill then decode) must agree within bf16 noise.
 TEST(CudaFastKernels, Bf16PrefillAndSplitDecodeMatchFp32GeneralKernel) {
   if (kernels::cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device";
-  engine::llama::LlamaConfig c;
-  c.model_type = "llama";
-  c.vocab_size = 1000;
-  c.hidden_size = 256;
-  c.intermediate_size = 512;
-  c.num_hidden_layers = 2;
-  c.num_attention_heads = 8;
-  c.num_key_value_heads = 2;
-  c.head_dim = 64;
-  c.max_position_embeddings = 4096;
-  c.rope.dim = 64;
-  c.rope.rope_theta = 10000.0;
+  const engine::llama::LlamaConfig c = random_llama_config();
   engine::ModelOptions opts;
   auto bf = engine::llama::LlamaCudaModel::random(c, kernels::cuda::DType::kBF16, 99, opts);
   auto fp = engine::llama::LlamaCudaModel::random(c, kernels::cuda::DType::kF32, 99, opts);

@@ -11,6 +11,7 @@
 #include "engine/model/model.h"
 #include "engine/model/safetensors.h"
 #include "kernels/cuda/device.h"
+#include "tests/cuda/cuda_suite.h"
 
 namespace di::test {
 namespace {
@@ -24,12 +25,7 @@ Result<std::unique_ptr<engine::Model>> load_cuda(const std::string& dir, int64_t
   return engine::load_model(dir, opts);
 }
 
-class CudaMemoryCheck : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    if (kernels::cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device";
-  }
-};
+class CudaMemoryCheck : public CudaTestWithParam<std::string> {};
 
 TEST_P(CudaMemoryCheck, TinyLimitIsAClearErrorAndNoLimitLoads) {
   const std::string dir = fixture(GetParam());

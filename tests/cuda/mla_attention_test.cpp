@@ -13,6 +13,7 @@
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/mla_attention.h"
 #include "tests/cuda/bf16_bits.h"
+#include "tests/cuda/cuda_suite.h"
 
 namespace di::test {
 namespace {
@@ -22,12 +23,7 @@ struct Shape {
   int32_t heads, latent, rope;
 };
 
-class MlaAttention : public ::testing::TestWithParam<Shape> {
- protected:
-  void SetUp() override {
-    if (kc::device_count() == 0) GTEST_SKIP() << "no CUDA device";
-  }
-};
+class MlaAttention : public CudaTestWithParam<Shape> {};
 
 template <typename T>
 const T* upload(kc::DeviceBuffer& buf, const std::vector<T>& host) {

@@ -10,6 +10,7 @@
 #include "kernels/cuda/device.h"
 #include "tests/common/model_checks.h"
 #include "tests/cuda/bf16_checkpoint.h"
+#include "tests/cuda/cuda_suite.h"
 #include "tests/cuda/cuda_vs_cpu.h"
 #include "tests/cuda/device_model_util.h"
 #include "tests/model_families/family_fixture.h"
@@ -19,12 +20,7 @@ namespace {
 
 constexpr double kTolerance = 1e-4;  // max|Δlogit| / max|logit| per row
 
-class MlaCuda : public ::testing::TestWithParam<FixtureId> {
- protected:
-  void SetUp() override {
-    if (kernels::cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device";
-  }
-};
+class MlaCuda : public CudaTestWithParam<FixtureId> {};
 
 TEST_P(MlaCuda, FullSequenceLogitsMatchCpuAndTransformers) {
   expect_cuda_matches_cpu_and_transformers(load_fixture(GetParam()), GetParam().name, kTolerance, kTolerance);
@@ -191,16 +187,10 @@ TEST_P(MlaCuda, Bf16CheckpointStaysCloseToFp32OnTheSameWeights) {
   // (fp32 accumulation, fp32 activations and latent cache). Router choices may flip on near ties,
   // so this reports the gap and bounds it loosely.
   const Fixture f = load_fixture(GetParam());
-  Bf16Gap gap;
   auto make_dir = [&](const std::vector<RawTensor>& tensors) {
     return make_model_dir("mla_bf16_" + GetParam().name, read_config(GetParam()), tensors);
   };
-  ASSERT_NO_FATAL_FAILURE(bf16_gap_on_same_weights(f, make_dir, 2, &gap));
-  std::printf("%s bf16 (cuda) vs fp32 (cpu) on the same weights: rel l2 %.3g, argmax agreement %d/%zu\n",
-              GetParam().name.c_str(), gap.rel_l2, gap.argmax_agree, f.all_ids.size());
-  EXPECT_GT(gap.rel_l2, 0.0);  // bf16 cannot be exact: zero means the bf16 path did not run
-  EXPECT_LT(gap.rel_l2, 0.1);
-  EXPECT_GE(gap.argmax_agree, static_cast<int>(f.all_ids.size() * 3 / 4));
+  expect_bf16_gap_within(f, GetParam().name, make_dir, 2, 0.1, static_cast<int>(f.all_ids.size() * 3 / 4));
 }
 
 TEST_P(MlaCuda, EngineSeededSamplingOnTheDeviceEqualsTheCpu) {

@@ -11,6 +11,7 @@
 #include "kernels/cuda/device.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/moe_routing.h"
+#include "tests/cuda/cuda_suite.h"
 
 namespace di::test {
 namespace {
@@ -22,12 +23,7 @@ struct Mode {
   bool norm_topk_prob;
 };
 
-class MlaRouting : public ::testing::TestWithParam<Mode> {
- protected:
-  void SetUp() override {
-    if (kc::device_count() == 0) GTEST_SKIP() << "no CUDA device";
-  }
-};
+class MlaRouting : public CudaTestWithParam<Mode> {};
 
 TEST_P(MlaRouting, MatchesCpuRouterOnRandomLogits) {
   const Mode mode = GetParam();

@@ -69,6 +69,16 @@ class NcclCommunicatorTest : public ::testing::Test {
     EXPECT_EQ(cudaMemcpy(h.data(), dev, n * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
     return h;
   }
+  // A one-rank `collective` of `send` into a buffer of `fill`s leaves a copy of `send` there.
+  using Collective = Status (NcclCommunicator::*)(const void*, void*, size_t, DType, cudaStream_t);
+  template <class T>
+  void expect_one_rank_copies(NcclCommunicator& comm, Collective collective, const std::vector<T>& send, T fill,
+                              DType dtype) {
+    T* ds = device_copy(send);
+    T* dr = device_copy(std::vector<T>(send.size(), fill));
+    ASSERT_TRUE((comm.*collective)(ds, dr, send.size(), dtype, stream_).is_ok());
+    EXPECT_EQ(host_copy(dr, send.size()), send);
+  }
 
   std::string dir_;
   cudaStream_t stream_ = nullptr;
@@ -147,26 +157,14 @@ TEST_F(NcclCommunicatorTest, AllReduceSumOfOneRankIsTheInput) {
 TEST_F(NcclCommunicatorTest, AllGatherOfOneRankCopiesSendToRecv) {
   auto comm = make();
   ASSERT_NE(comm, nullptr);
-  const std::vector<float> send = ramp(257, 3.f);
-  float* ds = device_copy(send);
-  float* dr = device_copy(std::vector<float>(send.size(), -1.f));
-  ASSERT_TRUE(comm->all_gather(ds, dr, send.size(), DType::kF32, stream_).is_ok());
-  EXPECT_EQ(host_copy(dr, send.size()), send);
-  const std::vector<uint16_t> bsend = bf16_ramp(64);
-  uint16_t* dbs = device_copy(bsend);
-  uint16_t* dbr = device_copy(std::vector<uint16_t>(bsend.size(), 0));
-  ASSERT_TRUE(comm->all_gather(dbs, dbr, bsend.size(), DType::kBF16, stream_).is_ok());
-  EXPECT_EQ(host_copy(dbr, bsend.size()), bsend);
+  expect_one_rank_copies(*comm, &NcclCommunicator::all_gather, ramp(257, 3.f), -1.f, DType::kF32);
+  expect_one_rank_copies(*comm, &NcclCommunicator::all_gather, bf16_ramp(64), uint16_t{0}, DType::kBF16);
 }
 
 TEST_F(NcclCommunicatorTest, AllToAllOfOneRankSendsToItself) {
   auto comm = make();
   ASSERT_NE(comm, nullptr);
-  const std::vector<float> send = ramp(96, 1.f);
-  float* ds = device_copy(send);
-  float* dr = device_copy(std::vector<float>(send.size(), -1.f));
-  ASSERT_TRUE(comm->all_to_all(ds, dr, send.size(), DType::kF32, stream_).is_ok());
-  EXPECT_EQ(host_copy(dr, send.size()), send);
+  expect_one_rank_copies(*comm, &NcclCommunicator::all_to_all, ramp(96, 1.f), -1.f, DType::kF32);
 }
 
 TEST_F(NcclCommunicatorTest, RaggedAllToAllHonoursCountsAndOffsets) {

@@ -19,6 +19,7 @@
 #include "kernels/cuda/decode_attention.h"
 #include "kernels/cuda/flash_attention.h"
 #include "kernels/cuda/paged_attention.h"
+#include "tests/cuda/cuda_suite.h"
 
 namespace kc = di::kernels::cuda;
 
@@ -33,12 +34,7 @@ struct Case {
   bool fast = false;  // prefill rows through the tensor-core kernel, decode rows through split-KV
 };
 
-class CudaPagedAttention : public ::testing::TestWithParam<Case> {
- protected:
-  void SetUp() override {
-    if (kc::device_count() == 0) GTEST_SKIP() << "no CUDA device";
-  }
-};
+class CudaPagedAttention : public di::test::CudaTestWithParam<Case> {};
 
 TEST_P(CudaPagedAttention, MatchesFloat64Reference) {
   const Case c = GetParam();

@@ -12,6 +12,7 @@
 
 #include "kernels/cuda/device.h"
 #include "tests/cuda/bf16_bits.h"
+#include "tests/cuda/cuda_suite.h"
 #include "kernels/cuda/elementwise.h"
 
 namespace {
@@ -21,12 +22,7 @@ constexpr auto kBF16 = di::kernels::cuda::DType::kBF16;
 using di::test::from_bf16;
 using di::test::to_bf16;
 
-class CudaRmsNorm : public ::testing::TestWithParam<std::pair<int, int>> {
- protected:
-  void SetUp() override {
-    if (di::kernels::cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device";
-  }
-};
+class CudaRmsNorm : public di::test::CudaTestWithParam<std::pair<int, int>> {};
 
 TEST_P(CudaRmsNorm, MatchesFloat64Reference) {
   const auto [rows, dim] = GetParam();

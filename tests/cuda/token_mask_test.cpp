@@ -12,17 +12,13 @@
 #include "kernels/cuda/device.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/token_mask.h"
+#include "tests/cuda/cuda_suite.h"
 
 namespace {
 
 namespace kc = di::kernels::cuda;
 
-class CudaTokenMask : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (kc::device_count() == 0) GTEST_SKIP() << "no CUDA device";
-  }
-};
+class CudaTokenMask : public di::test::CudaTest {};
 
 struct Case {
   int64_t rows = 5, stride = 1003, vocab = 999, words = 40;  // 999 needs 32 words; 40 leaves slack

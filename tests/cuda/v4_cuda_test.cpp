@@ -8,6 +8,7 @@
 #include "kernels/cuda/device.h"
 #include "tests/common/model_checks.h"
 #include "tests/cuda/bf16_checkpoint.h"
+#include "tests/cuda/cuda_suite.h"
 #include "tests/cuda/cuda_vs_cpu.h"
 #include "tests/cuda/device_model_util.h"
 #include "tests/model_v4/fixture_util.h"
@@ -17,12 +18,7 @@ namespace {
 
 constexpr double kVsCpu = 1e-5;  // max|Δlogit| / max|logit| per row, GPU vs CPU fp32
 
-class V4Cuda : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    if (kernels::cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device";
-  }
-};
+class V4Cuda : public CudaTestWithParam<std::string> {};
 
 TEST_P(V4Cuda, FullSequenceLogitsMatchCpuAndTransformers) {
   expect_cuda_matches_cpu_and_transformers(load_fixture(GetParam()), GetParam(), kVsCpu, kFixtureTolerance);
@@ -161,18 +157,10 @@ TEST_P(V4Cuda, Bf16CheckpointStaysCloseToFp32OnTheSameWeights) {
   // (fp32 accumulation, fp32 activations between ops). Top-k choices (router, indexer) may flip
   // on near ties, so this reports the gap and bounds it loosely.
   const Fixture f = load_fixture(GetParam());
-  Bf16Gap gap;
   auto make_dir = [&](const std::vector<RawTensor>& tensors) {
     return make_model_dir("bf16_" + GetParam(), GetParam(), tensors);
   };
-  ASSERT_NO_FATAL_FAILURE(bf16_gap_on_same_weights(f, make_dir, 2, &gap));
-  const double rel = gap.rel_l2;
-  const int agree = gap.argmax_agree;
-  std::printf("%s bf16 (cuda) vs fp32 (cpu) on the same weights: rel l2 %.3g, argmax agreement %d/%zu\n",
-              GetParam().c_str(), rel, agree, f.all_ids.size());
-  EXPECT_GT(rel, 0.0);  // bf16 cannot be exact: zero means the bf16 path did not run
-  EXPECT_LT(rel, 0.1);
-  EXPECT_GE(agree, static_cast<int>(f.all_ids.size() * 3 / 4));
+  expect_bf16_gap_within(f, GetParam(), make_dir, 2, 0.1, static_cast<int>(f.all_ids.size() * 3 / 4));
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, V4Cuda, ::testing::ValuesIn(fixture_names()));

@@ -24,6 +24,7 @@
 #include "kernels/cuda/moe_routing.h"
 #include "kernels/cuda/rope_interleaved.h"
 #include "tests/cuda/bf16_bits.h"
+#include "tests/cuda/cuda_suite.h"
 
 namespace di::test {
 namespace {
@@ -62,12 +63,7 @@ double max_rel(const std::vector<float>& got, const std::vector<float>& ref) {
   return m > 0 ? d / m : d;
 }
 
-class V4Kernels : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (kc::device_count() == 0) GTEST_SKIP() << "no CUDA device";
-  }
-};
+class V4Kernels : public CudaTest {};
 
 TEST_F(V4Kernels, InterleavedRopeMatchesCpuRope) {
   v4::RopeConfig rc;

@@ -25,16 +25,17 @@
 #include "engine/llm.h"
 #include "engine/model/cuda/device_model.h"
 #include "kernels/cuda/device.h"
+#include "tests/common/mod_three_constraint.h"
 #include "tests/common/model_fixture.h"
 #include "tests/common/spec_run.h"
+#include "tests/common/v4_demo_mtp.h"
 #include "tests/cuda/device_model_util.h"
 
 namespace di::test {
 namespace {
 
 namespace fs = std::filesystem;
-const std::string kDemoDir = std::string(DI_SOURCE_DIR) + "/models/deepseek-v4-demo";
-constexpr int64_t kNewTokens = 40;
+using namespace v4_demo;
 
 // The demo checkpoint as shipped (bf16) or widened to fp32 (the GPU then runs its fp32 path).
 std::string demo_dir(const std::string& dtype) {
@@ -73,17 +74,7 @@ class V4MtpCuda : public ::testing::TestWithParam<std::string> {
   std::string dir_;
 };
 
-// The demo fixtures' prompts: 12, 11, 5 and 201 tokens.
-std::vector<std::vector<int32_t>> demo_prompts() {
-  std::vector<std::vector<int32_t>> out;
-  for (const char* name : {"demo_bible", "demo_chat", "demo_wordnet", "demo_long"})
-    out.push_back(load_fixture({"v4_demo", name}).prompt);
-  return out;
-}
-
 using GenRun = SpecRun;
-
-engine::EngineConfig base_config(int32_t drafts, int32_t variable) { return spec_config(drafts, variable, 512, 96); }
 
 GenRun generate(const std::string& dir, const engine::EngineConfig& config,
                 const std::vector<std::vector<int32_t>>& prompts, const engine::SamplingParams& params,
@@ -91,12 +82,6 @@ GenRun generate(const std::string& dir, const engine::EngineConfig& config,
   engine::ModelOptions opts;
   opts.device = "cuda";
   return spec_generate(dir, config, opts, prompts, params, repeats);
-}
-
-engine::SamplingParams greedy_params() { return spec_greedy(kNewTokens); }
-
-void expect_same_tokens(const GenRun& want, const GenRun& got, const std::string& label) {
-  di::test::expect_same_tokens(want, got, label, kNewTokens);
 }
 
 TEST_P(V4MtpCuda, GreedyWithDraftsEqualsWithoutForFixedAndVariableLength) {
@@ -485,56 +470,13 @@ TEST_P(V4MtpCuda, GreedyVerifyOnTheDeviceEqualsTheHostPath) {
   EXPECT_LT(worst, GetParam() == "fp32" ? 1e-4 : 0.1);
 }
 
-// A constraint that forbids, at each position, every token t with (t + state) % 3 == 0, where
-// state is the sum of the tokens it accepted: the mask depends on every token before it. On the
-// GPU the model masks a plain step's row itself; a verify step's rows are masked on the host by
-// the state after each draft, so a draft masked with the wrong state shows up at once.
-class ModThree final : public engine::TokenConstraint {
- public:
-  void fill_mask(uint32_t* bitmask, int64_t num_words) override {
-    for (int64_t w = 0; w < num_words; ++w) bitmask[w] = 0;
-    for (int64_t t = 0; t < num_words * 32; ++t)
-      if (allowed(static_cast<int32_t>(t))) bitmask[t / 32] |= 1u << (t % 32);
-  }
-  bool accept_token(int32_t token) override {
-    if (!allowed(token)) return false;
-    history_.push_back(token);
-    return true;
-  }
-  void rollback(int32_t n) override {
-    EXPECT_LE(static_cast<size_t>(n), history_.size()) << "rolled back past the first token";
-    history_.resize(history_.size() - std::min<size_t>(n, history_.size()));
-  }
-  bool is_terminated() const override { return false; }
-  std::unique_ptr<TokenConstraint> clone() const override { return std::make_unique<ModThree>(*this); }
-
- private:
-  bool allowed(int32_t t) const {
-    int64_t state = 0;
-    for (int32_t h : history_) state += h;
-    return (t + state) % 3 != 0;
-  }
-  std::vector<int32_t> history_;
-};
-
+// On the GPU the model masks a plain step's row itself; a verify step's rows are masked on the host
+// by the state after each draft, so a draft masked with the wrong state shows up at once.
 std::vector<int32_t> constrained_greedy(const std::string& dir, const engine::EngineConfig& config,
                                         const std::vector<int32_t>& prompt, nlohmann::json* metrics) {
   engine::ModelOptions opts;
   opts.device = "cuda";
-  auto llm = engine::LLM::load(dir, config, opts);
-  EXPECT_TRUE(llm.is_ok()) << llm.status().message();
-  if (!llm.is_ok()) return {};
-  auto stream = (*llm)->engine().submit(prompt, greedy_params(), {}, std::make_unique<ModThree>());
-  EXPECT_TRUE(stream.is_ok()) << stream.status().message();
-  if (!stream.is_ok()) return {};
-  std::vector<int32_t> tokens;
-  engine::CompletionChunk chunk;
-  while ((*stream)->poll(-1, &chunk) == engine::RequestStream::Poll::kChunk) {
-    tokens.insert(tokens.end(), chunk.token_ids.begin(), chunk.token_ids.end());
-    EXPECT_TRUE(chunk.error.empty()) << chunk.error;
-  }
-  *metrics = nlohmann::json::parse((*llm)->engine().metrics_json());
-  return tokens;
+  return mod_three_generate(dir, config, opts, prompt, greedy_params(), metrics);
 }
 
 TEST_P(V4MtpCuda, ConstrainedDraftsAreMaskedAndRolledBack) {

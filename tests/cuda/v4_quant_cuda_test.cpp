@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/cuda/device.h"
+#include "tests/cuda/cuda_suite.h"
 #include "tests/cuda/device_model_util.h"
 #include "tests/cuda/logits_gap.h"
 
@@ -35,12 +36,7 @@ std::unique_ptr<engine::Model> load_cuda(bool fp8_activations) {
   return m.is_ok() ? std::move(m).value() : nullptr;
 }
 
-class V4QuantCuda : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (kernels::cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device";
-  }
-};
+class V4QuantCuda : public CudaTest {};
 
 TEST_F(V4QuantCuda, Fp8AndFp4WeightsMatchTheCpuModelAtBf16Level) {
   auto cpu = load_on(quantized_v4(), "cpu");

@@ -4,8 +4,6 @@
 #include "engine/parallel/rendezvous_file.h"
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -13,15 +11,15 @@
 #include <fstream>
 #include <string>
 
+#include "tests/engine/rendezvous_test_util.h"
+
 namespace di::engine::parallel {
 namespace {
 
-// 128 bytes like ncclUniqueId, with zeros and high bytes in it.
-std::string test_blob() {
-  std::string b(128, '\0');
-  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<char>((i * 37 + 11) % 256);
-  return b;
-}
+using testing::spawn;
+using testing::wait_exit;
+
+std::string test_blob() { return testing::test_blob(37, 11); }
 
 class RendezvousFile : public ::testing::Test {
  protected:
@@ -32,19 +30,6 @@ class RendezvousFile : public ::testing::Test {
     path_ = dir_ + "/nccl_id";
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  // Runs `body` in a forked process and returns its exit code.
-  template <class F>
-  static pid_t spawn(F body) {
-    pid_t pid = ::fork();
-    if (pid == 0) ::_exit(body());
-    return pid;
-  }
-  static int wait_exit(pid_t pid) {
-    int status = 0;
-    if (::waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
-    return WEXITSTATUS(status);
-  }
 
   std::string dir_, path_;
 };

@@ -3,33 +3,19 @@
 #include "engine/parallel/rendezvous_tcp.h"
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <string>
 #include <vector>
 
+#include "tests/engine/rendezvous_test_util.h"
+
 namespace di::engine::parallel {
 namespace {
 
-std::string test_blob() {
-  std::string b(128, '\0');
-  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<char>((i * 53 + 5) % 256);
-  return b;
-}
+using testing::spawn;
+using testing::wait_exit;
 
-template <class F>
-pid_t spawn(F body) {
-  pid_t pid = ::fork();
-  if (pid == 0) ::_exit(body());
-  return pid;
-}
-
-int wait_exit(pid_t pid) {
-  int status = 0;
-  if (::waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
-  return WEXITSTATUS(status);
-}
+std::string test_blob() { return testing::test_blob(53, 5); }
 
 // A port nobody listens on now: the kernel's pick for a listener that is then closed.
 int32_t free_port() {

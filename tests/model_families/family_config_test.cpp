@@ -15,16 +15,6 @@ const FixtureId kQwen3{"qwen3", "qwen3_qk_norm"};
 const FixtureId kV2{"deepseek_v2", "deepseek_v2_lite_greedy"};
 const FixtureId kV3{"deepseek_v3", "deepseek_v3_qlora_yarn"};
 
-Status load_status(const std::string& dir) {
-  auto m = engine::load_model(dir, {});
-  return m.is_ok() ? Status::ok() : m.status();
-}
-
-void expect_error_mentions(const Status& st, const std::string& what) {
-  EXPECT_FALSE(st.is_ok());
-  EXPECT_NE(st.message().find(what), std::string::npos) << st.message();
-}
-
 TEST(FamilyConfig, DenseDefaultsFollowEachModelType) {
   auto qwen2 = engine::llama::parse_llama_config(read_config(kQwen2));
   ASSERT_TRUE(qwen2.is_ok()) << qwen2.status().message();

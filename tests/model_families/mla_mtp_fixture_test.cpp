@@ -22,13 +22,7 @@ const std::string kDir = std::string(DI_FIXTURES_DIR) + "/model_deepseek_v3_mtp/
                       "tools/mtp_reference/make_fixture.py (PyTorch)";                                 \
   } while (0)
 
-std::unique_ptr<engine::Model> load_fixture_model() {
-  engine::ModelOptions opts;
-  opts.num_threads = 2;
-  auto model = engine::load_model(kDir, opts);
-  EXPECT_TRUE(model.is_ok()) << model.status().message();
-  return model.is_ok() ? std::move(model).value() : nullptr;
-}
+std::unique_ptr<engine::Model> load_fixture_model() { return load_on(kDir, "cpu", 2); }
 
 TEST(MlaMtpFixture, DraftLogitsAtEveryPositionMatchTheReference) {
   SKIP_WITHOUT_MTP_FIXTURE();

@@ -26,13 +26,7 @@ constexpr int64_t kNewTokens = 30;
 
 engine::deepseek_v2::MlaModel* as_mla(engine::Model& m) { return dynamic_cast<engine::deepseek_v2::MlaModel*>(&m); }
 
-std::unique_ptr<engine::Model> load(const std::string& dir) {
-  engine::ModelOptions opts;
-  opts.num_threads = 2;
-  auto model = engine::load_model(dir, opts);
-  EXPECT_TRUE(model.is_ok()) << model.status().message();
-  return model.is_ok() ? std::move(model).value() : nullptr;
-}
+std::unique_ptr<engine::Model> load(const std::string& dir) { return load_on(dir, "cpu", 2); }
 
 // One checkpoint per test process, named after its first test: ctest runs this binary's tests
 // in parallel processes, which must not rewrite each other's files.

@@ -3,6 +3,9 @@
 // decode, and the automatic choice takes the absorbed path for decode.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <string>
+
 #include "engine/model/deepseek_v2/mla_model.h"
 #include "tests/model_families/family_fixture.h"
 
@@ -15,50 +18,40 @@ using engine::deepseek_v2::MlaPath;
 constexpr double kTolerance = 1e-4;
 
 std::unique_ptr<engine::Model> load_with_path(const Fixture& f, MlaPath path) {
-  engine::ModelOptions opts;
-  opts.num_threads = 2;
-  auto m = engine::load_model(f.dir, opts);
-  EXPECT_TRUE(m.is_ok()) << m.status().message();
-  if (!m.is_ok()) return nullptr;
-  auto* mla = dynamic_cast<MlaModel*>(m.value().get());
+  auto m = load_on(f.dir, "cpu", 2);
+  if (!m) return nullptr;
+  auto* mla = dynamic_cast<MlaModel*>(m.get());
   EXPECT_TRUE(mla) << "not an MLA model";
   if (!mla) return nullptr;
   mla->set_attention_path(path);
-  return std::move(m).value();
+  return m;
 }
 
 class MlaPaths : public ::testing::TestWithParam<FixtureId> {};
 
-TEST_P(MlaPaths, PlainPathMatchesTransformers) {
-  const Fixture f = load_fixture(GetParam());
-  auto model = load_with_path(f, MlaPath::kPlain);
-  ASSERT_TRUE(model);
-  const int32_t n = static_cast<int32_t>(f.all_ids.size());
-  const std::vector<float> full = run_chunks(*model, f.all_ids, {n});
-  ASSERT_EQ(full.size(), f.logits.size());
-  EXPECT_LE(worst_rel_err(full, f.logits, f.vocab), kTolerance);
-  std::vector<int32_t> chunks = {static_cast<int32_t>(f.prompt.size())};
-  chunks.insert(chunks.end(), f.greedy.size(), 1);
-  const std::vector<float> stepped = run_chunks(*model, f.all_ids, chunks);
-  ASSERT_EQ(stepped.size(), f.logits.size());
-  EXPECT_LE(worst_rel_err(stepped, f.logits, f.vocab), kTolerance);
-}
-
-TEST_P(MlaPaths, AbsorbedPathMatchesTransformers) {
-  const Fixture f = load_fixture(GetParam());
-  auto model = load_with_path(f, MlaPath::kAbsorbed);
+// The fixture's logits on `path`, in one prefill and as prompt then one token per step.
+void expect_path_matches_transformers(const Fixture& f, MlaPath path, const std::string& label) {
+  auto model = load_with_path(f, path);
   ASSERT_TRUE(model);
   const int32_t n = static_cast<int32_t>(f.all_ids.size());
   const std::vector<float> full = run_chunks(*model, f.all_ids, {n});
   ASSERT_EQ(full.size(), f.logits.size());
   const double worst = worst_rel_err(full, f.logits, f.vocab);
   EXPECT_LE(worst, kTolerance);
-  std::printf("%s absorbed: worst max|Δ|/max|logit| = %.3g\n", GetParam().name.c_str(), worst);
+  std::printf("%s: worst max|Δ|/max|logit| = %.3g\n", label.c_str(), worst);
   std::vector<int32_t> chunks = {static_cast<int32_t>(f.prompt.size())};
   chunks.insert(chunks.end(), f.greedy.size(), 1);
   const std::vector<float> stepped = run_chunks(*model, f.all_ids, chunks);
   ASSERT_EQ(stepped.size(), f.logits.size());
   EXPECT_LE(worst_rel_err(stepped, f.logits, f.vocab), kTolerance);
+}
+
+TEST_P(MlaPaths, PlainPathMatchesTransformers) {
+  expect_path_matches_transformers(load_fixture(GetParam()), MlaPath::kPlain, GetParam().name + " plain");
+}
+
+TEST_P(MlaPaths, AbsorbedPathMatchesTransformers) {
+  expect_path_matches_transformers(load_fixture(GetParam()), MlaPath::kAbsorbed, GetParam().name + " absorbed");
 }
 
 TEST_P(MlaPaths, PathsAgreeOnEveryChunking) {

@@ -38,13 +38,7 @@ FixtureId demo_fixture(const std::string& name) { return {"v4_demo", name}; }
                       "tools/demo_model/train.py); nothing to compare";                         \
   } while (0)
 
-std::unique_ptr<engine::Model> load_demo() {
-  engine::ModelOptions opts;
-  opts.num_threads = 2;
-  auto m = engine::load_model(kDemoDir, opts);
-  EXPECT_TRUE(m.is_ok()) << m.status().message();
-  return m.is_ok() ? std::move(m).value() : nullptr;
-}
+std::unique_ptr<engine::Model> load_demo() { return load_on(kDemoDir, "cpu", 2); }
 
 Fixture load_demo_fixture(const std::string& name) {
   const std::string dir = fixture_dir(demo_fixture(name));
@@ -53,32 +47,33 @@ Fixture load_demo_fixture(const std::string& name) {
   return load_fixture(demo_fixture(name));
 }
 
-class V4Demo : public ::testing::TestWithParam<std::string> {};
+// Every test of a demo fixture needs the committed model and the fixture `GetParam()`: SetUp skips
+// without the model, and loads both, so a missing fixture fails the test before its body.
+class V4Demo : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    SKIP_WITHOUT_DEMO_MODEL();
+    f = load_demo_fixture(GetParam());
+    ASSERT_FALSE(f.all_ids.empty());
+    model = load_demo();
+    ASSERT_TRUE(model);
+  }
+
+  Fixture f;
+  std::unique_ptr<engine::Model> model;
+};
 
 TEST_P(V4Demo, FullSequenceLogitsMatchTransformers) {
-  SKIP_WITHOUT_DEMO_MODEL();
-  const Fixture f = load_demo_fixture(GetParam());
-  ASSERT_FALSE(f.all_ids.empty());
-  auto model = load_demo();
-  ASSERT_TRUE(model);
   expect_full_sequence_matches(*model, f, GetParam());
 }
 
 TEST_P(V4Demo, GreedyContinuationMatchesTransformers) {
-  SKIP_WITHOUT_DEMO_MODEL();
-  const Fixture f = load_demo_fixture(GetParam());
-  ASSERT_FALSE(f.all_ids.empty());
-  auto model = load_demo();
-  ASSERT_TRUE(model);
   EXPECT_EQ(greedy_continuation(*model, f), f.greedy);
 }
 
 // The prompt ids came from the `tokenizers` package on the committed tokenizer.json; ours must
 // produce the same, added tokens (<｜User｜>, <think>, ...) included.
 TEST_P(V4Demo, PromptTokenizesAsTheTokenizersPackage) {
-  SKIP_WITHOUT_DEMO_MODEL();
-  const Fixture f = load_demo_fixture(GetParam());
-  ASSERT_FALSE(f.all_ids.empty());
   auto tok = recipe::Tokenizer::load(kDemoDir);
   ASSERT_TRUE(tok.is_ok()) << tok.status().message();
   recipe::EncodeOptions opts;
@@ -93,9 +88,6 @@ TEST_P(V4Demo, PromptTokenizesAsTheTokenizersPackage) {
 // tools/demo_model/mtp_reference.py's logits on the same weights (row i predicts token i + 2); run
 // in one chunk and in two, so its sliding-window rows go through the cache.
 TEST_P(V4Demo, MtpLogitsMatchTheReference) {
-  SKIP_WITHOUT_DEMO_MODEL();
-  const Fixture f = load_demo_fixture(GetParam());
-  ASSERT_FALSE(f.all_ids.empty());
   // demo_long is for the main model's long-context paths; it carries no MTP logits (null).
   if (!f.meta.contains("mtp_logits_file") || !f.meta.at("mtp_logits_file").is_string())
     GTEST_SKIP() << GetParam() << " carries no MTP logits";
@@ -105,8 +97,6 @@ TEST_P(V4Demo, MtpLogitsMatchTheReference) {
   std::ifstream in(f.dir + "/" + f.meta.at("mtp_logits_file").get<std::string>(), std::ios::binary);
   in.read(reinterpret_cast<char*>(ref.data()), static_cast<std::streamsize>(ref.size() * 4));
   ASSERT_TRUE(in.good());
-  auto model = load_demo();
-  ASSERT_TRUE(model);
   const auto& v4 = static_cast<const engine::deepseek_v4::DeepseekV4Model&>(*model);
   ASSERT_EQ(v4.num_mtp_layers(), 1) << v4.weights().mtp_unavailable;
   for (int64_t split : {rows, rows / 2}) {

@@ -17,44 +17,29 @@
 #include "engine/kv/cache_layout.h"
 #include "engine/llm.h"
 #include "engine/model/deepseek_v4/v4_model.h"
+#include "tests/common/mod_three_constraint.h"
 #include "tests/common/model_fixture.h"
 #include "tests/common/spec_run.h"
+#include "tests/common/v4_demo_mtp.h"
 
 namespace di::test {
 namespace {
 
 namespace fs = std::filesystem;
-const std::string kDemoDir = std::string(DI_SOURCE_DIR) + "/models/deepseek-v4-demo";
-constexpr int64_t kNewTokens = 40;
+using namespace v4_demo;
 
 #define SKIP_WITHOUT_DEMO_MODEL()                                                                      \
   do {                                                                                                 \
     if (!fs::exists(kDemoDir + "/model.safetensors")) GTEST_SKIP() << "models/deepseek-v4-demo absent"; \
   } while (0)
 
-// The demo fixtures' prompts: 12, 11, 5 and 201 tokens.
-std::vector<std::vector<int32_t>> demo_prompts() {
-  std::vector<std::vector<int32_t>> out;
-  for (const char* name : {"demo_bible", "demo_chat", "demo_wordnet", "demo_long"})
-    out.push_back(load_fixture({"v4_demo", name}).prompt);
-  return out;
-}
-
 using GenRun = SpecRun;
-
-engine::EngineConfig base_config(int32_t drafts, int32_t variable) { return spec_config(drafts, variable, 512, 96); }
 
 GenRun generate(const engine::EngineConfig& config, const std::vector<std::vector<int32_t>>& prompts,
                 const engine::SamplingParams& params, int repeats = 1) {
   engine::ModelOptions opts;
   opts.num_threads = 2;
   return spec_generate(kDemoDir, config, opts, prompts, params, repeats);
-}
-
-engine::SamplingParams greedy_params() { return spec_greedy(kNewTokens); }
-
-void expect_same_tokens(const GenRun& want, const GenRun& got, const std::string& label) {
-  di::test::expect_same_tokens(want, got, label, kNewTokens);
 }
 
 TEST(V4Mtp, GreedyWithDraftsEqualsWithoutForFixedAndVariableLength) {
@@ -129,55 +114,11 @@ TEST(V4Mtp, RejectedDraftsLeaveTheCacheAsANonDraftingRun) {
   EXPECT_LT(worst, 1e-3);
 }
 
-// A constraint that forbids, at each position, every token t with (t + state) % 3 == 0, where
-// state is the sum of the tokens it accepted: the mask depends on every token before it, so a
-// draft that was masked, accepted and rolled back with the wrong count shows up at once.
-class ModThree final : public engine::TokenConstraint {
- public:
-  void fill_mask(uint32_t* bitmask, int64_t num_words) override {
-    for (int64_t w = 0; w < num_words; ++w) bitmask[w] = 0;
-    for (int64_t t = 0; t < num_words * 32; ++t)
-      if (allowed(static_cast<int32_t>(t))) bitmask[t / 32] |= 1u << (t % 32);
-  }
-  bool accept_token(int32_t token) override {
-    if (!allowed(token)) return false;
-    history_.push_back(token);
-    return true;
-  }
-  void rollback(int32_t n) override {
-    EXPECT_LE(static_cast<size_t>(n), history_.size()) << "rolled back past the first token";
-    history_.resize(history_.size() - std::min<size_t>(n, history_.size()));
-  }
-  bool is_terminated() const override { return false; }
-  std::unique_ptr<TokenConstraint> clone() const override { return std::make_unique<ModThree>(*this); }
-
- private:
-  bool allowed(int32_t t) const {
-    int64_t state = 0;
-    for (int32_t h : history_) state += h;
-    return (t + state) % 3 != 0;
-  }
-  std::vector<int32_t> history_;
-};
-
 std::vector<int32_t> constrained_greedy(const engine::EngineConfig& config, const std::vector<int32_t>& prompt,
                                         nlohmann::json* metrics) {
   engine::ModelOptions opts;
   opts.num_threads = 2;
-  auto llm = engine::LLM::load(kDemoDir, config, opts);
-  EXPECT_TRUE(llm.is_ok()) << llm.status().message();
-  if (!llm.is_ok()) return {};
-  auto stream = (*llm)->engine().submit(prompt, greedy_params(), {}, std::make_unique<ModThree>());
-  EXPECT_TRUE(stream.is_ok()) << stream.status().message();
-  if (!stream.is_ok()) return {};
-  std::vector<int32_t> tokens;
-  engine::CompletionChunk chunk;
-  while ((*stream)->poll(-1, &chunk) == engine::RequestStream::Poll::kChunk) {
-    tokens.insert(tokens.end(), chunk.token_ids.begin(), chunk.token_ids.end());
-    EXPECT_TRUE(chunk.error.empty()) << chunk.error;
-  }
-  *metrics = nlohmann::json::parse((*llm)->engine().metrics_json());
-  return tokens;
+  return mod_three_generate(kDemoDir, config, opts, prompt, greedy_params(), metrics);
 }
 
 TEST(V4Mtp, ConstrainedDraftsAreMaskedAndRolledBack) {

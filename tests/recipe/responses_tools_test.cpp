@@ -7,6 +7,7 @@
 
 #include "recipe/prepare/prepare.h"
 #include "recipe/protocol/output_parser.h"
+#include "tests/recipe_stream/output_run.h"
 
 namespace di::recipe {
 namespace {
@@ -32,10 +33,7 @@ json respond(const Prepared& p, const std::string& output) {
   OutputChunk c;
   c.text = output;
   parser.push(c, &events);
-  OutputChunk last;
-  last.finish = OutputFinish::kStop;
-  parser.push(last, &events);
-  return parser.response();
+  return testing::stop_and_respond(parser, &events);
 }
 
 const char* kNamespaces = R"({"model":"deepseek-v4","reasoning":{"effort":"none"},"input":"Read a.txt",

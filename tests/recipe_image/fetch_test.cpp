@@ -7,7 +7,6 @@
 #include <chrono>
 #include <fstream>
 #include <iterator>
-#include <thread>
 
 #include "local_http_server.h"
 #include "recipe/image/image_fetcher.h"
@@ -22,13 +21,16 @@ std::string read_fixture(const std::string& name) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-ImageByteBudget big_budget() { return ImageByteBudget(size_t{32} << 20, size_t{64} << 20, 0); }
+// fetch_image with a fresh budget far above any image here, for the checks that are not about
+// the budget.
+Result<Bytes> fetch(std::string_view url, const FetchOptions& options, std::string_view field = "f",
+                    const CancelFn& cancel = {}) {
+  ImageByteBudget budget(size_t{32} << 20, size_t{64} << 20, 0);
+  return fetch_image(url, options, budget, field, cancel);
+}
 
 void serve_png(LocalHttpServer& s, const std::string& path = "/img.png") {
-  const std::string png = read_fixture("rgb.png");
-  s.routes().Get(path, s.counted([png](const httplib::Request&, httplib::Response& res) {
-    res.set_content(png, "image/png");
-  }));
+  s.serve(path, read_fixture("rgb.png"), "image/png");
 }
 
 void serve_redirect(LocalHttpServer& s, const std::string& path, const std::string& to) {
@@ -39,12 +41,7 @@ void serve_redirect(LocalHttpServer& s, const std::string& path, const std::stri
 
 // Answers after 4 s: far longer than any timeout or cancel here, so a test's bound tells them
 // from a slow success with room for a loaded machine.
-void serve_slow(LocalHttpServer& s, const std::string& path) {
-  s.routes().Get(path, s.counted([](const httplib::Request&, httplib::Response& res) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(4000));
-    res.set_content("late", "image/png");
-  }));
-}
+void serve_slow(LocalHttpServer& s, const std::string& path) { s.serve(path, "late", "image/png", 4000); }
 
 FetchOptions allowing_all() {
   FetchOptions o;
@@ -63,8 +60,7 @@ TEST(ImageFetch, DefaultPolicyRefusesLoopbackServerWithoutContactingIt) {
   LocalHttpServer server;
   serve_png(server);
   server.start();
-  auto budget = big_budget();
-  auto r = fetch_image(server.url("/img.png"), FetchOptions{}, budget, "messages[0].content[1]");
+  auto r = fetch(server.url("/img.png"), FetchOptions{}, "messages[0].content[1]");
   ASSERT_FALSE(r.is_ok());
   EXPECT_EQ(r.status().code(), StatusCode::kPermission) << r.status().message();
   EXPECT_EQ(r.status().message().rfind("messages[0].content[1]: ", 0), 0u) << r.status().message();
@@ -76,9 +72,8 @@ TEST(ImageFetch, DefaultPolicyChecksTheAddressAHostnameResolvesTo) {
   LocalHttpServer server;
   serve_png(server);
   server.start();
-  auto budget = big_budget();
   const std::string url = "http://localhost:" + std::to_string(server.port()) + "/img.png";
-  auto r = fetch_image(url, FetchOptions{}, budget, "f");
+  auto r = fetch(url, FetchOptions{});
   ASSERT_FALSE(r.is_ok());
   EXPECT_EQ(r.status().code(), StatusCode::kPermission) << r.status().message();
   EXPECT_EQ(server.requests(), 0);
@@ -88,17 +83,14 @@ TEST(ImageFetch, AllowingPolicyReachesTheSameServer) {
   LocalHttpServer server;
   serve_png(server);
   server.start();
-  auto budget = big_budget();
   FetchOptions open = allowing_all();
-  auto r = fetch_image(server.url("/img.png"), open, budget, "f");
+  auto r = fetch(server.url("/img.png"), open);
   ASSERT_TRUE(r.is_ok()) << r.status().message();
   EXPECT_EQ(std::string(r->begin(), r->end()), read_fixture("rgb.png"));
   EXPECT_EQ(server.requests(), 1);
 
   // An allow rule for exactly this address and port works as well.
-  auto budget2 = big_budget();
-  auto r2 = fetch_image(server.url("/img.png"), allowing({"127.0.0.1:" + std::to_string(server.port())}),
-                        budget2, "f");
+  auto r2 = fetch(server.url("/img.png"), allowing({"127.0.0.1:" + std::to_string(server.port())}));
   ASSERT_TRUE(r2.is_ok()) << r2.status().message();
 }
 
@@ -118,14 +110,12 @@ TEST(ImageFetch, RedirectFromAllowedServerToDeniedServerIsRefused) {
   allowed.start();
   const FetchOptions options = allowing({"127.0.0.1:" + std::to_string(allowed.port())});
 
-  auto b1 = big_budget();
-  auto ok = fetch_image(allowed.url("/to-self"), options, b1, "f");
+  auto ok = fetch(allowed.url("/to-self"), options);
   ASSERT_TRUE(ok.is_ok()) << ok.status().message();
   EXPECT_EQ(std::string(ok->begin(), ok->end()), read_fixture("rgb.png"));
 
   for (const char* path : {"/to-denied", "/to-denied-by-name"}) {
-    auto b = big_budget();
-    auto r = fetch_image(allowed.url(path), options, b, "input[3].image_url");
+    auto r = fetch(allowed.url(path), options, "input[3].image_url");
     ASSERT_FALSE(r.is_ok()) << path;
     EXPECT_EQ(r.status().code(), StatusCode::kPermission) << r.status().message();
     EXPECT_NE(r.status().message().find(std::to_string(denied.port())), std::string::npos)
@@ -135,11 +125,8 @@ TEST(ImageFetch, RedirectFromAllowedServerToDeniedServerIsRefused) {
   EXPECT_EQ(allowed.requests(), 4);  // /to-self, /img.png, and the two refused redirects
 
   // Allowing the target as well lets the same redirect through.
-  auto b2 = big_budget();
-  auto through = fetch_image(allowed.url("/to-denied"),
-                             allowing({"127.0.0.1:" + std::to_string(allowed.port()),
-                                       "127.0.0.1:" + std::to_string(denied.port())}),
-                             b2, "f");
+  auto through = fetch(allowed.url("/to-denied"), allowing({"127.0.0.1:" + std::to_string(allowed.port()),
+                                                           "127.0.0.1:" + std::to_string(denied.port())}));
   ASSERT_TRUE(through.is_ok()) << through.status().message();
   EXPECT_EQ(denied.requests(), 1);
 }
@@ -156,10 +143,8 @@ TEST(ImageFetch, RedirectFromAllowedAddressToAnotherLoopbackAddressIsRefused) {
   if (allowed.port() <= 0) GTEST_SKIP() << "127.0.0.2 cannot be bound here";
   const FetchOptions options = allowing({"127.0.0.2"});
 
-  auto b0 = big_budget();
-  ASSERT_TRUE(fetch_image(allowed.url("/img.png"), options, b0, "f").is_ok());
-  auto b = big_budget();
-  auto r = fetch_image(allowed.url("/to-denied"), options, b, "f");
+  ASSERT_TRUE(fetch(allowed.url("/img.png"), options).is_ok());
+  auto r = fetch(allowed.url("/to-denied"), options);
   ASSERT_FALSE(r.is_ok());
   EXPECT_EQ(r.status().code(), StatusCode::kPermission) << r.status().message();
   EXPECT_EQ(denied.requests(), 0);
@@ -195,10 +180,7 @@ TEST(ImageFetch, BodyOverTheImageLimitIsCutOffWhileStreaming) {
 
 TEST(ImageFetch, ConcurrentFetchesShareTheRequestTotal) {
   LocalHttpServer server;
-  const std::string body(100 * 1024, 'x');
-  server.routes().Get("/a", server.counted([&](const httplib::Request&, httplib::Response& res) {
-    res.set_content(body, "image/png");
-  }));
+  server.serve("/a", std::string(100 * 1024, 'x'), "image/png");
   server.start();
   FetchOptions open = allowing_all();
   ImageByteBudget budget(200 * 1024, 150 * 1024, 0);
@@ -216,9 +198,8 @@ TEST(ImageFetch, SlowServerTimesOut) {
   server.start();
   FetchOptions o = allowing_all();
   o.total_timeout_ms = 200;
-  auto budget = big_budget();
   const auto t0 = std::chrono::steady_clock::now();
-  auto r = fetch_image(server.url("/slow"), o, budget, "f");
+  auto r = fetch(server.url("/slow"), o);
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::steady_clock::now() - t0).count();
   ASSERT_FALSE(r.is_ok());
@@ -245,31 +226,25 @@ TEST(ImageFetch, HttpErrorsRedirectLoopsAndNonHttpTargetsAreClearErrors) {
   FetchOptions o = allowing_all();
   o.max_redirects = 3;
 
-  auto b1 = big_budget();
-  auto missing = fetch_image(server.url("/missing"), o, b1, "f");
+  auto missing = fetch(server.url("/missing"), o);
   EXPECT_EQ(missing.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(missing.status().message().find("HTTP 404"), std::string::npos);
 
-  auto b2 = big_budget();
-  auto loop = fetch_image(server.url("/loop"), o, b2, "f");
+  auto loop = fetch(server.url("/loop"), o);
   EXPECT_EQ(loop.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(loop.status().message().find("redirects"), std::string::npos);
 
-  auto b3 = big_budget();
-  auto file = fetch_image(server.url("/to-file"), o, b3, "f");
+  auto file = fetch(server.url("/to-file"), o);
   EXPECT_EQ(file.status().code(), StatusCode::kInvalidArgument) << file.status().message();
 
-  auto b6 = big_budget();
-  auto unavailable = fetch_image(server.url("/unavailable"), o, b6, "f");
+  auto unavailable = fetch(server.url("/unavailable"), o);
   EXPECT_EQ(unavailable.status().code(), StatusCode::kIo);
   EXPECT_NE(unavailable.status().message().find("HTTP 503"), std::string::npos);
 
-  auto b4 = big_budget();
-  auto empty = fetch_image(server.url("/empty"), o, b4, "f");
+  auto empty = fetch(server.url("/empty"), o);
   EXPECT_EQ(empty.status().code(), StatusCode::kInvalidArgument);
 
-  auto b5 = big_budget();
-  auto ftp = fetch_image("ftp://127.0.0.1/x.png", o, b5, "f");
+  auto ftp = fetch("ftp://127.0.0.1/x.png", o);
   EXPECT_EQ(ftp.status().code(), StatusCode::kInvalidArgument);
 }
 
@@ -278,9 +253,8 @@ TEST(ImageFetch, CancelAbortsTheTransfer) {
   serve_slow(server, "/slow");
   server.start();
   FetchOptions o = allowing_all();
-  auto budget = big_budget();
   const auto t0 = std::chrono::steady_clock::now();
-  auto r = fetch_image(server.url("/slow"), o, budget, "f", [&] {
+  auto r = fetch(server.url("/slow"), o, "f", [&] {
     return std::chrono::steady_clock::now() - t0 > std::chrono::milliseconds(100);
   });
   EXPECT_EQ(r.status().code(), StatusCode::kCancelled) << r.status().message();

@@ -1,4 +1,4 @@
-// LocalHttpServer: start/stop and the request counters.
+// LocalHttpServer: start/stop, the request counters and fixed answers.
 #include "local_http_server.h"
 
 #include <chrono>
@@ -36,6 +36,14 @@ httplib::Server::Handler LocalHttpServer::counted(httplib::Server::Handler h) {
     h(req, res);
     in_flight_.fetch_sub(1);
   };
+}
+
+void LocalHttpServer::serve(const std::string& path, std::string body, std::string content_type, int delay_ms) {
+  server_.Get(path, counted([body = std::move(body), content_type = std::move(content_type), delay_ms](
+                                const httplib::Request&, httplib::Response& res) {
+    if (delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    res.set_content(body, content_type);
+  }));
 }
 
 }  // namespace di::recipe::image::testing

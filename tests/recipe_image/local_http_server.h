@@ -29,6 +29,9 @@ class LocalHttpServer {
   // Wraps a handler so it is counted (requests, overlap).
   httplib::Server::Handler counted(httplib::Server::Handler h);
 
+  // Answers GET `path` with `body` as `content_type` after `delay_ms`, counted. Before start().
+  void serve(const std::string& path, std::string body, std::string content_type, int delay_ms = 0);
+
  private:
   std::string host_;
   httplib::Server server_;

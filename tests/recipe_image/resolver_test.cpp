@@ -54,9 +54,7 @@ ImageSource bytes_source(const char* fixture) {
 TEST(ImageResolver, ResolvesDataUrlBytesAndUrlInOrder) {
   LocalHttpServer server;
   const Bytes jpg = read_fixture("baseline.jpg");
-  server.routes().Get("/a.jpg", server.counted([&](const httplib::Request&, httplib::Response& res) {
-    res.set_content(std::string(jpg.begin(), jpg.end()), "image/jpeg");
-  }));
+  server.serve("/a.jpg", std::string(jpg.begin(), jpg.end()), "image/jpeg");
   server.start();
   FetchOptions fetch;
   fetch.policy = DestinationPolicy::allow_all();
@@ -181,9 +179,7 @@ TEST(ImageResolver, FirstFailingSourceIsReportedAndQuotaIsUnchanged) {
 TEST(ImageResolver, DefaultPolicyRefusesLoopbackUrlSources) {
   LocalHttpServer server;
   const Bytes png = read_fixture("rgb.png");
-  server.routes().Get("/a.png", server.counted([&](const httplib::Request&, httplib::Response& res) {
-    res.set_content(std::string(png.begin(), png.end()), "image/png");
-  }));
+  server.serve("/a.png", std::string(png.begin(), png.end()), "image/png");
   server.start();
   ImageQuota quota;
   auto src = *image_source_from_url(server.url("/a.png"), ImageDetail::kHigh, "messages[3].content[0].image_url");
@@ -197,10 +193,7 @@ TEST(ImageResolver, DefaultPolicyRefusesLoopbackUrlSources) {
 TEST(ImageResolver, FetchesAtMostMaxConcurrentSourcesAtATime) {
   LocalHttpServer server;
   const Bytes png = read_fixture("rgb.png");
-  server.routes().Get("/slow.png", server.counted([&](const httplib::Request&, httplib::Response& res) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(60));
-    res.set_content(std::string(png.begin(), png.end()), "image/png");
-  }));
+  server.serve("/slow.png", std::string(png.begin(), png.end()), "image/png", 60);
   server.start();
   FetchOptions fetch;
   fetch.policy = DestinationPolicy::allow_all();
@@ -217,10 +210,7 @@ TEST(ImageResolver, FetchesAtMostMaxConcurrentSourcesAtATime) {
 
 TEST(ImageResolver, CancelStopsTheCall) {
   LocalHttpServer server;
-  server.routes().Get("/slow.png", server.counted([&](const httplib::Request&, httplib::Response& res) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(4000));
-    res.set_content("x", "image/png");
-  }));
+  server.serve("/slow.png", "x", "image/png", 4000);
   server.start();
   FetchOptions fetch;
   fetch.policy = DestinationPolicy::allow_all();

@@ -6,6 +6,7 @@
 #include "recipe/protocol/output_parser.h"
 #include "recipe/protocol/responses/custom_tool_input.h"
 #include "tests/recipe_stream/event_checks.h"
+#include "tests/recipe_stream/output_run.h"
 
 namespace di::recipe {
 namespace {
@@ -77,10 +78,7 @@ ParsedRun run(const std::vector<std::string>& pieces) {
     c.text = s;
     p.push(c, &r.events);
   }
-  OutputChunk last;
-  last.finish = OutputFinish::kStop;
-  p.push(last, &r.events);
-  r.response = p.response();
+  r.response = stop_and_respond(p, &r.events);
   return r;
 }
 

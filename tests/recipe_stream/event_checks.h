@@ -29,6 +29,16 @@ inline std::string check_fail(const std::string& what, size_t i) {
   return "event " + std::to_string(i) + ": " + what;
 }
 
+// Event i of a typed stream (Responses, Messages): its data into *d and its "type", which must be
+// the event's SSE name, into *type. "" or what is wrong.
+inline std::string parse_typed_event(const std::vector<SseEvent>& ev, size_t i, json* d, std::string* type) {
+  *d = json::parse(ev[i].data, nullptr, false);
+  if (d->is_discarded()) return check_fail("data is not JSON", i);
+  *type = (*d)["type"];
+  if (*type != ev[i].name) return check_fail("event name differs from type", i);
+  return "";
+}
+
 // Returns "" when the sequence is well-formed, else what is wrong; fills *view.
 inline std::string check_chat(const std::vector<SseEvent>& ev, bool include_usage, ClientView* view) {
   if (ev.empty()) return "no events";
@@ -92,10 +102,9 @@ inline std::string check_responses(const std::vector<SseEvent>& ev, ClientView* 
   std::string open_id, open_type;
   size_t n_items = 0;
   for (size_t i = 0; i < ev.size(); ++i) {
-    json d = json::parse(ev[i].data, nullptr, false);
-    if (d.is_discarded()) return check_fail("data is not JSON", i);
-    const std::string t = d["type"];
-    if (t != ev[i].name) return check_fail("event name differs from type", i);
+    json d;
+    std::string t;
+    if (std::string bad = parse_typed_event(ev, i, &d, &t); !bad.empty()) return bad;
     if (d["sequence_number"] != expect_seq++) return check_fail("sequence_number", i);
     if (i == 0 && t != "response.created") return check_fail("first is not response.created", i);
     if (i == 1 && t != "response.in_progress") return check_fail("second is not in_progress", i);
@@ -164,10 +173,9 @@ inline std::string check_messages(const std::vector<SseEvent>& ev, ClientView* v
   std::string open_type;
   size_t next_index = 0;
   for (size_t i = 0; i < ev.size(); ++i) {
-    json d = json::parse(ev[i].data, nullptr, false);
-    if (d.is_discarded()) return check_fail("data is not JSON", i);
-    const std::string t = d["type"];
-    if (t != ev[i].name) return check_fail("event name differs from type", i);
+    json d;
+    std::string t;
+    if (std::string bad = parse_typed_event(ev, i, &d, &t); !bad.empty()) return bad;
     if (i == 0 && t != "message_start") return check_fail("first is not message_start", i);
     if (t == "error") return i + 1 == ev.size() ? "" : check_fail("error is not last", i);
     if (t == "message_start" || t == "ping") continue;

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "recipe/protocol/output_parser.h"
+#include "tests/recipe_stream/output_run.h"
 
 namespace di::recipe {
 namespace {
@@ -56,10 +57,7 @@ json run_ids(Protocol p, const std::vector<int32_t>& ids, size_t per_chunk, bool
     c.text = text;
     parser.push(c, &ev);
   }
-  OutputChunk last;
-  last.finish = OutputFinish::kStop;
-  parser.push(last, &ev);
-  return parser.response();
+  return testing::stop_and_respond(parser, &ev);
 }
 
 int64_t chat_reasoning(const json& r) {

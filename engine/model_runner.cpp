@@ -231,11 +231,10 @@ Status ModelRunner::run_greedy_on_device(const ForwardBatch& batch, const Schedu
   int64_t fed = 0, rows = 0;
   for (const SequenceInput& in : batch.seqs) fed += in.num_tokens;
   // The draws and the draft layer's pass over the known positions ran in the forward's time: the
-  // pass (as the model timed it on its device) is the first draft step of every sequence in it,
-  // so each sequence's draft step costs its share, as a host-chosen step's time is shared.
+  // pass (as the model timed it on its device) is the first draft token's draft step.
   const double pass_s = std::clamp(model_->last_draft_pass_seconds(), 0.0, forward_s);
   cost_.observe_forward(fed, forward_s - pass_s);
-  if (pass_s > 0) cost_.observe_draft_steps(static_cast<int64_t>(n), pass_s);
+  if (pass_s > 0) cost_.observe_draft_steps(1, pass_s);
   t0 = Clock::now();
   for (size_t i = 0; i < n; ++i) {
     const ScheduledSequence& s = first[i];

@@ -90,9 +90,11 @@ EngineRow run_engine(const std::string& name, int32_t k, int32_t variable, int64
   // and its one wait) or as host phases around it.
   r.step_ms = steps > 0 ? s * 1e3 / double(steps) : 0;
   for (const char* phase : {"schedule", "prepare", "forward", "sample", "output"}) {
-    const double sec = m["step_phases"][phase].value("seconds", 0.0) - before["step_phases"][phase].value("seconds", 0.0);
+    const double sec =
+        m["step_phases"][phase].value("seconds", 0.0) - before["step_phases"][phase].value("seconds", 0.0);
+    const double ms = steps > 0 ? sec * 1e3 / double(steps) : 0.0;
     char b[48];
-    std::snprintf(b, sizeof b, "%s%s %.3f", r.phases.empty() ? "" : ", ", phase, steps > 0 ? sec * 1e3 / double(steps) : 0.0);
+    std::snprintf(b, sizeof b, "%s%s %.3f", r.phases.empty() ? "" : ", ", phase, ms);
     r.phases += b;
   }
   return r;

@@ -9,7 +9,6 @@
 
 #include "kernels/cuda/common.cuh"
 #include "kernels/cuda/gemv.h"
-#include "kernels/cuda/split_kv.cuh"
 
 namespace di::kernels::cuda {
 namespace {

@@ -30,7 +30,8 @@ int cmd_make_tiny_model(int argc, char** argv) {
   char* end = nullptr;
   o.seed = std::strtoull(seed.c_str(), &end, 10);
   if (seed.empty() || *end != '\0') {
-    std::fprintf(stderr, "deepinfer make-tiny-model: --seed: expected a non-negative integer, got '%s'\n", seed.c_str());
+    std::fprintf(stderr, "deepinfer make-tiny-model: --seed: expected a non-negative integer, got '%s'\n",
+                 seed.c_str());
     return 2;
   }
   Status st = make_tiny_model(o);

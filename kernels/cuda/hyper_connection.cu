@@ -1,5 +1,11 @@
 // mHC kernels: see hyper_connection.h. The small per-row matrices (hc x hc) are computed by one
 // thread into shared memory, in the CPU model's order; the wide loops over channels use the block.
+// A row is spread over several blocks (each owning a slice of the channels) when the rows alone
+// would leave most SMs idle: a decode step has one to a few rows, and one block walking a row's
+// hc * hidden floats (64 KiB in V4-Flash) took 23 us a call on an H200, latency not bandwidth.
+#include <algorithm>
+#include <cstdint>
+
 #include "kernels/cuda/common.cuh"
 #include "kernels/cuda/hyper_connection.h"
 
@@ -7,25 +13,102 @@ namespace di::kernels::cuda {
 namespace {
 
 constexpr int kThreads = 256;
-// A row's collapse and its RMS read hc * hidden floats (64 KiB in V4-Flash) in one block: many
-// threads keep many loads in flight when a decode step has few rows.
-constexpr int kRowThreads = 1024;
+constexpr int kRowThreads = 512;
+constexpr int kMixThreads = 256;
+constexpr int64_t kMinSliceChannels = 256;
 
 __device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+// Blocks per row: enough for two per SM over the batch, no slice under kMinSliceChannels.
+int64_t row_splits(int64_t rows, int64_t dim) {
+  const int64_t want = (2 * int64_t{device_sm_count()} + rows - 1) / rows;
+  const int64_t most = std::max<int64_t>(1, dim / kMinSliceChannels);
+  return std::clamp<int64_t>(want, 1, most);
+}
+
+// This block's channels [begin, end) of a row split gridDim.y ways.
+struct Slice {
+  int64_t begin, end;
+};
+__device__ __forceinline__ Slice channel_slice(int64_t dim) {
+  const int64_t chunk = (dim + gridDim.y - 1) / gridDim.y;
+  const int64_t begin = min(dim, int64_t{blockIdx.y} * chunk);
+  return {begin, min(dim, begin + chunk)};
+}
 
 template <typename T>
 __global__ void hc_embed_kernel(const int32_t* ids, const T* table, int64_t dim, int32_t hc, float* streams) {
   const T* src = table + static_cast<int64_t>(ids[blockIdx.x]) * dim;
   float* dst = streams + static_cast<int64_t>(blockIdx.x) * hc * dim;
-  for (int64_t i = threadIdx.x; i < hc * dim; i += blockDim.x) dst[i] = to_f32(src[i % dim]);
+  const Slice s = channel_slice(dim);
+  for (int64_t d = s.begin + threadIdx.x; d < s.end; d += blockDim.x) {
+    const float v = to_f32(src[d]);
+    for (int k = 0; k < hc; ++k) dst[k * dim + d] = v;
+  }
 }
 
 // 1 / rms of a row of n floats (every thread gets it), or 1 when rms_eps < 0 (mixes already normed).
+// Every block of a row takes the same sum in the same order (the split count does not enter), so
+// the slices agree to the bit and a row's result does not depend on the batch.
 __device__ __forceinline__ float row_inv_rms(const float* x, int64_t n, float rms_eps) {
   if (rms_eps < 0.f) return 1.f;
   float ss = 0.f;
-  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) ss += x[i] * x[i];
+  if ((n & 3) == 0 && (reinterpret_cast<uintptr_t>(x) & 15) == 0) {
+    const float4* x4 = reinterpret_cast<const float4*>(x);
+#pragma unroll 4
+    for (int64_t i = threadIdx.x; i < n / 4; i += blockDim.x) {
+      const float4 v = x4[i];
+      ss += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
+    }
+  } else {
+#pragma unroll 4
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) ss += x[i] * x[i];
+  }
   return rsqrtf(block_sum(ss) / static_cast<float>(n) + rms_eps);
+}
+
+// Mixing logit q of row r: the sum of hc_mix's parts in part order ([parts, rows, cols]), or the
+// GEMM's single result when parts is 1.
+__device__ __forceinline__ float mix_at(const float* mixes, int32_t parts, int64_t rows, int64_t cols, int64_t r,
+                                        int q) {
+  float v = 0.f;
+  for (int32_t p = 0; p < parts; ++p) v += mixes[(p * rows + r) * cols + q];
+  return v;
+}
+
+// Block (j, p) sums slice p of the width for output j, over every row at once so fn's slice is
+// read once; each row's sum is taken in one order that does not depend on the row count.
+__global__ void __launch_bounds__(kMixThreads)
+    hc_mix_kernel(const float* __restrict__ streams, int64_t rows, int64_t width, const float* __restrict__ fn,
+                  int64_t out, float* __restrict__ parts) {
+  const int64_t j = blockIdx.x, p = blockIdx.y, slice4 = width / 4 / gridDim.y;
+  const float4* w4 = reinterpret_cast<const float4*>(fn + j * width) + p * slice4;
+  float acc[kHcMixMaxRows];
+#pragma unroll
+  for (int r = 0; r < kHcMixMaxRows; ++r) acc[r] = 0.f;
+  for (int64_t i = threadIdx.x; i < slice4; i += blockDim.x) {
+    const float4 w = w4[i];
+#pragma unroll
+    for (int r = 0; r < kHcMixMaxRows; ++r) {
+      if (r >= rows) break;
+      const float4 x = reinterpret_cast<const float4*>(streams + r * width)[p * slice4 + i];
+      acc[r] += w.x * x.x + w.y * x.y + w.z * x.z + w.w * x.w;
+    }
+  }
+  __shared__ float red[kMixThreads / 32][kHcMixMaxRows];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+  for (int r = 0; r < kHcMixMaxRows; ++r) {
+    if (r >= rows) break;
+    const float v = warp_sum(acc[r]);
+    if (lane == 0) red[warp][r] = v;
+  }
+  __syncthreads();
+  if (threadIdx.x < rows) {
+    float s = 0.f;
+    for (int q = 0; q < kMixThreads / 32; ++q) s += red[q][threadIdx.x];
+    parts[(p * rows + threadIdx.x) * out + j] = s;
+  }
 }
 
 // A thread per entry of the hc x hc mix; each row (column) sum is taken by every thread of that
@@ -56,29 +139,31 @@ __device__ __forceinline__ float sinkhorn_in_warp(float c, int hc, int iters, fl
   return c;
 }
 
-__global__ void hc_pre_kernel(const float* mixes, const float* base, const float* scale, const float* streams,
-                              int32_t hc, int64_t dim, int32_t iters, float eps, float rms_eps, float* collapsed,
-                              float* post, float* comb) {
+// Grid (rows, splits): every block of a row derives pre; the first also writes post and comb.
+__global__ void __launch_bounds__(kRowThreads)
+    hc_pre_kernel(const float* mixes, int32_t mix_parts, const float* base, const float* scale, const float* streams,
+                  int32_t hc, int64_t dim, int32_t iters, float eps, float rms_eps, float* collapsed, float* post,
+                  float* comb) {
   __shared__ float pre[kMaxHcStreams];
   __shared__ float cm[kMaxHcStreams * kMaxHcStreams], tmp[kMaxHcStreams * kMaxHcStreams];
   const int64_t r = blockIdx.x;
   const float* x = streams + r * hc * dim;
   const float inv = row_inv_rms(x, hc * dim, rms_eps);
-  const float* m = mixes + r * (2 + hc) * hc;
+  const int64_t rows = gridDim.x, cols = (2 + hc) * hc;
+  auto m = [&](int q) { return mix_at(mixes, mix_parts, rows, cols, r, q); };
   const int n = hc * hc, t = threadIdx.x, i = t / hc, j = t % hc;
-  if (t < hc) {
-    pre[t] = sigmoid(m[t] * inv * scale[0] + base[t]) + eps;
-    post[r * hc + t] = 2.0f * sigmoid(m[hc + t] * inv * scale[1] + base[hc + t]);
-  }
-  if (n <= 32) {  // V4's hc 4: the mix in one warp's registers, no block syncs per Sinkhorn step
+  if (t < hc) pre[t] = sigmoid(m(t) * inv * scale[0] + base[t]) + eps;
+  if (blockIdx.y == 0 && t < hc) post[r * hc + t] = 2.0f * sigmoid(m(hc + t) * inv * scale[1] + base[hc + t]);
+  if (blockIdx.y > 0) {
+    // The row's first block writes post and comb.
+  } else if (n <= 32) {  // V4's hc 4: the mix in one warp's registers, no block syncs per Sinkhorn step
     if (t < 32) {
-      const float c = t < n ? m[2 * hc + t] * inv * scale[2] + base[2 * hc + t] : 0.f;
+      const float c = t < n ? m(2 * hc + t) * inv * scale[2] + base[2 * hc + t] : 0.f;
       const float v = sinkhorn_in_warp(c, hc, iters, eps);
       if (t < n) comb[r * n + t] = v;
     }
-    __syncthreads();  // pre
   } else {
-    if (t < n) cm[t] = m[2 * hc + t] * inv * scale[2] + base[2 * hc + t];
+    if (t < n) cm[t] = m(2 * hc + t) * inv * scale[2] + base[2 * hc + t];
     __syncthreads();
     if (t < n) {
       float mx = -INFINITY;
@@ -116,7 +201,9 @@ __global__ void hc_pre_kernel(const float* mixes, const float* base, const float
     }
     if (t < n) comb[r * n + t] = cm[t];
   }
-  for (int64_t d = threadIdx.x; d < dim; d += blockDim.x) {
+  __syncthreads();  // pre
+  const Slice s = channel_slice(dim);
+  for (int64_t d = s.begin + t; d < s.end; d += blockDim.x) {
     float acc = 0.f;
     for (int k = 0; k < hc; ++k) acc += pre[k] * x[k * dim + d];
     collapsed[r * dim + d] = acc;
@@ -141,16 +228,19 @@ __global__ void hc_post_kernel(const float* out, const float* post, const float*
   }
 }
 
-__global__ void hc_head_kernel(const float* mixes, const float* base, const float* scale, const float* streams,
-                               int32_t hc, int64_t dim, float eps, float rms_eps, float* y) {
+__global__ void __launch_bounds__(kRowThreads)
+    hc_head_kernel(const float* mixes, int32_t mix_parts, const float* base, const float* scale,
+                   const float* streams, int32_t hc, int64_t dim, float eps, float rms_eps, float* y) {
   __shared__ float pre[kMaxHcStreams];
-  const int64_t r = blockIdx.x;
+  const int64_t r = blockIdx.x, rows = gridDim.x;
   const float* x = streams + r * hc * dim;
   const float inv = row_inv_rms(x, hc * dim, rms_eps);
   if (threadIdx.x < hc)
-    pre[threadIdx.x] = sigmoid(mixes[r * hc + threadIdx.x] * inv * scale[0] + base[threadIdx.x]) + eps;
+    pre[threadIdx.x] =
+        sigmoid(mix_at(mixes, mix_parts, rows, hc, r, threadIdx.x) * inv * scale[0] + base[threadIdx.x]) + eps;
   __syncthreads();
-  for (int64_t d = threadIdx.x; d < dim; d += blockDim.x) {
+  const Slice s = channel_slice(dim);
+  for (int64_t d = s.begin + threadIdx.x; d < s.end; d += blockDim.x) {
     float acc = 0.f;
     for (int i = 0; i < hc; ++i) acc += pre[i] * x[i * dim + d];
     y[r * dim + d] = acc;
@@ -164,6 +254,11 @@ Status check_hc(int32_t hc) {
   return Status::ok();
 }
 
+Status check_parts(int32_t parts) {
+  if (parts < 1) return Status::invalid_argument("hyper-connections: " + std::to_string(parts) + " mix parts");
+  return Status::ok();
+}
+
 }  // namespace
 
 Status hc_embed(const int32_t* ids, int64_t rows, const void* table, int64_t dim, int32_t hc, DType dtype,
@@ -172,18 +267,39 @@ Status hc_embed(const int32_t* ids, int64_t rows, const void* table, int64_t dim
   DI_RETURN_IF_ERROR(check_hc(hc));
   return dispatch_dtype(dtype, [&](auto t) {
     using T = decltype(t);
-    hc_embed_kernel<T><<<rows, kRowThreads, 0, as_stream(stream)>>>(ids, static_cast<const T*>(table), dim, hc, streams);
+    const dim3 grid(static_cast<uint32_t>(rows), static_cast<uint32_t>(row_splits(rows, dim)));
+    hc_embed_kernel<T><<<grid, kRowThreads, 0, as_stream(stream)>>>(ids, static_cast<const T*>(table), dim, hc, streams);
     return launch_status("hc_embed");
   });
 }
 
-Status hc_pre(const float* mixes, const float* base, const float* scale, const float* streams, int64_t rows,
-              int32_t hc, int64_t dim, int32_t sinkhorn_iters, float eps, float* collapsed, float* post,
+bool hc_mix_fits(int64_t rows, int64_t width, int64_t out, const float* streams, const float* fn) {
+  const auto aligned = [](const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; };
+  return rows >= 1 && rows <= kHcMixMaxRows && out >= 1 && out <= 65535 && width % (4 * hc_mix_parts(out)) == 0 &&
+         aligned(streams) && aligned(fn);
+}
+
+Status hc_mix(const float* streams, int64_t rows, int64_t width, const float* fn, int64_t out, float* parts,
+              void* stream) {
+  if (!hc_mix_fits(rows, width, out, streams, fn))
+    return Status::invalid_argument("hc_mix: " + std::to_string(rows) + " rows of width " + std::to_string(width) +
+                                    " to " + std::to_string(out) + " outputs do not fit (at most " +
+                                    std::to_string(kHcMixMaxRows) + " rows, width a multiple of " +
+                                    std::to_string(4 * hc_mix_parts(out)) + ", 16-byte aligned)");
+  const dim3 grid(static_cast<uint32_t>(out), static_cast<uint32_t>(hc_mix_parts(out)));
+  hc_mix_kernel<<<grid, kMixThreads, 0, as_stream(stream)>>>(streams, rows, width, fn, out, parts);
+  return launch_status("hc_mix");
+}
+
+Status hc_pre(const float* mixes, int32_t mix_parts, const float* base, const float* scale, const float* streams,
+              int64_t rows, int32_t hc, int64_t dim, int32_t sinkhorn_iters, float eps, float* collapsed, float* post,
               float* comb, void* stream, float rms_eps) {
   if (rows <= 0) return Status::ok();
   DI_RETURN_IF_ERROR(check_hc(hc));
-  hc_pre_kernel<<<rows, kRowThreads, 0, as_stream(stream)>>>(mixes, base, scale, streams, hc, dim, sinkhorn_iters, eps,
-                                                         rms_eps, collapsed, post, comb);
+  DI_RETURN_IF_ERROR(check_parts(mix_parts));
+  const dim3 grid(static_cast<uint32_t>(rows), static_cast<uint32_t>(row_splits(rows, dim)));
+  hc_pre_kernel<<<grid, kRowThreads, 0, as_stream(stream)>>>(mixes, mix_parts, base, scale, streams, hc, dim,
+                                                         sinkhorn_iters, eps, rms_eps, collapsed, post, comb);
   return launch_status("hc_pre");
 }
 
@@ -197,11 +313,14 @@ Status hc_post(const float* out, const float* post, const float* comb, int64_t r
   return launch_status("hc_post");
 }
 
-Status hc_head(const float* mixes, const float* base, const float* scale, const float* streams, int64_t rows,
-               int32_t hc, int64_t dim, float eps, float* y, void* stream, float rms_eps) {
+Status hc_head(const float* mixes, int32_t mix_parts, const float* base, const float* scale, const float* streams,
+               int64_t rows, int32_t hc, int64_t dim, float eps, float* y, void* stream, float rms_eps) {
   if (rows <= 0) return Status::ok();
   DI_RETURN_IF_ERROR(check_hc(hc));
-  hc_head_kernel<<<rows, kRowThreads, 0, as_stream(stream)>>>(mixes, base, scale, streams, hc, dim, eps, rms_eps, y);
+  DI_RETURN_IF_ERROR(check_parts(mix_parts));
+  const dim3 grid(static_cast<uint32_t>(rows), static_cast<uint32_t>(row_splits(rows, dim)));
+  hc_head_kernel<<<grid, kRowThreads, 0, as_stream(stream)>>>(mixes, mix_parts, base, scale, streams, hc, dim, eps,
+                                                          rms_eps, y);
   return launch_status("hc_head");
 }
 

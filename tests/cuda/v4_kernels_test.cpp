@@ -118,7 +118,7 @@ TEST_F(V4Kernels, HyperConnectionsMatchCpu) {
   ASSERT_TRUE(kc::rms_norm(ds.get(), nullptr, dn.get(), rows, 1, W, W, 1e-6f, kc::DType::kF32, nullptr).is_ok());
   ASSERT_TRUE(gemm->linear(dn.get(), rows, W, W, dfn.get(), mix, kc::DType::kF32, dmix.get(), mix, kc::DType::kF32)
                   .is_ok());
-  ASSERT_TRUE(kc::hc_pre(dmix.as<float>(), dbase.as<float>(), dscale.as<float>(), ds.as<float>(), rows, 4, H, 20,
+  ASSERT_TRUE(kc::hc_pre(dmix.as<float>(), 1, dbase.as<float>(), dscale.as<float>(), ds.as<float>(), rows, 4, H, 20,
                          1e-6f, dcol.as<float>(), dpost.as<float>(), dcomb.as<float>(), nullptr)
                   .is_ok());
   const double e_col = max_rel(download(dcol, collapsed.size()), collapsed);
@@ -153,12 +153,86 @@ TEST_F(V4Kernels, HyperConnectionsMatchCpu) {
   ASSERT_TRUE(dy.allocate(rows * H * 4).is_ok());
   ASSERT_TRUE(gemm->linear(dn.get(), rows, W, W, dhfn.get(), hc, kc::DType::kF32, dmix.get(), hc, kc::DType::kF32)
                   .is_ok());
-  ASSERT_TRUE(kc::hc_head(dmix.as<float>(), dhb.as<float>(), dhs.as<float>(), ds.as<float>(), rows, 4, H, 1e-6f,
+  ASSERT_TRUE(kc::hc_head(dmix.as<float>(), 1, dhb.as<float>(), dhs.as<float>(), ds.as<float>(), rows, 4, H, 1e-6f,
                           dy.as<float>(), nullptr)
                   .is_ok());
   const double e_head = max_rel(download(dy, y.size()), y);
   std::printf("hc_head: %.3g\n", e_head);
   EXPECT_LE(e_head, 1e-5);
+}
+
+// The few-row path the model takes at decode: hc_mix's partial sums over the raw streams, the
+// RMS folded into hc_pre / hc_head, rows spread over several blocks (hidden 1024: four slices a
+// row). Against the CPU model, and a row's bits alone equal to its bits in the batch.
+TEST_F(V4Kernels, FewRowMixingMatchesCpuAndIsBatchInvariant) {
+  v4::DeepseekV4Config c;
+  c.hc_mult = 4;
+  c.hidden_size = 1024;
+  c.hc_sinkhorn_iters = 20;
+  c.hc_eps = 1e-6;
+  c.rms_norm_eps = 1e-6;
+  const int64_t rows = 5, hc = c.hc_mult, H = c.hidden_size, mix = (2 + hc) * hc, W = hc * H;
+  std::mt19937 rng(3);
+  const std::vector<float> streams = random_vec(rows * W, rng), fn = random_vec(mix * W, rng, -0.05f, 0.05f);
+  const std::vector<float> base = random_vec(mix, rng), scale = random_vec(3, rng, 0.5f, 1.5f);
+  const std::vector<float> hfn = random_vec(hc * W, rng, -0.05f, 0.05f), hbase = random_vec(hc, rng),
+                           hscale = random_vec(1, rng, 0.5f, 1.5f);
+  v4::HcWeights hw{fn.data(), base.data(), scale.data()};
+  std::vector<float> collapsed(rows * H), post(rows * hc), comb(rows * hc * hc);
+  v4::hc_pre(c, hw, streams.data(), rows, collapsed.data(), post.data(), comb.data());
+  v4::DeepseekV4Weights w;
+  w.hc_head_fn = hfn.data();
+  w.hc_head_base = hbase.data();
+  w.hc_head_scale = hscale.data();
+  std::vector<float> y(rows * H);
+  v4::hc_head(c, w, streams.data(), rows, y.data());
+
+  kc::DeviceBuffer ds = upload(streams), dfn = upload(fn), dbase = upload(base), dscale = upload(scale);
+  kc::DeviceBuffer dhfn = upload(hfn), dhb = upload(hbase), dhs = upload(hscale);
+  ASSERT_TRUE(kc::hc_mix_fits(rows, W, mix, ds.as<float>(), dfn.as<float>()));
+  ASSERT_TRUE(kc::hc_mix_fits(rows, W, hc, ds.as<float>(), dhfn.as<float>()));
+  EXPECT_FALSE(kc::hc_mix_fits(kc::kHcMixMaxRows + 1, W, mix, ds.as<float>(), dfn.as<float>()));
+  EXPECT_FALSE(kc::hc_mix_fits(rows, W + 4, mix, ds.as<float>(), dfn.as<float>()));
+  EXPECT_FALSE(kc::hc_mix(ds.as<float>(), kc::kHcMixMaxRows + 1, W, dfn.as<float>(), mix, nullptr, nullptr).is_ok());
+
+  struct Out {
+    std::vector<float> col, post, comb, y;
+  };
+  const int32_t parts = kc::hc_mix_parts(mix), head_parts = kc::hc_mix_parts(hc);
+  auto run = [&](int64_t n) {
+    kc::DeviceBuffer dmix, dcol, dpost, dcomb, dy;
+    EXPECT_TRUE(dmix.allocate(std::max(parts * n * mix, head_parts * n * hc) * 4).is_ok());
+    EXPECT_TRUE(dcol.allocate(n * H * 4).is_ok());
+    EXPECT_TRUE(dpost.allocate(n * hc * 4).is_ok());
+    EXPECT_TRUE(dcomb.allocate(n * hc * hc * 4).is_ok());
+    EXPECT_TRUE(dy.allocate(n * H * 4).is_ok());
+    EXPECT_TRUE(kc::hc_mix(ds.as<float>(), n, W, dfn.as<float>(), mix, dmix.as<float>(), nullptr).is_ok());
+    EXPECT_TRUE(kc::hc_pre(dmix.as<float>(), parts, dbase.as<float>(), dscale.as<float>(), ds.as<float>(), n, 4, H,
+                           20, 1e-6f, dcol.as<float>(), dpost.as<float>(), dcomb.as<float>(), nullptr, 1e-6f)
+                    .is_ok());
+    Out o{download(dcol, n * H), download(dpost, n * hc), download(dcomb, n * hc * hc), {}};
+    EXPECT_TRUE(kc::hc_mix(ds.as<float>(), n, W, dhfn.as<float>(), hc, dmix.as<float>(), nullptr).is_ok());
+    EXPECT_TRUE(kc::hc_head(dmix.as<float>(), head_parts, dhb.as<float>(), dhs.as<float>(), ds.as<float>(), n, 4, H,
+                            1e-6f, dy.as<float>(), nullptr, 1e-6f)
+                    .is_ok());
+    o.y = download(dy, n * H);
+    return o;
+  };
+  const Out all = run(rows), one = run(1);
+  const double e_col = max_rel(all.col, collapsed), e_post = max_rel(all.post, post),
+               e_comb = max_rel(all.comb, comb), e_y = max_rel(all.y, y);
+  std::printf("few-row hc: collapsed %.3g, post %.3g, comb %.3g, head %.3g\n", e_col, e_post, e_comb, e_y);
+  EXPECT_LE(e_col, 1e-5);
+  EXPECT_LE(e_post, 1e-5);
+  EXPECT_LE(e_comb, 1e-5);
+  EXPECT_LE(e_y, 1e-5);
+  auto same_bits = [](const std::vector<float>& a, const std::vector<float>& b, size_t n) {
+    return std::memcmp(a.data(), b.data(), n * sizeof(float)) == 0;
+  };
+  EXPECT_TRUE(same_bits(one.col, all.col, H));
+  EXPECT_TRUE(same_bits(one.post, all.post, hc));
+  EXPECT_TRUE(same_bits(one.comb, all.comb, hc * hc));
+  EXPECT_TRUE(same_bits(one.y, all.y, H));
 }
 
 // The model's MoE sequence (router GEMM, moe_route, shared expert, gathered per-expert GEMMs with

@@ -361,7 +361,9 @@ Status V4CudaModel::reserve(int64_t T, int64_t max_end, int64_t R, bool* moved) 
   const int64_t cw = 2 * std::max(hd, ihd);
   const int64_t max_k = std::max({H, qlr, nh * hd, og * olr, I});
   const int64_t gp = std::max<int64_t>(1, grouped_pairs_);
-  std::vector<int64_t> floats = {T * hc * H, T * mix, T * hc, T * hc * hc, T * H, T * H, T * qlr,
+  const int64_t mix_floats = std::max({T * mix, kc::hc_mix_parts(mix) * std::min(T, kc::kHcMixMaxRows) * mix, R * hc,
+                                      kc::hc_mix_parts(hc) * std::min(R, kc::kHcMixMaxRows) * hc});
+  std::vector<int64_t> floats = {T * hc * H, mix_floats, T * hc, T * hc * hc, T * H, T * H, T * qlr,
                                  T * nh * hd, T * hd, T * nh * hd, T * og * olr, T * cw, T * cw, T * nih * ihd,
                                  T * nih, T * std::max<int64_t>(1, max_visible_),
                                  std::max<int64_t>(1, kc::sink_attention_varlen_partial_floats(
@@ -436,10 +438,20 @@ Status V4CudaModel::check_forward() { return bad_id_.check("deepseek_v4"); }
 Status V4CudaModel::hc_pre(const V4CudaHc& hc) {
   const DeepseekV4Config& c = config_;
   const int64_t T = rows_, W = int64_t{c.hc_mult} * c.hidden_size, mix = (2 + int64_t{c.hc_mult}) * c.hc_mult;
-  // The streams' RMSNorm is a per-row scalar: hc_pre applies it to the GEMM's result.
-  DI_RETURN_IF_ERROR(gemm_.linear(a_.streams, T, W, W, hc.fn, mix, DType::kF32, a_.mixes, mix, DType::kF32));
-  return kc::hc_pre(a_.mixes, hc.base, hc.scale, a_.streams, T, c.hc_mult, c.hidden_size, c.hc_sinkhorn_iters,
+  // The streams' RMSNorm is a per-row scalar: hc_pre applies it to the mixing logits.
+  DI_ASSIGN_OR_RETURN(const int32_t parts, mix_logits(a_.streams, T, W, hc.fn, mix));
+  return kc::hc_pre(a_.mixes, parts, hc.base, hc.scale, a_.streams, T, c.hc_mult, c.hidden_size, c.hc_sinkhorn_iters,
                     static_cast<float>(c.hc_eps), a_.x, a_.post, a_.comb, stream_, static_cast<float>(c.rms_norm_eps));
+}
+
+Result<int32_t> V4CudaModel::mix_logits(const float* streams, int64_t rows, int64_t width, const float* fn,
+                                        int64_t out) {
+  if (kc::hc_mix_fits(rows, width, out, streams, fn)) {
+    DI_RETURN_IF_ERROR(kc::hc_mix(streams, rows, width, fn, out, a_.mixes, stream_));
+    return kc::hc_mix_parts(out);
+  }
+  DI_RETURN_IF_ERROR(gemm_.linear(streams, rows, width, width, fn, out, DType::kF32, a_.mixes, out, DType::kF32));
+  return 1;
 }
 
 Status V4CudaModel::norm_staged(float* x, const float* weight, void* x16, int64_t rows, int64_t dim) {
@@ -480,9 +492,8 @@ Status V4CudaModel::head(const V4CudaHc& hc_head, const float* norm) {
   const int64_t R = logit_rows_, H = c.hidden_size, hc = c.hc_mult;
   const float eps = static_cast<float>(c.rms_norm_eps);
   DI_RETURN_IF_ERROR(kc::gather_rows(a_.streams, cur_->logit_rows(), R, hc * H, a_.head_streams, stream_));
-  DI_RETURN_IF_ERROR(
-      gemm_.linear(a_.head_streams, R, hc * H, hc * H, hc_head.fn, hc, DType::kF32, a_.mixes, hc, DType::kF32));
-  DI_RETURN_IF_ERROR(kc::hc_head(a_.mixes, hc_head.base, hc_head.scale, a_.head_streams, R, c.hc_mult, H,
+  DI_ASSIGN_OR_RETURN(const int32_t parts, mix_logits(a_.head_streams, R, hc * H, hc_head.fn, hc));
+  DI_RETURN_IF_ERROR(kc::hc_head(a_.mixes, parts, hc_head.base, hc_head.scale, a_.head_streams, R, c.hc_mult, H,
                                  static_cast<float>(c.hc_eps), a_.y, stream_, eps));
   DI_RETURN_IF_ERROR(kc::rms_norm(a_.y, norm, a_.y, R, 1, H, H, eps, DType::kF32, stream_));
   return linear(a_.y, R, H, H, head_, c.vocab_size, logits_dev_.as<float>(), c.vocab_size);

@@ -181,6 +181,9 @@ class V4CudaModel final : public cuda::DeviceModel {
   // A propose_drafts() call's state: each input's draft streams and the saved ring rows.
   Status reserve_draft_state(int64_t seqs, int64_t saved_rows);
   Status hc_pre(const V4CudaHc& hc);
+  // The hc sites' mixing logits into a_.mixes: kc::hc_mix for few rows, a GEMM otherwise; returns
+  // how many partial sums hc_pre / hc_head add.
+  Result<int32_t> mix_logits(const float* streams, int64_t rows, int64_t width, const float* fn, int64_t out);
   // RMSNorm of rows of x in place; with bf16 weights also its bf16 copy into x16 (the operand of
   // every projection that reads x).
   Status norm_staged(float* x, const float* weight, void* x16, int64_t rows, int64_t dim);

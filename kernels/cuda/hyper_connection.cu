@@ -1,5 +1,6 @@
 // mHC kernels: see hyper_connection.h. The small per-row matrices (hc x hc) are computed by one
-// thread into shared memory, in the CPU model's order; the wide loops over channels use the block.
+// thread (V4's hc 4), a warp or the block, each sum in the CPU model's order; the wide loops over
+// channels use the block.
 // A row is spread over several blocks (each owning a slice of the channels) when the rows alone
 // would leave most SMs idle: a decode step has one to a few rows, and one block walking a row's
 // hc * hidden floats (64 KiB in V4-Flash) took 23 us a call on an H200, latency not bandwidth.
@@ -111,8 +112,6 @@ __global__ void __launch_bounds__(kMixThreads)
   }
 }
 
-// A thread per entry of the hc x hc mix; each row (column) sum is taken by every thread of that
-// row (column) in index order, so the result is the sequential loop's to the bit.
 // The same softmax and Sinkhorn steps as hc_pre_kernel's block path, for hc * hc <= 32: lane
 // t < hc * hc holds entry t, and a row's or column's sum is gathered by shuffles in index order,
 // so the result is the block path's (and the CPU loop's) to the bit. All 32 lanes call it.
@@ -139,7 +138,57 @@ __device__ __forceinline__ float sinkhorn_in_warp(float c, int hc, int iters, fl
   return c;
 }
 
-// Grid (rows, splits): every block of a row derives pre; the first also writes post and comb.
+// V4's hc 4: the mix in one thread's registers, each row's or column's sum in index order as the
+// CPU loop takes it, then one reciprocal and hc products where the loop divides hc times. The
+// warp version (a lane per entry, sums by shuffles, a division per entry) took ~10 us of an H200
+// at base clock per call, twenty dependent rounds of shuffles and divisions; this stays within
+// rounding of the CPU's result, not equal to its bits.
+template <int HC>
+__device__ void sinkhorn_in_thread(const float* logits, int iters, float eps, float* out) {
+  float c[HC][HC];
+#pragma unroll
+  for (int i = 0; i < HC; ++i) {
+    float mx = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < HC; ++j) mx = fmaxf(mx, c[i][j] = logits[i * HC + j]);
+    float sum = 0.f;
+#pragma unroll
+    for (int j = 0; j < HC; ++j) sum += (c[i][j] = expf(c[i][j] - mx));
+    const float inv = 1.f / sum;
+#pragma unroll
+    for (int j = 0; j < HC; ++j) c[i][j] = c[i][j] * inv + eps;
+  }
+  for (int it = 0; it < (iters > 1 ? iters : 1); ++it) {  // at least the first column pass
+    if (it > 0) {
+#pragma unroll
+      for (int i = 0; i < HC; ++i) {
+        float s = 0.f;
+#pragma unroll
+        for (int j = 0; j < HC; ++j) s += c[i][j];
+        const float inv = 1.f / (s + eps);
+#pragma unroll
+        for (int j = 0; j < HC; ++j) c[i][j] *= inv;
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < HC; ++j) {
+      float s = 0.f;
+#pragma unroll
+      for (int i = 0; i < HC; ++i) s += c[i][j];
+      const float inv = 1.f / (s + eps);
+#pragma unroll
+      for (int i = 0; i < HC; ++i) c[i][j] *= inv;
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < HC; ++i)
+#pragma unroll
+    for (int j = 0; j < HC; ++j) out[i * HC + j] = c[i][j];
+}
+
+// Grid (rows, splits): every block of a row derives pre and collapses its slice; the row's first
+// block also writes post and comb, its Sinkhorn steps after the collapse so the other warps'
+// loads overlap them.
 __global__ void __launch_bounds__(kRowThreads)
     hc_pre_kernel(const float* mixes, int32_t mix_parts, const float* base, const float* scale, const float* streams,
                   int32_t hc, int64_t dim, int32_t iters, float eps, float rms_eps, float* collapsed, float* post,
@@ -152,19 +201,26 @@ __global__ void __launch_bounds__(kRowThreads)
   const int64_t rows = gridDim.x, cols = (2 + hc) * hc;
   auto m = [&](int q) { return mix_at(mixes, mix_parts, rows, cols, r, q); };
   const int n = hc * hc, t = threadIdx.x, i = t / hc, j = t % hc;
+  const bool first = blockIdx.y == 0;
   if (t < hc) pre[t] = sigmoid(m(t) * inv * scale[0] + base[t]) + eps;
-  if (blockIdx.y == 0 && t < hc) post[r * hc + t] = 2.0f * sigmoid(m(hc + t) * inv * scale[1] + base[hc + t]);
-  if (blockIdx.y > 0) {
-    // The row's first block writes post and comb.
-  } else if (n <= 32) {  // V4's hc 4: the mix in one warp's registers, no block syncs per Sinkhorn step
+  if (first && t < hc) post[r * hc + t] = 2.0f * sigmoid(m(hc + t) * inv * scale[1] + base[hc + t]);
+  if (first && t < n) cm[t] = m(2 * hc + t) * inv * scale[2] + base[2 * hc + t];
+  __syncthreads();  // pre, cm
+  const Slice s = channel_slice(dim);
+  for (int64_t d = s.begin + t; d < s.end; d += blockDim.x) {
+    float acc = 0.f;
+    for (int k = 0; k < hc; ++k) acc += pre[k] * x[k * dim + d];
+    collapsed[r * dim + d] = acc;
+  }
+  if (!first) return;
+  if (hc == 4) {
+    if (t == 0) sinkhorn_in_thread<4>(cm, iters, eps, comb + r * n);
+  } else if (n <= 32) {  // a lane per entry, no block syncs per Sinkhorn step
     if (t < 32) {
-      const float c = t < n ? m(2 * hc + t) * inv * scale[2] + base[2 * hc + t] : 0.f;
-      const float v = sinkhorn_in_warp(c, hc, iters, eps);
+      const float v = sinkhorn_in_warp(t < n ? cm[t] : 0.f, hc, iters, eps);
       if (t < n) comb[r * n + t] = v;
     }
   } else {
-    if (t < n) cm[t] = m(2 * hc + t) * inv * scale[2] + base[2 * hc + t];
-    __syncthreads();
     if (t < n) {
       float mx = -INFINITY;
       for (int q = 0; q < hc; ++q) mx = fmaxf(mx, cm[i * hc + q]);
@@ -200,13 +256,6 @@ __global__ void __launch_bounds__(kRowThreads)
       __syncthreads();
     }
     if (t < n) comb[r * n + t] = cm[t];
-  }
-  __syncthreads();  // pre
-  const Slice s = channel_slice(dim);
-  for (int64_t d = s.begin + t; d < s.end; d += blockDim.x) {
-    float acc = 0.f;
-    for (int k = 0; k < hc; ++k) acc += pre[k] * x[k * dim + d];
-    collapsed[r * dim + d] = acc;
   }
 }
 
@@ -268,7 +317,8 @@ Status hc_embed(const int32_t* ids, int64_t rows, const void* table, int64_t dim
   return dispatch_dtype(dtype, [&](auto t) {
     using T = decltype(t);
     const dim3 grid(static_cast<uint32_t>(rows), static_cast<uint32_t>(row_splits(rows, dim)));
-    hc_embed_kernel<T><<<grid, kRowThreads, 0, as_stream(stream)>>>(ids, static_cast<const T*>(table), dim, hc, streams);
+    hc_embed_kernel<T>
+        <<<grid, kRowThreads, 0, as_stream(stream)>>>(ids, static_cast<const T*>(table), dim, hc, streams);
     return launch_status("hc_embed");
   });
 }

@@ -12,9 +12,9 @@
 namespace di::kernels::cuda {
 
 // For every row of a step: row r at position p sees entries 0..(p + 1) / rate - 1 of its
-// sequence's keys (entry `key_layer` of group `key_group`). The selection sorts the scores
-// in shared memory when a row sees at most indexer_sort_limit() entries (best first, ties to the
-// lower index: the order of repeated argmax passes), and takes those passes beyond that.
+// sequence's keys (entry `key_layer` of group `key_group`). The selection keeps the topk highest
+// scores, ties to the lower index, and lists them in index order (the attention over them is a
+// sum: any fixed order serves, and index order reads the cache forward).
 struct IndexerVarlenArgs {
   TokenBatch batch;
   const float* q = nullptr;        // [rows, heads, head_dim], roped
@@ -29,11 +29,10 @@ struct IndexerVarlenArgs {
   float weight_scale = 1.f;
   float* scores = nullptr;      // scratch [rows, max_visible]
   int64_t max_visible = 0;      // at least (p + 1) / rate for every row
-  int32_t* selected = nullptr;  // [rows, topk]: chosen entries, best first
+  int32_t* selected = nullptr;  // [rows, topk]: chosen entries, in index order
   int32_t* count = nullptr;     // [rows]
 };
 
-int64_t indexer_sort_limit();
 Status indexer_topk_varlen(const IndexerVarlenArgs& args, void* stream);
 
 }  // namespace di::kernels::cuda

@@ -163,10 +163,14 @@ TEST_F(V4Kernels, HyperConnectionsMatchCpu) {
 
 // The few-row path the model takes at decode: hc_mix's partial sums over the raw streams, the
 // RMS folded into hc_pre / hc_head, rows spread over several blocks (hidden 1024: four slices a
-// row). Against the CPU model, and a row's bits alone equal to its bits in the batch.
-TEST_F(V4Kernels, FewRowMixingMatchesCpuAndIsBatchInvariant) {
+// row). Against the CPU model, and a row's bits alone equal to its bits in the batch. hc 4 is
+// V4's (Sinkhorn in one thread); 3 and 8 take the warp and block Sinkhorn paths.
+class V4FewRowMixing : public CudaTest, public ::testing::WithParamInterface<int> {};
+INSTANTIATE_TEST_SUITE_P(Streams, V4FewRowMixing, ::testing::Values(4, 3, 8));
+
+TEST_P(V4FewRowMixing, MatchesCpuAndIsBatchInvariant) {
   v4::DeepseekV4Config c;
-  c.hc_mult = 4;
+  c.hc_mult = GetParam();
   c.hidden_size = 1024;
   c.hc_sinkhorn_iters = 20;
   c.hc_eps = 1e-6;
@@ -207,12 +211,12 @@ TEST_F(V4Kernels, FewRowMixingMatchesCpuAndIsBatchInvariant) {
     EXPECT_TRUE(dcomb.allocate(n * hc * hc * 4).is_ok());
     EXPECT_TRUE(dy.allocate(n * H * 4).is_ok());
     EXPECT_TRUE(kc::hc_mix(ds.as<float>(), n, W, dfn.as<float>(), mix, dmix.as<float>(), nullptr).is_ok());
-    EXPECT_TRUE(kc::hc_pre(dmix.as<float>(), parts, dbase.as<float>(), dscale.as<float>(), ds.as<float>(), n, 4, H,
+    EXPECT_TRUE(kc::hc_pre(dmix.as<float>(), parts, dbase.as<float>(), dscale.as<float>(), ds.as<float>(), n, hc, H,
                            20, 1e-6f, dcol.as<float>(), dpost.as<float>(), dcomb.as<float>(), nullptr, 1e-6f)
                     .is_ok());
     Out o{download(dcol, n * H), download(dpost, n * hc), download(dcomb, n * hc * hc), {}};
     EXPECT_TRUE(kc::hc_mix(ds.as<float>(), n, W, dhfn.as<float>(), hc, dmix.as<float>(), nullptr).is_ok());
-    EXPECT_TRUE(kc::hc_head(dmix.as<float>(), head_parts, dhb.as<float>(), dhs.as<float>(), ds.as<float>(), n, 4, H,
+    EXPECT_TRUE(kc::hc_head(dmix.as<float>(), head_parts, dhb.as<float>(), dhs.as<float>(), ds.as<float>(), n, hc, H,
                             1e-6f, dy.as<float>(), nullptr, 1e-6f)
                     .is_ok());
     o.y = download(dy, n * H);
@@ -221,7 +225,8 @@ TEST_F(V4Kernels, FewRowMixingMatchesCpuAndIsBatchInvariant) {
   const Out all = run(rows), one = run(1);
   const double e_col = max_rel(all.col, collapsed), e_post = max_rel(all.post, post),
                e_comb = max_rel(all.comb, comb), e_y = max_rel(all.y, y);
-  std::printf("few-row hc: collapsed %.3g, post %.3g, comb %.3g, head %.3g\n", e_col, e_post, e_comb, e_y);
+  std::printf("few-row hc %d: collapsed %.3g, post %.3g, comb %.3g, head %.3g\n", GetParam(), e_col, e_post, e_comb,
+              e_y);
   EXPECT_LE(e_col, 1e-5);
   EXPECT_LE(e_post, 1e-5);
   EXPECT_LE(e_comb, 1e-5);

@@ -446,7 +446,9 @@ Status V4CudaModel::hc_pre(const V4CudaHc& hc) {
 
 Result<int32_t> V4CudaModel::mix_logits(const float* streams, int64_t rows, int64_t width, const float* fn,
                                         int64_t out) {
-  if (kc::hc_mix_fits(rows, width, out, streams, fn)) {
+  // Batch-invariant mode keeps every row count on the GEMM: a row's bits must not depend on
+  // whether its step had few rows.
+  if (!deterministic_ && kc::hc_mix_fits(rows, width, out, streams, fn)) {
     DI_RETURN_IF_ERROR(kc::hc_mix(streams, rows, width, fn, out, a_.mixes, stream_));
     return kc::hc_mix_parts(out);
   }

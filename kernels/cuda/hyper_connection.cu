@@ -56,7 +56,7 @@ __device__ __forceinline__ float row_inv_rms(const float* x, int64_t n, float rm
   float ss = 0.f;
   if ((n & 3) == 0 && (reinterpret_cast<uintptr_t>(x) & 15) == 0) {
     const float4* x4 = reinterpret_cast<const float4*>(x);
-#pragma unroll 4
+#pragma unroll 8
     for (int64_t i = threadIdx.x; i < n / 4; i += blockDim.x) {
       const float4 v = x4[i];
       ss += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
@@ -69,11 +69,22 @@ __device__ __forceinline__ float row_inv_rms(const float* x, int64_t n, float rm
 }
 
 // Mixing logit q of row r: the sum of hc_mix's parts in part order ([parts, rows, cols]), or the
-// GEMM's single result when parts is 1.
+// GEMM's single result when parts is 1. The loads go out eight at a time: a loop that waited on
+// each was eight L2 round trips, and three of them in a row cost hc_pre ~12 us a call.
 __device__ __forceinline__ float mix_at(const float* mixes, int32_t parts, int64_t rows, int64_t cols, int64_t r,
                                         int q) {
+  const float* m = mixes + r * cols + q;
+  const int64_t step = rows * cols;
   float v = 0.f;
-  for (int32_t p = 0; p < parts; ++p) v += mixes[(p * rows + r) * cols + q];
+  int32_t p = 0;
+  for (; p + 8 <= parts; p += 8) {
+    float x[8];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) x[k] = m[(p + k) * step];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) v += x[k];
+  }
+  for (; p < parts; ++p) v += m[p * step];
   return v;
 }
 
@@ -139,10 +150,9 @@ __device__ __forceinline__ float sinkhorn_in_warp(float c, int hc, int iters, fl
 }
 
 // V4's hc 4: the mix in one thread's registers, each row's or column's sum in index order as the
-// CPU loop takes it, then one reciprocal and hc products where the loop divides hc times. The
-// warp version (a lane per entry, sums by shuffles, a division per entry) took ~10 us of an H200
-// at base clock per call, twenty dependent rounds of shuffles and divisions; this stays within
-// rounding of the CPU's result, not equal to its bits.
+// CPU loop takes it, then one fast reciprocal (the hardware's, within 2 ulp) and hc products where
+// the loop divides hc times: twenty rounds of dependent sums and divisions are the kernel's
+// critical path. Within rounding of the CPU's result, not equal to its bits.
 template <int HC>
 __device__ void sinkhorn_in_thread(const float* logits, int iters, float eps, float* out) {
   float c[HC][HC];
@@ -154,7 +164,7 @@ __device__ void sinkhorn_in_thread(const float* logits, int iters, float eps, fl
     float sum = 0.f;
 #pragma unroll
     for (int j = 0; j < HC; ++j) sum += (c[i][j] = expf(c[i][j] - mx));
-    const float inv = 1.f / sum;
+    const float inv = __fdividef(1.f, sum);
 #pragma unroll
     for (int j = 0; j < HC; ++j) c[i][j] = c[i][j] * inv + eps;
   }
@@ -165,7 +175,7 @@ __device__ void sinkhorn_in_thread(const float* logits, int iters, float eps, fl
         float s = 0.f;
 #pragma unroll
         for (int j = 0; j < HC; ++j) s += c[i][j];
-        const float inv = 1.f / (s + eps);
+        const float inv = __fdividef(1.f, s + eps);
 #pragma unroll
         for (int j = 0; j < HC; ++j) c[i][j] *= inv;
       }
@@ -175,7 +185,7 @@ __device__ void sinkhorn_in_thread(const float* logits, int iters, float eps, fl
       float s = 0.f;
 #pragma unroll
       for (int i = 0; i < HC; ++i) s += c[i][j];
-      const float inv = 1.f / (s + eps);
+      const float inv = __fdividef(1.f, s + eps);
 #pragma unroll
       for (int i = 0; i < HC; ++i) c[i][j] *= inv;
     }
@@ -193,15 +203,17 @@ __global__ void __launch_bounds__(kRowThreads)
     hc_pre_kernel(const float* mixes, int32_t mix_parts, const float* base, const float* scale, const float* streams,
                   int32_t hc, int64_t dim, int32_t iters, float eps, float rms_eps, float* collapsed, float* post,
                   float* comb) {
-  __shared__ float pre[kMaxHcStreams];
+  __shared__ float pre[kMaxHcStreams], mix[(2 + kMaxHcStreams) * kMaxHcStreams];
   __shared__ float cm[kMaxHcStreams * kMaxHcStreams], tmp[kMaxHcStreams * kMaxHcStreams];
-  const int64_t r = blockIdx.x;
+  const int64_t r = blockIdx.x, rows = gridDim.x;
+  const int cols = (2 + hc) * hc, n = hc * hc, t = threadIdx.x, i = t / hc, j = t % hc;
+  const bool first = blockIdx.y == 0;
+  // Only the first block reads the mix's hc * hc comb logits.
+  for (int q = t; q < (first ? cols : 2 * hc); q += blockDim.x) mix[q] = mix_at(mixes, mix_parts, rows, cols, r, q);
+  __syncthreads();
   const float* x = streams + r * hc * dim;
   const float inv = row_inv_rms(x, hc * dim, rms_eps);
-  const int64_t rows = gridDim.x, cols = (2 + hc) * hc;
-  auto m = [&](int q) { return mix_at(mixes, mix_parts, rows, cols, r, q); };
-  const int n = hc * hc, t = threadIdx.x, i = t / hc, j = t % hc;
-  const bool first = blockIdx.y == 0;
+  auto m = [&](int q) { return mix[q]; };
   if (t < hc) pre[t] = sigmoid(m(t) * inv * scale[0] + base[t]) + eps;
   if (first && t < hc) post[r * hc + t] = 2.0f * sigmoid(m(hc + t) * inv * scale[1] + base[hc + t]);
   if (first && t < n) cm[t] = m(2 * hc + t) * inv * scale[2] + base[2 * hc + t];
@@ -280,13 +292,13 @@ __global__ void hc_post_kernel(const float* out, const float* post, const float*
 __global__ void __launch_bounds__(kRowThreads)
     hc_head_kernel(const float* mixes, int32_t mix_parts, const float* base, const float* scale,
                    const float* streams, int32_t hc, int64_t dim, float eps, float rms_eps, float* y) {
-  __shared__ float pre[kMaxHcStreams];
+  __shared__ float pre[kMaxHcStreams], mix[kMaxHcStreams];
   const int64_t r = blockIdx.x, rows = gridDim.x;
+  if (threadIdx.x < hc) mix[threadIdx.x] = mix_at(mixes, mix_parts, rows, hc, r, threadIdx.x);
+  __syncthreads();
   const float* x = streams + r * hc * dim;
   const float inv = row_inv_rms(x, hc * dim, rms_eps);
-  if (threadIdx.x < hc)
-    pre[threadIdx.x] =
-        sigmoid(mix_at(mixes, mix_parts, rows, hc, r, threadIdx.x) * inv * scale[0] + base[threadIdx.x]) + eps;
+  if (threadIdx.x < hc) pre[threadIdx.x] = sigmoid(mix[threadIdx.x] * inv * scale[0] + base[threadIdx.x]) + eps;
   __syncthreads();
   const Slice s = channel_slice(dim);
   for (int64_t d = s.begin + threadIdx.x; d < s.end; d += blockDim.x) {

@@ -49,9 +49,6 @@ V4CudaModel::V4CudaModel(DeepseekV4Config config, DType dtype, const ModelOption
   ropes_.compress = Rope(c.rope_compress);
   groups_ = make_cache_groups(c, &layout_);
   enforce_eager_ = options.enforce_eager;
-  // Few-row products stay on cuBLAS: with gemv_bf16 for few rows and cuBLAS above, greedy bf16
-  // outputs with MTP drafts (verify steps of several rows) parted from those without on the H200.
-  skinny_rows_ = false;
 }
 
 // graphs_, a member, goes before the base class destroys the stream it captured on.

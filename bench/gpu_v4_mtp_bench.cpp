@@ -11,7 +11,10 @@
 //     sequence (a logits row per token, copied to the host as the drafting runner reads them)
 //     after a 4k-token context, at B = 1 and 8.
 //
-//   bench_gpu_v4_mtp [--append RESULTS.md COMMIT DEVICE]
+//   bench_gpu_v4_mtp [--append RESULTS.md COMMIT DEVICE] [--profile N]
+//   --profile N: only batch 1's timed run with N - 1 drafts (1: drafts off), 16 new tokens,
+//   between profiler marks (for ncu: the kernels a speculative step adds).
+#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -54,7 +57,7 @@ struct EngineRow {
 
 // Greedy decode of `prompts` with drafts as given; the prefill runs first, untimed.
 EngineRow run_engine(const std::string& name, int32_t k, int32_t variable, int64_t new_tokens,
-                     const std::vector<std::vector<int32_t>>& prompts) {
+                     const std::vector<std::vector<int32_t>>& prompts, bool profile = false) {
   EngineConfig c;
   c.max_model_len = 1024;
   c.max_num_seqs = static_cast<int32_t>(prompts.size());
@@ -73,9 +76,11 @@ EngineRow run_engine(const std::string& name, int32_t k, int32_t variable, int64
   CHECK((*llm)->generate(prompts, one).status());
   CHECK((*llm)->generate(prompts, p).status());  // warm-up: graphs captured, workspaces sized
   const nlohmann::json before = nlohmann::json::parse((*llm)->engine().metrics_json());
+  if (profile) cudaProfilerStart();
   const double t0 = now_ms();
   auto out = (*llm)->generate(prompts, p);
   const double s = (now_ms() - t0) / 1e3;
+  if (profile) cudaProfilerStop();
   CHECK(out.status());
   const nlohmann::json m = nlohmann::json::parse((*llm)->engine().metrics_json());
   auto delta = [&](const char* key) { return m.value(key, int64_t{0}) - before.value(key, int64_t{0}); };
@@ -206,6 +211,12 @@ void verify_part(std::vector<ResultRow>& rows) {
 int main(int argc, char** argv) {
   const di::bench::BenchArgs args = di::bench::parse_bench_args(argc, argv);
   std::vector<ResultRow> rows;
+  if (args.profile_batch > 0) {
+    const EngineRow r = run_engine("profiled", args.profile_batch - 1, 0, 16, {fixture_prompt("demo_bible")}, true);
+    std::printf("profiled k=%d: %.3f ms a step, %.2f tokens/step\n", args.profile_batch - 1, r.step_ms,
+                r.tokens_per_step);
+    return 0;
+  }
   engine_part(rows);
   verify_part(rows);
   di::bench::append_rows(args, rows);

@@ -356,7 +356,7 @@ Status V4CudaModel::reserve(int64_t T, int64_t max_end, int64_t R, bool* moved) 
   if (has_csa) max_keys = std::max(max_keys, window_keys + std::min<int64_t>(topk, max_visible_));
   splits_ = deterministic_ ? 1 : kc::sink_attention_varlen_splits(T, static_cast<int32_t>(nh), max_keys);
   const int64_t cw = 2 * std::max(hd, ihd);
-  const int64_t max_k = std::max({H, qlr, nh * hd, og * olr, I});
+  const int64_t max_k = std::max({H, qlr, nh * hd, og * olr, I, hc * H});  // hc * H: MTP's h_proj rows
   const int64_t gp = std::max<int64_t>(1, grouped_pairs_);
   const int64_t mix_floats = std::max({T * mix, kc::hc_mix_parts(mix) * std::min(T, kc::kHcMixMaxRows) * mix, R * hc,
                                       kc::hc_mix_parts(hc) * std::min(R, kc::kHcMixMaxRows) * hc});

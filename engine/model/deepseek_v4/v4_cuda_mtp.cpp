@@ -81,9 +81,9 @@ Status V4CudaModel::run_mtp(const float* hidden) {
   const int64_t T = rows_, H = c.hidden_size, hc = c.hc_mult;
   const float eps = static_cast<float>(c.rms_norm_eps);
   // x[i, s] = e_proj(enorm(embed(next[i]))) + h_proj(hnorm(hidden[i, s])), as DeepseekV4Model::mtp_forward.
+  // h_proj maps each stream alike: one product over the T * hc stream rows, not one per stream.
   DI_RETURN_IF_ERROR(kc::rms_norm(hidden, mtp_.hnorm, m_.normed, T * hc, 1, H, H, eps, DType::kF32, stream_));
-  for (int64_t s = 0; s < hc; ++s)
-    DI_RETURN_IF_ERROR(project(mtp_.h_proj, m_.normed + s * H, hc * H, nullptr, T, a_.streams + s * H, hc * H));
+  DI_RETURN_IF_ERROR(project(mtp_.h_proj, m_.normed, H, nullptr, T * hc, a_.streams, H));
   DI_RETURN_IF_ERROR(kc::hc_embed(cur_->device().ids, T, embed_, H, 1, dtype_, m_.embed, stream_));
   DI_RETURN_IF_ERROR(kc::rms_norm(m_.embed, mtp_.enorm, m_.embed, T, 1, H, H, eps, DType::kF32, stream_));
   DI_RETURN_IF_ERROR(project(mtp_.e_proj, m_.embed, H, nullptr, T, a_.x, H));

@@ -263,11 +263,17 @@ __device__ __forceinline__ void mma_tile(const __nv_bfloat16* g_lo, const __nv_b
 }
 
 // xs[slot] = bf16(x[pair / top_k]) for every slot: the gate|up pass's inputs, expert by expert.
+// Grid (slots, slices of kGatherCols): a decode step has a handful of pairs, and a block walking a
+// whole 4k row one load at a time took 8 us on an H200.
+constexpr int kGatherThreads = 256, kGatherCols = 8 * kGatherThreads;
+
 __global__ void gather_pairs_kernel(const float* x, const int32_t* slot_pair, int64_t pairs, int32_t top_k, int64_t K,
                                     __nv_bfloat16* xs) {
+  const int64_t lo = int64_t{blockIdx.y} * kGatherCols, hi = lo + kGatherCols < K ? lo + kGatherCols : K;
   for (int64_t slot = blockIdx.x; slot < pairs; slot += gridDim.x) {
     const float* src = x + (slot_pair[slot] / top_k) * K;
-    for (int64_t k = threadIdx.x; k < K; k += blockDim.x) xs[slot * K + k] = __float2bfloat16(src[k]);
+#pragma unroll 8
+    for (int64_t k = lo + threadIdx.x; k < hi; k += blockDim.x) xs[slot * K + k] = __float2bfloat16(src[k]);
   }
 }
 
@@ -421,8 +427,10 @@ Status mma_mlp(const MoeGroupedArgs& a, void* stream) {
   // activations in act.
   auto* xs = reinterpret_cast<__nv_bfloat16*>(a.y);
   auto* act = reinterpret_cast<__nv_bfloat16*>(a.act);
-  const int64_t gather_blocks = a.pairs < 1024 ? a.pairs : 1024;
-  gather_pairs_kernel<<<gather_blocks, 256, 0, as_stream(stream)>>>(a.x, a.slot_pair, a.pairs, a.top_k, a.hidden, xs);
+  const dim3 gather(static_cast<unsigned>(a.pairs < 1024 ? a.pairs : 1024),
+                    static_cast<unsigned>((a.hidden + kGatherCols - 1) / kGatherCols));
+  gather_pairs_kernel<<<gather, kGatherThreads, 0, as_stream(stream)>>>(a.x, a.slot_pair, a.pairs, a.top_k, a.hidden,
+                                                                       xs);
   DI_RETURN_IF_ERROR(launch_status("moe gather pairs"));
   const int64_t per_block = kMmaCols;
   const dim3 g1(static_cast<unsigned>((a.inter + per_block - 1) / per_block), busy_blocks(a));
@@ -439,9 +447,10 @@ Status mma_mlp(const MoeGroupedArgs& a, void* stream) {
   return launch_status("moe mma down");
 }
 
-// A block per (row, 1024 columns); each thread loads a column's pairs before adding them, so the
-// loads are in flight together (the sum's order is fixed by the sorted pairs).
-constexpr int kCombineCols = 1024;
+// A block per (row, 256 columns), a column a thread; each thread loads its column's pairs before
+// adding them, so the loads are in flight together (the sum's order is fixed by the sorted
+// pairs). 1024 columns a block were four rounds of loads: 12 us a decode row on an H200.
+constexpr int kCombineCols = 256;
 
 __global__ void combine_kernel(const float* __restrict__ y, const float* __restrict__ weights,
                                const int32_t* __restrict__ ids, int32_t top_k, int64_t hidden,

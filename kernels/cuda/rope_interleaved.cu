@@ -1,4 +1,5 @@
-// rope_interleaved: see rope_interleaved.h. One block per row, a thread per (vector, pair).
+// rope_interleaved: see rope_interleaved.h. One block per row, a thread per (vector, pair);
+// rms_norm_rope_at: a block per vector, the norm's block size and order, then the rotation.
 #include "kernels/cuda/common.cuh"
 #include "kernels/cuda/rope_interleaved.h"
 
@@ -7,6 +8,19 @@ namespace {
 
 constexpr int64_t kMaxRotPairs = 512;
 
+// A row's angles, computed once and shared by its vectors (sin and cos in double are the costly
+// part; one argument reduction for both); the caller syncs before reading them.
+__device__ __forceinline__ void row_angles(float pos, const float* inv_freq, int64_t half, float scale, float* cs,
+                                           float* sn) {
+  for (int i = threadIdx.x; i < half; i += blockDim.x) {
+    const float f = __fmul_rn(inv_freq[i], pos);
+    double sd, cd;
+    sincos(static_cast<double>(f), &sd, &cd);  // no contraction above: the CPU rounds that product
+    cs[i] = static_cast<float>(cd) * scale;
+    sn[i] = static_cast<float>(sd) * scale;
+  }
+}
+
 __global__ void rope_interleaved_kernel(float* x, int64_t row_stride, int64_t count, int64_t width,
                                         int64_t vec_stride, int64_t pos0, int64_t pos_step, const int32_t* positions,
                                         const float* inv_freq, int64_t rot_dim, float scale, bool inverse) {
@@ -14,22 +28,14 @@ __global__ void rope_interleaved_kernel(float* x, int64_t row_stride, int64_t co
   const float pos = static_cast<float>(positions ? int64_t{positions[blockIdx.x]}
                                                  : pos0 + static_cast<int64_t>(blockIdx.x) * pos_step);
   float* row = x + blockIdx.x * row_stride;
-  // The row's angles once (sin and cos in double are the costly part), shared by its vectors.
   __shared__ float cs[kMaxRotPairs], sn[kMaxRotPairs];
-  for (int i = threadIdx.x; i < half; i += blockDim.x) {
-    const float f = __fmul_rn(inv_freq[i], pos);  // no contraction: the CPU rounds this product
-    double sd, cd;
-    sincos(static_cast<double>(f), &sd, &cd);  // one argument reduction for both
-    cs[i] = static_cast<float>(cd) * scale;
-    const float s = static_cast<float>(sd) * scale;
-    sn[i] = inverse ? -s : s;
-  }
+  row_angles(pos, inv_freq, half, scale, cs, sn);
   __syncthreads();
   // 32-bit index arithmetic: a 64-bit division per pair cost more than the rotation.
   const int pairs = static_cast<int>(count * half), h = static_cast<int>(half);
   for (int k = threadIdx.x; k < pairs; k += blockDim.x) {
     const int v = k / h, i = k - v * h;
-    const float c = cs[i], s = sn[i];
+    const float c = cs[i], s = inverse ? -sn[i] : sn[i];
     float* r = row + int64_t{v} * vec_stride + (width - rot_dim);
     const float x0 = r[2 * i], x1 = r[2 * i + 1];
     r[2 * i] = __fsub_rn(__fmul_rn(x0, c), __fmul_rn(x1, s));
@@ -37,7 +43,45 @@ __global__ void rope_interleaved_kernel(float* x, int64_t row_stride, int64_t co
   }
 }
 
+__global__ void rms_norm_rope_kernel(float* x, const float* w, int64_t heads, int64_t dim, int64_t stride, float eps,
+                                     const int32_t* positions, const float* inv_freq, int64_t rot_dim, float scale) {
+  extern __shared__ float rot[];  // the normed rotary channels
+  __shared__ float cs[kMaxRotPairs], sn[kMaxRotPairs];
+  const int64_t row = blockIdx.x / heads, half = rot_dim / 2, rot0 = dim - rot_dim;
+  float* xr = x + row * stride + (blockIdx.x % heads) * dim;
+  row_angles(static_cast<float>(positions[row]), inv_freq, half, scale, cs, sn);
+  float ss = 0.f;
+  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) ss += xr[i] * xr[i];
+  const float inv = rsqrtf(block_sum(ss) / static_cast<float>(dim) + eps);  // syncs: x read, angles written
+  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) {
+    const float y = xr[i] * inv * (w ? w[i] : 1.f);
+    if (i < rot0) xr[i] = y;
+    else rot[i - rot0] = y;
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < half; i += blockDim.x) {
+    const float c = cs[i], s = sn[i], x0 = rot[2 * i], x1 = rot[2 * i + 1];
+    xr[rot0 + 2 * i] = __fsub_rn(__fmul_rn(x0, c), __fmul_rn(x1, s));
+    xr[rot0 + 2 * i + 1] = __fadd_rn(__fmul_rn(x1, c), __fmul_rn(x0, s));
+  }
+}
+
 }  // namespace
+
+Status rms_norm_rope_at(float* x, const float* weight, int64_t rows, int64_t heads, int64_t dim, int64_t stride,
+                        float eps, const int32_t* positions, const float* inv_freq, int64_t rot_dim, float scale,
+                        void* stream) {
+  if (rows <= 0) return Status::ok();
+  if (heads < 1 || dim < 1 || rot_dim <= 0 || rot_dim % 2 || rot_dim > dim || rot_dim > 2 * kMaxRotPairs ||
+      !positions)
+    return Status::invalid_argument("rms_norm_rope_at: rot_dim " + std::to_string(rot_dim) +
+                                    " must be even and <= dim " + std::to_string(dim) + ", positions given");
+  // rms_norm's block size for this dim: the same partial sums, so the same bits.
+  const int threads = dim >= 4096 ? 1024 : dim >= 1024 ? 512 : 128;
+  rms_norm_rope_kernel<<<rows * heads, threads, rot_dim * sizeof(float), as_stream(stream)>>>(
+      x, weight, heads, dim, stride, eps, positions, inv_freq, rot_dim, scale);
+  return launch_status("rms_norm_rope_at");
+}
 
 Status rope_interleaved(float* x, int64_t rows, int64_t row_stride, int64_t count, int64_t width, int64_t vec_stride,
                         int64_t pos0, int64_t pos_step, const float* inv_freq, int64_t rot_dim, float scale,

@@ -91,6 +91,33 @@ TEST_F(V4Kernels, InterleavedRopeMatchesCpuRope) {
   }
 }
 
+// The fused norm + rope V4 runs on its queries (no weight, 64 heads) and key (kv_norm) has the
+// bits of rms_norm followed by rope_interleaved_at.
+TEST_F(V4Kernels, FusedNormRopeEqualsNormThenRope) {
+  std::mt19937 rng(4);
+  const int64_t rows = 3, heads = 4, dim = 512, rot = 64;
+  const std::vector<int32_t> pos = {0, 77, 4095};
+  std::vector<float> inv(rot / 2);
+  for (size_t i = 0; i < inv.size(); ++i) inv[i] = std::pow(10000.f, -2.f * static_cast<float>(i) / rot);
+  kc::DeviceBuffer dpos = upload(pos), dinv = upload(inv);
+  for (const bool weighted : {false, true}) {
+    const int64_t h = weighted ? 1 : heads;
+    const std::vector<float> x = random_vec(rows * h * dim, rng, -3.f, 3.f), w = random_vec(dim, rng, 0.5f, 1.5f);
+    kc::DeviceBuffer a = upload(x), b = upload(x), dw = upload(w);
+    const float* wp = weighted ? dw.as<float>() : nullptr;
+    ASSERT_TRUE(kc::rms_norm(a.get(), wp, a.get(), rows, h, dim, h * dim, 1e-6f, kc::DType::kF32, nullptr).is_ok());
+    const auto* dp = static_cast<const int32_t*>(dpos.get());
+    ASSERT_TRUE(
+        kc::rope_interleaved_at(a.as<float>(), rows, h * dim, h, dim, dim, dp, dinv.as<float>(), rot, 1.25f, false, nullptr)
+            .is_ok());
+    ASSERT_TRUE(
+        kc::rms_norm_rope_at(b.as<float>(), wp, rows, h, dim, h * dim, 1e-6f, dp, dinv.as<float>(), rot, 1.25f, nullptr)
+            .is_ok());
+    const std::vector<float> ref = download(a, x.size()), got = download(b, x.size());
+    EXPECT_EQ(std::memcmp(ref.data(), got.data(), ref.size() * sizeof(float)), 0) << (weighted ? "kv" : "q");
+  }
+}
+
 TEST_F(V4Kernels, HyperConnectionsMatchCpu) {
   v4::DeepseekV4Config c;
   c.hc_mult = 4;

@@ -511,13 +511,12 @@ Status V4CudaModel::attention(int32_t layer) {
   DI_RETURN_IF_ERROR(proj(a_.x, a_.x16, T, w.wq_a, a_.qr));
   DI_RETURN_IF_ERROR(norm_staged(a_.qr, w.q_norm, a_.qr16, T, qlr));
   DI_RETURN_IF_ERROR(proj(a_.qr, a_.qr16, T, w.wq_b, a_.q));
-  DI_RETURN_IF_ERROR(kc::rms_norm(a_.q, nullptr, a_.q, T, nh, hd, nh * hd, eps, DType::kF32, stream_));  // per head
+  // q: an unweighted norm per head; kv: kv_norm. Each then ropes its trailing channels.
+  DI_RETURN_IF_ERROR(
+      kc::rms_norm_rope_at(a_.q, nullptr, T, nh, hd, nh * hd, eps, tb.pos, inv, rope.dim(), rope.scale(), stream_));
   DI_RETURN_IF_ERROR(proj(a_.x, a_.x16, T, w.wkv, a_.kv));
-  DI_RETURN_IF_ERROR(kc::rms_norm(a_.kv, w.kv_norm, a_.kv, T, 1, hd, hd, eps, DType::kF32, stream_));
   DI_RETURN_IF_ERROR(
-      kc::rope_interleaved_at(a_.q, T, nh * hd, nh, hd, hd, tb.pos, inv, rope.dim(), rope.scale(), false, stream_));
-  DI_RETURN_IF_ERROR(
-      kc::rope_interleaved_at(a_.kv, T, hd, 1, hd, hd, tb.pos, inv, rope.dim(), rope.scale(), false, stream_));
+      kc::rms_norm_rope_at(a_.kv, w.kv_norm, T, 1, hd, hd, eps, tb.pos, inv, rope.dim(), rope.scale(), stream_));
 
   // Compressed entries first: a query may attend to a window that closes at its own token.
   kc::SinkAttentionVarlenArgs args;

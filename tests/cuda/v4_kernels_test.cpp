@@ -107,11 +107,11 @@ TEST_F(V4Kernels, FusedNormRopeEqualsNormThenRope) {
     const float* wp = weighted ? dw.as<float>() : nullptr;
     ASSERT_TRUE(kc::rms_norm(a.get(), wp, a.get(), rows, h, dim, h * dim, 1e-6f, kc::DType::kF32, nullptr).is_ok());
     const auto* dp = static_cast<const int32_t*>(dpos.get());
+    const float* di = dinv.as<float>();
+    ASSERT_TRUE(kc::rope_interleaved_at(a.as<float>(), rows, h * dim, h, dim, dim, dp, di, rot, 1.25f, false, nullptr)
+                    .is_ok());
     ASSERT_TRUE(
-        kc::rope_interleaved_at(a.as<float>(), rows, h * dim, h, dim, dim, dp, dinv.as<float>(), rot, 1.25f, false, nullptr)
-            .is_ok());
-    ASSERT_TRUE(
-        kc::rms_norm_rope_at(b.as<float>(), wp, rows, h, dim, h * dim, 1e-6f, dp, dinv.as<float>(), rot, 1.25f, nullptr)
+        kc::rms_norm_rope_at(b.as<float>(), wp, rows, h, dim, h * dim, 1e-6f, dp, di, rot, 1.25f, nullptr)
             .is_ok());
     const std::vector<float> ref = download(a, x.size()), got = download(b, x.size());
     EXPECT_EQ(std::memcmp(ref.data(), got.data(), ref.size() * sizeof(float)), 0) << (weighted ? "kv" : "q");

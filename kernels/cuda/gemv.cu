@@ -6,6 +6,7 @@
 // The sums leave by a warp shuffle tree and the K-warps' partials are added in warp order, so
 // (m, n)'s order depends on K alone.
 #include <algorithm>
+#include <string>
 
 #include "kernels/cuda/common.cuh"
 #include "kernels/cuda/gemv.h"
@@ -43,12 +44,16 @@ __device__ __forceinline__ void load_x8(const void* x, int64_t off, float (&f)[8
 template <int R, int MT, int kKWarps, bool kF32X>
 __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const void* __restrict__ x, int M, int64_t K, int64_t ldx,
                                                            const __nv_bfloat16* __restrict__ w, int64_t N,
-                                                           float* __restrict__ y, int64_t ldy, float beta) {
+                                                           int64_t group_rows, float* __restrict__ y, int64_t ldy,
+                                                           float beta) {
   constexpr int kGroups = kWarps / kKWarps;
   __shared__ float red[kWarps][R][MT];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int kw = warp % kKWarps, group = warp / kKWarps;
   const int64_t n0 = (int64_t{blockIdx.x} * kGroups + group) * R;
+  // Grouped: a block's rows lie in one group (the launcher sees to it), which reads its own
+  // K-wide slice of x.
+  const int64_t x0 = group_rows > 0 ? int64_t{blockIdx.x} * kGroups * R / group_rows * K : 0;
   float acc[R][MT];
 #pragma unroll
   for (int r = 0; r < R; ++r)
@@ -68,7 +73,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const void* __restric
     for (int m = 0; m < MT; ++m) {
       if (m >= M) break;
       float xf[8];
-      load_x8<kF32X>(x, m * ldx + k, xf);
+      load_x8<kF32X>(x, m * ldx + x0 + k, xf);
 #pragma unroll
       for (int r = 0; r < R; ++r)
 #pragma unroll
@@ -94,37 +99,78 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const void* __restric
   }
 }
 
+// One product's arguments, passed down the template dispatch.
+struct GemvCall {
+  bool f32x;
+  const void* x;
+  int M;
+  int64_t K, ldx;
+  const void* w;
+  int64_t N, group_rows;
+  float* y;
+  int64_t ldy;
+  float beta;
+  cudaStream_t stream;
+};
+
 template <int R, int MT, int kKWarps>
-void launch(bool f32x, const void* x, int M, int64_t K, int64_t ldx, const void* w, int64_t N, float* y, int64_t ldy,
-            float beta, cudaStream_t stream) {
+void launch(const GemvCall& c) {
   constexpr int64_t rows_per_block = int64_t{R} * (kWarps / kKWarps);
-  const unsigned blocks = static_cast<unsigned>((N + rows_per_block - 1) / rows_per_block);
-  const auto* wb = static_cast<const __nv_bfloat16*>(w);
-  if (f32x)
-    gemv_kernel<R, MT, kKWarps, true><<<blocks, kWarps * 32, 0, stream>>>(x, M, K, ldx, wb, N, y, ldy, beta);
+  const unsigned blocks = static_cast<unsigned>((c.N + rows_per_block - 1) / rows_per_block);
+  const auto* wb = static_cast<const __nv_bfloat16*>(c.w);
+  if (c.f32x)
+    gemv_kernel<R, MT, kKWarps, true>
+        <<<blocks, kWarps * 32, 0, c.stream>>>(c.x, c.M, c.K, c.ldx, wb, c.N, c.group_rows, c.y, c.ldy, c.beta);
   else
-    gemv_kernel<R, MT, kKWarps, false><<<blocks, kWarps * 32, 0, stream>>>(x, M, K, ldx, wb, N, y, ldy, beta);
+    gemv_kernel<R, MT, kKWarps, false>
+        <<<blocks, kWarps * 32, 0, c.stream>>>(c.x, c.M, c.K, c.ldx, wb, c.N, c.group_rows, c.y, c.ldy, c.beta);
 }
 
 template <int R, int MT>
-void launch_kw(int kw, bool f32x, const void* x, int M, int64_t K, int64_t ldx, const void* w, int64_t N, float* y,
-               int64_t ldy, float beta, cudaStream_t s) {
+void launch_kw(int kw, const GemvCall& c) {
   switch (kw) {
-    case 1: return launch<R, MT, 1>(f32x, x, M, K, ldx, w, N, y, ldy, beta, s);
-    case 2: return launch<R, MT, 2>(f32x, x, M, K, ldx, w, N, y, ldy, beta, s);
-    case 4: return launch<R, MT, 4>(f32x, x, M, K, ldx, w, N, y, ldy, beta, s);
-    default: return launch<R, MT, 8>(f32x, x, M, K, ldx, w, N, y, ldy, beta, s);
+    case 1: return launch<R, MT, 1>(c);
+    case 2: return launch<R, MT, 2>(c);
+    case 4: return launch<R, MT, 4>(c);
+    default: return launch<R, MT, 8>(c);
   }
 }
 
 template <int MT>
-void launch_r(int r, int kw, bool f32x, const void* x, int M, int64_t K, int64_t ldx, const void* w, int64_t N,
-              float* y, int64_t ldy, float beta, cudaStream_t s) {
+void launch_r(int r, int kw, const GemvCall& c) {
   switch (r) {
-    case 1: return launch_kw<1, MT>(kw, f32x, x, M, K, ldx, w, N, y, ldy, beta, s);
-    case 2: return launch_kw<2, MT>(kw, f32x, x, M, K, ldx, w, N, y, ldy, beta, s);
-    default: return launch_kw<4, MT>(kw, f32x, x, M, K, ldx, w, N, y, ldy, beta, s);
+    case 1: return launch_kw<1, MT>(kw, c);
+    case 2: return launch_kw<2, MT>(kw, c);
+    default: return launch_kw<4, MT>(kw, c);
   }
+}
+
+// The rows a group of warps takes (1, 2 or 4) for K and N: more loads in flight per thread while
+// the grid keeps two blocks an SM; grouped products keep a block's rows inside one group.
+struct GemvShape {
+  int kw, r;
+};
+GemvShape gemv_shape(int64_t K, int64_t N, int64_t group_rows) {
+  const int64_t chunks = (K + kChunk - 1) / kChunk;
+  const int kw = chunks >= 8 ? 8 : chunks >= 4 ? 4 : chunks >= 2 ? 2 : 1;
+  const int64_t per_warp = (chunks + kw - 1) / kw, groups = kWarps / kw;
+  const int64_t min_blocks = 2 * int64_t{device_sm_count()};
+  int r = 1;
+  for (int cand : {2, 4}) {
+    if (r * per_warp >= 8) break;
+    if ((N + cand * groups - 1) / (cand * groups) < min_blocks) break;
+    if (group_rows > 0 && group_rows % (cand * groups) != 0) break;
+    r = cand;
+  }
+  return {kw, r};
+}
+
+Status run_gemv(const GemvCall& c) {
+  const GemvShape sh = gemv_shape(c.K, c.N, c.group_rows);
+  if (c.M == 1) launch_r<1>(sh.r, sh.kw, c);
+  else if (c.M == 2) launch_r<2>(sh.r, sh.kw, c);
+  else launch_r<4>(sh.r, sh.kw, c);
+  return launch_status("gemv_bf16");
 }
 
 }  // namespace
@@ -139,25 +185,23 @@ Status gemv_bf16(const void* x, DType x_type, int64_t M, int64_t K, int64_t ldx,
   if (!gemv_fits(M, K, ldx, x, w) || N <= 0 || ldy < N)
     return Status::invalid_argument("gemv_bf16: needs 1 <= M <= 8, K and ldx multiples of 8, ldx >= K, ldy >= N, "
                                     "x and W 16-byte aligned");
-  // Warps over K: as many as K has chunks, up to the block's 8.
-  const int64_t chunks = (K + kChunk - 1) / kChunk;
-  const int kw = chunks >= 8 ? 8 : chunks >= 4 ? 4 : chunks >= 2 ? 2 : 1;
-  const int64_t per_warp = (chunks + kw - 1) / kw, groups = kWarps / kw;
-  // Rows per group: more loads in flight per thread while the grid keeps two blocks an SM.
-  const int64_t min_blocks = 2 * int64_t{device_sm_count()};
-  int r = 1;
-  for (int cand : {2, 4}) {
-    if (r * per_warp >= 8) break;
-    if ((N + cand * groups - 1) / (cand * groups) < min_blocks) break;
-    r = cand;
-  }
-  const bool f32x = x_type == DType::kF32;
-  const int m = static_cast<int>(M);
-  auto s = as_stream(stream);
-  if (M == 1) launch_r<1>(r, kw, f32x, x, m, K, ldx, w, N, y, ldy, beta, s);
-  else if (M == 2) launch_r<2>(r, kw, f32x, x, m, K, ldx, w, N, y, ldy, beta, s);
-  else launch_r<4>(r, kw, f32x, x, m, K, ldx, w, N, y, ldy, beta, s);
-  return launch_status("gemv_bf16");
+  return run_gemv({x_type == DType::kF32, x, static_cast<int>(M), K, ldx, w, N, 0, y, ldy, beta, as_stream(stream)});
+}
+
+bool gemv_grouped_fits(int64_t M, int64_t groups, int64_t K, int64_t N, const void* x, const void* w) {
+  if (groups < 1 || N % groups != 0 || !gemv_fits(M, K, groups * K, x, w)) return false;
+  // A block's rows must stay in one group: at least its smallest row count (a row per warp group).
+  const int64_t chunks = (K + kChunk - 1) / kChunk, kw = chunks >= 8 ? 8 : chunks >= 4 ? 4 : chunks >= 2 ? 2 : 1;
+  return (N / groups) % (kWarps / kw) == 0;
+}
+
+Status gemv_bf16_grouped(const float* x, int64_t M, int64_t groups, int64_t K, const void* w, int64_t N, float* y,
+                         int64_t ldy, void* stream) {
+  if (!gemv_grouped_fits(M, groups, K, N, x, w) || ldy < N)
+    return Status::invalid_argument("gemv_bf16_grouped: " + std::to_string(M) + " rows, " + std::to_string(groups) +
+                                    " groups of " + std::to_string(K) + " inputs to " + std::to_string(N) +
+                                    " outputs do not fit (see gemv_grouped_fits)");
+  return run_gemv({true, x, static_cast<int>(M), K, groups * K, w, N, N / groups, y, ldy, 0.f, as_stream(stream)});
 }
 
 }  // namespace di::kernels::cuda

@@ -29,4 +29,12 @@ bool gemv_fits(int64_t M, int64_t K, int64_t ldx, const void* x, const void* w);
 Status gemv_bf16(const void* x, DType x_type, int64_t M, int64_t K, int64_t ldx, const void* w, int64_t N, float* y,
                  int64_t ldy, float beta, void* stream);
 
+// Grouped: x [M, groups * K] fp32 (rounded to bf16 on load), W [N, K] in `groups` consecutive
+// blocks of N / groups rows; output n reads x's slice n / (N / groups). V4's grouped output
+// projection (eight groups of heads, each down to o_lora_rank) at decode, one launch without the
+// bf16 staging copy. Each (m, n) sum has gemv_bf16's order for K.
+bool gemv_grouped_fits(int64_t M, int64_t groups, int64_t K, int64_t N, const void* x, const void* w);
+Status gemv_bf16_grouped(const float* x, int64_t M, int64_t groups, int64_t K, const void* w, int64_t N, float* y,
+                         int64_t ldy, void* stream);
+
 }  // namespace di::kernels::cuda

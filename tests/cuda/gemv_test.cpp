@@ -127,3 +127,35 @@ TEST_F(Gemv, GemmLinearTakesItForFewBf16RowsAndRefusesWhatDoesNotFit) {
 }
 
 }  // namespace
+
+namespace {
+
+// The grouped product (V4's output projection at decode: 8 groups of 4096 inputs to 1024 rows)
+// equals gemv_bf16 on each group's slice to the bit, and refuses groups a block would straddle.
+TEST_F(Gemv, GroupedEqualsOneProductPerGroup) {
+  const int64_t groups = 8, K = 4096, per = 1024, N = groups * per;
+  std::mt19937 rng(6);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  for (const int64_t M : {1, 2, 4}) {
+    std::vector<float> x(static_cast<size_t>(M * groups * K));
+    std::vector<uint16_t> w(static_cast<size_t>(N * K));
+    for (float& v : x) v = normal(rng);
+    for (uint16_t& v : w) v = to_bf16(normal(rng) * 0.02f);
+    Dev<float> dx(x), grouped(static_cast<size_t>(M * N)), each(static_cast<size_t>(M * N));
+    Dev<uint16_t> dw(w);
+    ASSERT_TRUE(kc::gemv_grouped_fits(M, groups, K, N, dx.p, dw.p));
+    ASSERT_TRUE(kc::gemv_bf16_grouped(dx.p, M, groups, K, dw.p, N, grouped.p, N, nullptr).is_ok());
+    for (int64_t g = 0; g < groups; ++g)
+      ASSERT_TRUE(kc::gemv_bf16(dx.p + g * K, kc::DType::kF32, M, K, groups * K, dw.p + g * per * K, per,
+                                each.p + g * per, N, 0.f, nullptr)
+                      .is_ok());
+    const std::vector<float> a = grouped.host(), b = each.host();
+    EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0) << "M " << M;
+  }
+  // K of one chunk: a block is 8 warps of rows, and 1025-row groups would share blocks.
+  EXPECT_FALSE(kc::gemv_grouped_fits(1, 3, 256, 3 * 1025, nullptr, nullptr));
+  EXPECT_TRUE(kc::gemv_grouped_fits(1, 3, 256, 3 * 1024, nullptr, nullptr));
+  EXPECT_FALSE(kc::gemv_bf16_grouped(nullptr, 5, 8, 4096, nullptr, 8192, nullptr, 8192, nullptr).is_ok());
+}
+
+}  // namespace

@@ -120,6 +120,8 @@ Status DeviceModel::project_grouped(const DeviceLinear& w, const float* x, const
                                     float* y, int64_t ldy) {
   const int64_t K = w.in, N = w.out / groups, width = groups * K;
   if (w.is_fp8()) return project_fp8(w, x, width, x16, M, groups, y, ldy);
+  if (dtype_ == DType::kBF16 && gemm_.skinny_rows() && kc::gemv_grouped_fits(M, groups, K, w.out, x, w.dense))
+    return kc::gemv_bf16_grouped(x, M, groups, K, w.dense, w.out, y, ldy, stream_);
   const void* in = x;
   if (dtype_ != DType::kF32) {
     if (!x16) {

@@ -5,6 +5,8 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <utility>
+
 #include "kernels/cuda/device.h"
 #include "kernels/cuda/dtype.h"
 
@@ -93,6 +95,36 @@ inline int64_t flat_blocks(int64_t n, int threads = 256) {
   return b < 1 ? 1 : (b > 65535 * 8 ? 65535 * 8 : b);
 }
 inline Status launch_status(const char* what) { return cuda_status(cudaGetLastError(), what); }
+
+// Programmatic dependent launch (Hopper). A decode step is a chain of a hundred or more small
+// kernels, each a few microseconds; launched this way a kernel's blocks may be scheduled while the
+// one before it in the stream still runs, so the launch and the blocks' start overlap its tail.
+// Every kernel launched through launch_pdl calls pdl_sync() first: it lets the next kernel be
+// scheduled and then waits until the previous grid has finished and its writes are visible, so
+// nothing is read or written early. A kernel launched the usual way passes pdl_sync() at once.
+// Errors reach launch_status (the runtime records them as the last error).
+__device__ __forceinline__ void pdl_sync() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+template <typename... Params, typename... Args>
+void launch_pdl(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
+                Args&&... args) {
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = pdl_enabled() ? 1 : 0;
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = smem;
+  config.stream = stream;
+  config.attrs = &attr;
+  config.numAttrs = 1;
+  (void)cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+}
 
 // Calls f.template operator()<T>() with T the storage type of `dtype`.
 template <typename F>

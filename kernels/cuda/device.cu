@@ -3,6 +3,9 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdlib>
+#include <string>
+
 namespace di::kernels::cuda {
 
 int32_t device_count() {
@@ -22,6 +25,14 @@ int32_t device_sm_count() {
     return n > 0 ? n : 1;
   }();
   return sms;
+}
+
+bool pdl_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("DEEPINFER_DISABLE_PDL");
+    return !(v && std::string(v) == "1");
+  }();
+  return on;
 }
 
 Status cuda_status(int error, const char* what) {

@@ -16,6 +16,11 @@ int32_t device_count();
 // launchers size their grids by it.
 int32_t device_sm_count();
 
+// Whether kernels that support it launch with programmatic dependent launch (launch_pdl in
+// common.cuh): on unless the environment sets DEEPINFER_DISABLE_PDL=1, read once (the switch for
+// measuring what it gains, and for ruling it out when a kernel misbehaves).
+bool pdl_enabled();
+
 // Turns a cudaError_t (passed as int to keep cuda_runtime.h out of this header) into a Status
 // naming the call that failed.
 Status cuda_status(int error, const char* what);

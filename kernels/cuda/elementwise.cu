@@ -11,6 +11,7 @@ constexpr int kThreads = 256;
 
 template <typename T>
 __global__ void embedding_kernel(const int32_t* ids, const T* table, int64_t dim, T* out) {
+  pdl_sync();
   const int64_t row = blockIdx.x;
   const T* src = table + static_cast<int64_t>(ids[row]) * dim;
   T* dst = out + row * dim;
@@ -20,6 +21,7 @@ __global__ void embedding_kernel(const int32_t* ids, const T* table, int64_t dim
 template <typename T>
 __global__ void rms_norm_kernel(const T* x, const T* w, T* y, int64_t heads, int64_t dim, int64_t stride,
                                 float eps) {
+  pdl_sync();
   const int64_t off = (blockIdx.x / heads) * stride + (blockIdx.x % heads) * dim;
   const T* xr = x + off;
   T* yr = y + off;
@@ -36,6 +38,7 @@ __global__ void rms_norm_kernel(const T* x, const T* w, T* y, int64_t heads, int
 // rms_norm_kernel<float> for one vector per row, also writing the result rounded to bf16.
 __global__ void rms_norm_bf16_kernel(const float* x, const float* w, float* y, __nv_bfloat16* y16, int64_t dim,
                                      float eps) {
+  pdl_sync();
   const float* xr = x + blockIdx.x * dim;
   float ss = 0.f;
   for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) ss += xr[i] * xr[i];
@@ -49,6 +52,7 @@ __global__ void rms_norm_bf16_kernel(const float* x, const float* w, float* y, _
 
 template <typename T>
 __global__ void add_rms_norm_kernel(T* res, const T* delta, const T* w, T* y, int64_t dim, float eps) {
+  pdl_sync();
   T* rr = res + blockIdx.x * dim;
   const T* dr = delta + blockIdx.x * dim;
   T* yr = y + blockIdx.x * dim;
@@ -66,6 +70,7 @@ __global__ void add_rms_norm_kernel(T* res, const T* delta, const T* w, T* y, in
 
 template <typename T>
 __global__ void add_bias_kernel(T* x, const T* b, int64_t rows, int64_t cols, int64_t stride) {
+  pdl_sync();
   const int64_t n = rows * cols;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
     const int64_t r = i / cols, c = i % cols;
@@ -76,6 +81,7 @@ __global__ void add_bias_kernel(T* x, const T* b, int64_t rows, int64_t cols, in
 
 template <typename T>
 __global__ void silu_and_mul_kernel(const T* gu, int64_t rows, int64_t inter, T* out) {
+  pdl_sync();
   const int64_t n = rows * inter;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
     const int64_t r = i / inter, c = i % inter;
@@ -89,6 +95,7 @@ __global__ void silu_and_mul_kernel(const T* gu, int64_t rows, int64_t inter, T*
 template <typename T>
 __global__ void rope_half_kernel(T* x, int64_t heads, int64_t head_dim, int64_t stride, const int64_t* positions,
                                  const float* inv_freq, int64_t rot_dim, float scaling) {
+  pdl_sync();
   const int64_t row = blockIdx.x;
   const int64_t half = rot_dim / 2;
   const float pos = static_cast<float>(positions[row]);
@@ -109,12 +116,14 @@ __global__ void rope_half_kernel(T* x, int64_t heads, int64_t head_dim, int64_t 
 
 template <typename T>
 __global__ void convert_kernel(const float* in, int64_t n, T* out) {
+  pdl_sync();
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
     out[i] = from_f32<T>(in[i]);
 }
 
 template <typename T>
 __global__ void convert_rows_kernel(const float* in, int64_t rows, int64_t cols, int64_t ld, T* out) {
+  pdl_sync();
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < rows * cols;
        i += int64_t{gridDim.x} * blockDim.x)
     out[i] = from_f32<T>(in[(i / cols) * ld + i % cols]);
@@ -128,6 +137,7 @@ __device__ __forceinline__ uint64_t mix64(uint64_t z) {  // splitmix64 finaliser
 
 template <typename T>
 __global__ void fill_uniform_kernel(T* out, int64_t n, float offset, float scale, uint64_t seed) {
+  pdl_sync();
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
     const uint64_t r = mix64(seed * 0x9e3779b97f4a7c15ull + static_cast<uint64_t>(i));
     const float u = static_cast<float>(r >> 40) * (1.0f / 16777216.0f);  // [0, 1)
@@ -142,7 +152,7 @@ Status embedding(const int32_t* ids, int64_t rows, const void* table, int64_t di
   if (rows <= 0) return Status::ok();
   return dispatch_dtype(dtype, [&](auto t) {
     using T = decltype(t);
-    embedding_kernel<T><<<rows, kThreads, 0, as_stream(stream)>>>(ids, static_cast<const T*>(table), dim,
+    launch_pdl(embedding_kernel<T>, rows, kThreads, 0, as_stream(stream), ids, static_cast<const T*>(table), dim,
                                                                   static_cast<T*>(out));
     return launch_status("embedding");
   });
@@ -154,8 +164,7 @@ Status rms_norm(const void* x, const void* weight, void* y, int64_t rows, int64_
   if (heads < 1 || dim < 1) return Status::invalid_argument("rms_norm: heads and dim must be >= 1");
   return dispatch_dtype(dtype, [&](auto t) {
     using T = decltype(t);
-    rms_norm_kernel<T><<<rows * heads, dim >= 4096 ? 1024 : dim >= 1024 ? 512 : 128, 0, as_stream(stream)>>>(
-        static_cast<const T*>(x), static_cast<const T*>(weight), static_cast<T*>(y), heads, dim, stride, eps);
+    launch_pdl(rms_norm_kernel<T>, rows * heads, dim >= 4096 ? 1024 : dim >= 1024 ? 512 : 128, 0, as_stream(stream), static_cast<const T*>(x), static_cast<const T*>(weight), static_cast<T*>(y), heads, dim, stride, eps);
     return launch_status("rms_norm");
   });
 }
@@ -164,8 +173,7 @@ Status rms_norm_with_bf16(const float* x, const float* weight, float* y, void* y
                           float eps, void* stream) {
   if (rows <= 0) return Status::ok();
   if (dim < 1) return Status::invalid_argument("rms_norm_with_bf16: dim must be >= 1");
-  rms_norm_bf16_kernel<<<rows, dim >= 4096 ? 1024 : dim >= 1024 ? 512 : 128, 0, as_stream(stream)>>>(
-      x, weight, y, static_cast<__nv_bfloat16*>(y16), dim, eps);
+  launch_pdl(rms_norm_bf16_kernel, rows, dim >= 4096 ? 1024 : dim >= 1024 ? 512 : 128, 0, as_stream(stream), x, weight, y, static_cast<__nv_bfloat16*>(y16), dim, eps);
   return launch_status("rms_norm_with_bf16");
 }
 
@@ -174,8 +182,7 @@ Status add_rms_norm(void* residual, const void* delta, const void* weight, void*
   if (rows <= 0) return Status::ok();
   return dispatch_dtype(dtype, [&](auto t) {
     using T = decltype(t);
-    add_rms_norm_kernel<T><<<rows, dim >= 1024 ? 512 : 128, 0, as_stream(stream)>>>(
-        static_cast<T*>(residual), static_cast<const T*>(delta), static_cast<const T*>(weight), static_cast<T*>(y),
+    launch_pdl(add_rms_norm_kernel<T>, rows, dim >= 1024 ? 512 : 128, 0, as_stream(stream), static_cast<T*>(residual), static_cast<const T*>(delta), static_cast<const T*>(weight), static_cast<T*>(y),
         dim, eps);
     return launch_status("add_rms_norm");
   });
@@ -185,8 +192,7 @@ Status add_bias(void* x, const void* bias, int64_t rows, int64_t cols, int64_t s
   if (rows <= 0 || !bias) return Status::ok();
   return dispatch_dtype(dtype, [&](auto t) {
     using T = decltype(t);
-    add_bias_kernel<T><<<flat_blocks(rows * cols), kThreads, 0, as_stream(stream)>>>(
-        static_cast<T*>(x), static_cast<const T*>(bias), rows, cols, stride);
+    launch_pdl(add_bias_kernel<T>, flat_blocks(rows * cols), kThreads, 0, as_stream(stream), static_cast<T*>(x), static_cast<const T*>(bias), rows, cols, stride);
     return launch_status("add_bias");
   });
 }
@@ -195,8 +201,7 @@ Status silu_and_mul(const void* gate_up, int64_t rows, int64_t inter, void* out,
   if (rows <= 0) return Status::ok();
   return dispatch_dtype(dtype, [&](auto t) {
     using T = decltype(t);
-    silu_and_mul_kernel<T><<<flat_blocks(rows * inter), kThreads, 0, as_stream(stream)>>>(
-        static_cast<const T*>(gate_up), rows, inter, static_cast<T*>(out));
+    launch_pdl(silu_and_mul_kernel<T>, flat_blocks(rows * inter), kThreads, 0, as_stream(stream), static_cast<const T*>(gate_up), rows, inter, static_cast<T*>(out));
     return launch_status("silu_and_mul");
   });
 }
@@ -208,7 +213,7 @@ Status rope_half(void* x, int64_t rows, int64_t heads, int64_t head_dim, int64_t
     return Status::invalid_argument("rope_half: rot_dim " + std::to_string(rot_dim) + " must be even and <= head_dim");
   return dispatch_dtype(dtype, [&](auto t) {
     using T = decltype(t);
-    rope_half_kernel<T><<<rows, 128, 0, as_stream(stream)>>>(static_cast<T*>(x), heads, head_dim, stride, positions,
+    launch_pdl(rope_half_kernel<T>, rows, 128, 0, as_stream(stream), static_cast<T*>(x), heads, head_dim, stride, positions,
                                                              inv_freq, rot_dim, scaling);
     return launch_status("rope_half");
   });
@@ -218,7 +223,7 @@ Status convert_from_f32(const float* in, int64_t n, void* out, DType dtype, void
   if (n <= 0) return Status::ok();
   return dispatch_dtype(dtype, [&](auto t) {
     using T = decltype(t);
-    convert_kernel<T><<<flat_blocks(n), kThreads, 0, as_stream(stream)>>>(in, n, static_cast<T*>(out));
+    launch_pdl(convert_kernel<T>, flat_blocks(n), kThreads, 0, as_stream(stream), in, n, static_cast<T*>(out));
     return launch_status("convert_from_f32");
   });
 }
@@ -228,7 +233,7 @@ Status convert_rows_from_f32(const float* in, int64_t rows, int64_t cols, int64_
   if (rows <= 0 || cols <= 0) return Status::ok();
   return dispatch_dtype(dtype, [&](auto t) {
     using T = decltype(t);
-    convert_rows_kernel<T><<<flat_blocks(rows * cols), kThreads, 0, as_stream(stream)>>>(in, rows, cols, ld,
+    launch_pdl(convert_rows_kernel<T>, flat_blocks(rows * cols), kThreads, 0, as_stream(stream), in, rows, cols, ld,
                                                                                       static_cast<T*>(out));
     return launch_status("convert_rows_from_f32");
   });
@@ -238,7 +243,7 @@ Status fill_uniform(void* out, int64_t n, float offset, float scale, uint64_t se
   if (n <= 0) return Status::ok();
   return dispatch_dtype(dtype, [&](auto t) {
     using T = decltype(t);
-    fill_uniform_kernel<T><<<flat_blocks(n), kThreads, 0, as_stream(stream)>>>(static_cast<T*>(out), n, offset, scale, seed);
+    launch_pdl(fill_uniform_kernel<T>, flat_blocks(n), kThreads, 0, as_stream(stream), static_cast<T*>(out), n, offset, scale, seed);
     return launch_status("fill_uniform");
   });
 }

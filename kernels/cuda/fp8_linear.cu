@@ -59,6 +59,7 @@ struct W8A16Args {
 // dot product is scaled once.
 template <typename X, int MT>
 __global__ void __launch_bounds__(kWarps * 32) w8a16_kernel(W8A16Args<X> a) {
+  pdl_sync();
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int64_t b = blockIdx.y;
   const int64_t nb = int64_t{blockIdx.x} * kWarps + warp;
@@ -118,6 +119,7 @@ constexpr int kMmaWarps = 8;
 
 template <int kTiles>
 __global__ void __launch_bounds__(kMmaWarps * 32) w8a16_mma_kernel(W8A16Args<__nv_bfloat16> a) {
+  pdl_sync();
   __shared__ float red[kMmaWarps][kTiles * 4][32];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const int64_t b = blockIdx.y, nb0 = int64_t{blockIdx.x} * 16, n0 = b * a.rows_per_batch + nb0, K = a.w.cols;
@@ -188,6 +190,7 @@ __device__ __forceinline__ float x_value(const __nv_bfloat16* p) { return __bflo
 // Any width or alignment (small models: a q_lora_rank of 40): a lane per input, one row per warp.
 template <typename X>
 __global__ void __launch_bounds__(kWarps * 32) w8a16_scalar_kernel(W8A16Args<X> a) {
+  pdl_sync();
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int64_t b = blockIdx.y, nb = int64_t{blockIdx.x} * kWarps + warp;
   if (nb >= a.rows_per_batch) return;
@@ -208,7 +211,7 @@ __global__ void __launch_bounds__(kWarps * 32) w8a16_scalar_kernel(W8A16Args<X> 
 template <typename X, int MT>
 Status launch_w8a16(const W8A16Args<X>& a, int64_t batch, void* stream) {
   const dim3 grid(static_cast<unsigned>((a.rows_per_batch + kWarps - 1) / kWarps), static_cast<unsigned>(batch));
-  w8a16_kernel<X, MT><<<grid, kWarps * 32, 0, as_stream(stream)>>>(a);
+  launch_pdl(w8a16_kernel<X, MT>, grid, kWarps * 32, 0, as_stream(stream), a);
   return launch_status("fp8_linear_w8a16");
 }
 
@@ -230,9 +233,9 @@ Status run_w8a16(const W8A16Args<X>& a, int64_t batch, bool cuda_cores, void* st
     if (!cuda_cores && a.M >= 2 && takes_mma(a)) {
       const dim3 grid(static_cast<unsigned>(a.rows_per_batch / 16), static_cast<unsigned>(batch));
       if (a.M <= 8)
-        w8a16_mma_kernel<1><<<grid, kMmaWarps * 32, 0, as_stream(stream)>>>(a);
+        launch_pdl(w8a16_mma_kernel<1>, grid, kMmaWarps * 32, 0, as_stream(stream), a);
       else
-        w8a16_mma_kernel<2><<<grid, kMmaWarps * 32, 0, as_stream(stream)>>>(a);
+        launch_pdl(w8a16_mma_kernel<2>, grid, kMmaWarps * 32, 0, as_stream(stream), a);
       return launch_status("fp8_linear_w8a16 (tensor cores)");
     }
   }
@@ -240,7 +243,7 @@ Status run_w8a16(const W8A16Args<X>& a, int64_t batch, bool cuda_cores, void* st
                       aligned16(a.w.data);
   if (!vector) {
     const dim3 grid(static_cast<unsigned>((a.rows_per_batch + kWarps - 1) / kWarps), static_cast<unsigned>(batch));
-    w8a16_scalar_kernel<X><<<grid, kWarps * 32, 0, as_stream(stream)>>>(a);
+    launch_pdl(w8a16_scalar_kernel<X>, grid, kWarps * 32, 0, as_stream(stream), a);
     return launch_status("fp8_linear_w8a16 (scalar)");
   }
   if (a.M == 1) return launch_w8a16<X, 1>(a, batch, stream);
@@ -265,6 +268,7 @@ __device__ __forceinline__ float pow2_at_or_above(float t) {
 // One warp per (row, 128-column block); each lane 4 consecutive columns.
 __global__ void quantize_rows_kernel(const __nv_bfloat16* x, int64_t M, int64_t K, int64_t ldx, bool pow2, uint8_t* q,
                                      float* scales, int64_t scale_ld) {
+  pdl_sync();
   const int lane = threadIdx.x & 31;
   const int64_t task = int64_t{blockIdx.x} * (blockDim.x >> 5) + (threadIdx.x >> 5);
   const int64_t blocks = (K + kFp8BlockCols - 1) / kFp8BlockCols;
@@ -301,6 +305,7 @@ __device__ __forceinline__ float e2m1_value(uint32_t nibble) {
 // One warp per (row, 128-column block), a lane 4 columns (2 packed bytes).
 __global__ void reencode_fp4_kernel(const uint8_t* packed, const uint8_t* ue8m0, int64_t rows, int64_t cols,
                                     uint8_t* e4m3, float* scales, unsigned long long* inexact) {
+  pdl_sync();
   const int lane = threadIdx.x & 31;
   const int64_t task = int64_t{blockIdx.x} * (blockDim.x >> 5) + (threadIdx.x >> 5);
   const int64_t blocks = (cols + kFp8BlockCols - 1) / kFp8BlockCols, groups = (cols + 31) / 32;
@@ -340,6 +345,7 @@ __global__ void reencode_fp4_kernel(const uint8_t* packed, const uint8_t* ue8m0,
 
 // A thread per 16 elements of a row (cols a multiple of 16).
 __global__ void dequantize_kernel(Fp8Matrix w, __nv_bfloat16* out) {
+  pdl_sync();
   const int64_t chunks = w.cols / kChunk, t = int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (t >= w.rows * chunks) return;
   const int64_t r = t / chunks, k = (t - r * chunks) * kChunk;
@@ -356,6 +362,7 @@ __global__ void dequantize_kernel(Fp8Matrix w, __nv_bfloat16* out) {
 }
 
 __global__ void random_fp8_kernel(uint8_t* codes, int64_t n, uint64_t seed) {
+  pdl_sync();
   const int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i >= n) return;
   uint64_t z = seed + 0x9e3779b97f4a7c15ull * static_cast<uint64_t>(i + 1);
@@ -369,6 +376,7 @@ __global__ void random_fp8_kernel(uint8_t* codes, int64_t n, uint64_t seed) {
 
 // Any width or alignment: a thread per element.
 __global__ void dequantize_scalar_kernel(Fp8Matrix w, __nv_bfloat16* out) {
+  pdl_sync();
   const int64_t t = int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (t >= w.rows * w.cols) return;
   const int64_t r = t / w.cols, k = t - r * w.cols;
@@ -377,6 +385,7 @@ __global__ void dequantize_scalar_kernel(Fp8Matrix w, __nv_bfloat16* out) {
 }
 
 __global__ void ue8m0_kernel(const uint8_t* in, int64_t n, float* out) {
+  pdl_sync();
   const int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i < n) out[i] = in[i] == 0xff ? __int_as_float(0x7fc00000) : ldexpf(1.0f, static_cast<int>(in[i]) - 127);
 }
@@ -406,7 +415,7 @@ Status quantize_rows_fp8(const void* x, int64_t M, int64_t K, int64_t ldx, bool 
   const int64_t tasks = M * ((K + kFp8BlockCols - 1) / kFp8BlockCols);
   constexpr int kThreads = 256;
   const unsigned grid = static_cast<unsigned>((tasks + kThreads / 32 - 1) / (kThreads / 32));
-  quantize_rows_kernel<<<grid, kThreads, 0, as_stream(stream)>>>(static_cast<const __nv_bfloat16*>(x), M, K, ldx,
+  launch_pdl(quantize_rows_kernel, grid, kThreads, 0, as_stream(stream), static_cast<const __nv_bfloat16*>(x), M, K, ldx,
                                                                  pow2_scales, q, scales, scale_ld);
   return launch_status("quantize_rows_fp8");
 }
@@ -420,7 +429,7 @@ Status reencode_fp4_to_fp8(const uint8_t* packed, const uint8_t* ue8m0, int64_t 
   const int64_t tasks = rows * ((cols + kFp8BlockCols - 1) / kFp8BlockCols);
   constexpr int kThreads = 256;
   const unsigned grid = static_cast<unsigned>((tasks + kThreads / 32 - 1) / (kThreads / 32));
-  reencode_fp4_kernel<<<grid, kThreads, 0, as_stream(stream)>>>(packed, ue8m0, rows, cols, e4m3, scales,
+  launch_pdl(reencode_fp4_kernel, grid, kThreads, 0, as_stream(stream), packed, ue8m0, rows, cols, e4m3, scales,
                                                                 reinterpret_cast<unsigned long long*>(inexact));
   return launch_status("reencode_fp4_to_fp8");
 }
@@ -429,25 +438,23 @@ Status dequantize_fp8_to_bf16(const Fp8Matrix& w, void* out, void* stream) {
   if (w.rows == 0) return Status::ok();
   if (w.cols % kChunk != 0 || !aligned16(w.data) || !aligned16(out)) {
     const int64_t n = w.rows * w.cols;
-    dequantize_scalar_kernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, as_stream(stream)>>>(
-        w, static_cast<__nv_bfloat16*>(out));
+    launch_pdl(dequantize_scalar_kernel, static_cast<unsigned>((n + 255) / 256), 256, 0, as_stream(stream), w, static_cast<__nv_bfloat16*>(out));
     return launch_status("dequantize_fp8_to_bf16 (scalar)");
   }
   const int64_t threads = w.rows * (w.cols / kChunk);
-  dequantize_kernel<<<static_cast<unsigned>((threads + 255) / 256), 256, 0, as_stream(stream)>>>(
-      w, static_cast<__nv_bfloat16*>(out));
+  launch_pdl(dequantize_kernel, static_cast<unsigned>((threads + 255) / 256), 256, 0, as_stream(stream), w, static_cast<__nv_bfloat16*>(out));
   return launch_status("dequantize_fp8_to_bf16");
 }
 
 Status fill_random_fp8(uint8_t* codes, int64_t n, uint64_t seed, void* stream) {
   if (n <= 0) return Status::ok();
-  random_fp8_kernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, as_stream(stream)>>>(codes, n, seed);
+  launch_pdl(random_fp8_kernel, static_cast<unsigned>((n + 255) / 256), 256, 0, as_stream(stream), codes, n, seed);
   return launch_status("fill_random_fp8");
 }
 
 Status ue8m0_to_f32(const uint8_t* in, int64_t n, float* out, void* stream) {
   if (n <= 0) return Status::ok();
-  ue8m0_kernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, as_stream(stream)>>>(in, n, out);
+  launch_pdl(ue8m0_kernel, static_cast<unsigned>((n + 255) / 256), 256, 0, as_stream(stream), in, n, out);
   return launch_status("ue8m0_to_f32");
 }
 

@@ -46,6 +46,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const void* __restric
                                                            const __nv_bfloat16* __restrict__ w, int64_t N,
                                                            int64_t group_rows, float* __restrict__ y, int64_t ldy,
                                                            float beta) {
+  pdl_sync();
   constexpr int kGroups = kWarps / kKWarps;
   __shared__ float red[kWarps][R][MT];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -119,11 +120,9 @@ void launch(const GemvCall& c) {
   const unsigned blocks = static_cast<unsigned>((c.N + rows_per_block - 1) / rows_per_block);
   const auto* wb = static_cast<const __nv_bfloat16*>(c.w);
   if (c.f32x)
-    gemv_kernel<R, MT, kKWarps, true>
-        <<<blocks, kWarps * 32, 0, c.stream>>>(c.x, c.M, c.K, c.ldx, wb, c.N, c.group_rows, c.y, c.ldy, c.beta);
+    launch_pdl(gemv_kernel<R, MT, kKWarps, true>, blocks, kWarps * 32, 0, c.stream, c.x, c.M, c.K, c.ldx, wb, c.N, c.group_rows, c.y, c.ldy, c.beta);
   else
-    gemv_kernel<R, MT, kKWarps, false>
-        <<<blocks, kWarps * 32, 0, c.stream>>>(c.x, c.M, c.K, c.ldx, wb, c.N, c.group_rows, c.y, c.ldy, c.beta);
+    launch_pdl(gemv_kernel<R, MT, kKWarps, false>, blocks, kWarps * 32, 0, c.stream, c.x, c.M, c.K, c.ldx, wb, c.N, c.group_rows, c.y, c.ldy, c.beta);
 }
 
 template <int R, int MT>

@@ -39,6 +39,7 @@ __device__ __forceinline__ Slice channel_slice(int64_t dim) {
 
 template <typename T>
 __global__ void hc_embed_kernel(const int32_t* ids, const T* table, int64_t dim, int32_t hc, float* streams) {
+  pdl_sync();
   const T* src = table + static_cast<int64_t>(ids[blockIdx.x]) * dim;
   float* dst = streams + static_cast<int64_t>(blockIdx.x) * hc * dim;
   const Slice s = channel_slice(dim);
@@ -93,6 +94,7 @@ __device__ __forceinline__ float mix_at(const float* mixes, int32_t parts, int64
 __global__ void __launch_bounds__(kMixThreads)
     hc_mix_kernel(const float* __restrict__ streams, int64_t rows, int64_t width, const float* __restrict__ fn,
                   int64_t out, float* __restrict__ parts) {
+  pdl_sync();
   const int64_t j = blockIdx.x, p = blockIdx.y, slice4 = width / 4 / gridDim.y;
   const float4* w4 = reinterpret_cast<const float4*>(fn + j * width) + p * slice4;
   float acc[kHcMixMaxRows];
@@ -203,6 +205,7 @@ __global__ void __launch_bounds__(kRowThreads)
     hc_pre_kernel(const float* mixes, int32_t mix_parts, const float* base, const float* scale, const float* streams,
                   int32_t hc, int64_t dim, int32_t iters, float eps, float rms_eps, float* collapsed, float* post,
                   float* comb) {
+  pdl_sync();
   __shared__ float pre[kMaxHcStreams], mix[(2 + kMaxHcStreams) * kMaxHcStreams];
   __shared__ float cm[kMaxHcStreams * kMaxHcStreams], tmp[kMaxHcStreams * kMaxHcStreams];
   const int64_t r = blockIdx.x, rows = gridDim.x;
@@ -273,6 +276,7 @@ __global__ void __launch_bounds__(kRowThreads)
 
 __global__ void hc_post_kernel(const float* out, const float* post, const float* comb, int64_t rows, int32_t hc,
                                int64_t dim, float* streams) {
+  pdl_sync();
   const int64_t n = rows * dim;
   for (int64_t t = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; t < n; t += int64_t{gridDim.x} * blockDim.x) {
     const int64_t r = t / dim, d = t % dim;
@@ -292,6 +296,7 @@ __global__ void hc_post_kernel(const float* out, const float* post, const float*
 __global__ void __launch_bounds__(kRowThreads)
     hc_head_kernel(const float* mixes, int32_t mix_parts, const float* base, const float* scale,
                    const float* streams, int32_t hc, int64_t dim, float eps, float rms_eps, float* y) {
+  pdl_sync();
   __shared__ float pre[kMaxHcStreams], mix[kMaxHcStreams];
   const int64_t r = blockIdx.x, rows = gridDim.x;
   if (threadIdx.x < hc) mix[threadIdx.x] = mix_at(mixes, mix_parts, rows, hc, r, threadIdx.x);
@@ -329,8 +334,7 @@ Status hc_embed(const int32_t* ids, int64_t rows, const void* table, int64_t dim
   return dispatch_dtype(dtype, [&](auto t) {
     using T = decltype(t);
     const dim3 grid(static_cast<uint32_t>(rows), static_cast<uint32_t>(row_splits(rows, dim)));
-    hc_embed_kernel<T>
-        <<<grid, kRowThreads, 0, as_stream(stream)>>>(ids, static_cast<const T*>(table), dim, hc, streams);
+    launch_pdl(hc_embed_kernel<T>, grid, kRowThreads, 0, as_stream(stream), ids, static_cast<const T*>(table), dim, hc, streams);
     return launch_status("hc_embed");
   });
 }
@@ -349,7 +353,7 @@ Status hc_mix(const float* streams, int64_t rows, int64_t width, const float* fn
                                     std::to_string(kHcMixMaxRows) + " rows, width a multiple of " +
                                     std::to_string(4 * hc_mix_parts(out)) + ", 16-byte aligned)");
   const dim3 grid(static_cast<uint32_t>(out), static_cast<uint32_t>(hc_mix_parts(out)));
-  hc_mix_kernel<<<grid, kMixThreads, 0, as_stream(stream)>>>(streams, rows, width, fn, out, parts);
+  launch_pdl(hc_mix_kernel, grid, kMixThreads, 0, as_stream(stream), streams, rows, width, fn, out, parts);
   return launch_status("hc_mix");
 }
 
@@ -360,7 +364,7 @@ Status hc_pre(const float* mixes, int32_t mix_parts, const float* base, const fl
   DI_RETURN_IF_ERROR(check_hc(hc));
   DI_RETURN_IF_ERROR(check_parts(mix_parts));
   const dim3 grid(static_cast<uint32_t>(rows), static_cast<uint32_t>(row_splits(rows, dim)));
-  hc_pre_kernel<<<grid, kRowThreads, 0, as_stream(stream)>>>(mixes, mix_parts, base, scale, streams, hc, dim,
+  launch_pdl(hc_pre_kernel, grid, kRowThreads, 0, as_stream(stream), mixes, mix_parts, base, scale, streams, hc, dim,
                                                          sinkhorn_iters, eps, rms_eps, collapsed, post, comb);
   return launch_status("hc_pre");
 }
@@ -371,7 +375,7 @@ Status hc_post(const float* out, const float* post, const float* comb, int64_t r
   DI_RETURN_IF_ERROR(check_hc(hc));
   int64_t blocks = (rows * dim + kThreads - 1) / kThreads;
   if (blocks > 65535 * 8) blocks = 65535 * 8;
-  hc_post_kernel<<<blocks, kThreads, 0, as_stream(stream)>>>(out, post, comb, rows, hc, dim, streams);
+  launch_pdl(hc_post_kernel, blocks, kThreads, 0, as_stream(stream), out, post, comb, rows, hc, dim, streams);
   return launch_status("hc_post");
 }
 
@@ -381,7 +385,7 @@ Status hc_head(const float* mixes, int32_t mix_parts, const float* base, const f
   DI_RETURN_IF_ERROR(check_hc(hc));
   DI_RETURN_IF_ERROR(check_parts(mix_parts));
   const dim3 grid(static_cast<uint32_t>(rows), static_cast<uint32_t>(row_splits(rows, dim)));
-  hc_head_kernel<<<grid, kRowThreads, 0, as_stream(stream)>>>(mixes, mix_parts, base, scale, streams, hc, dim, eps,
+  launch_pdl(hc_head_kernel, grid, kRowThreads, 0, as_stream(stream), mixes, mix_parts, base, scale, streams, hc, dim, eps,
                                                           rms_eps, y);
   return launch_status("hc_head");
 }

@@ -27,6 +27,7 @@ constexpr int kScoreWarps = 8;
 __host__ __device__ constexpr int query_stride(int head_dim) { return head_dim + 4; }
 
 __global__ void __launch_bounds__(kScoreWarps * 32) score_varlen_kernel(IndexerVarlenArgs a) {
+  pdl_sync();
   extern __shared__ __align__(16) float qs[];  // [heads][stride], [heads] weights, a key per warp
   const int64_t i = blockIdx.y;
   const int32_t seq = a.batch.seq[i];
@@ -79,6 +80,7 @@ __device__ __forceinline__ uint32_t score_key(float v) { return order_key(v == 0
 // index order. A bitonic sort of the row in shared memory took ~41 us for 1k entries on an H200
 // (66 synchronised stages on one SM); this is four histograms and a scan.
 __global__ void __launch_bounds__(kSelectThreads) select_varlen_kernel(IndexerVarlenArgs a) {
+  pdl_sync();
   using Scan = cub::BlockScan<int, kSelectThreads>;
   __shared__ typename Scan::TempStorage scan;
   __shared__ uint32_t hist[kBins];
@@ -174,10 +176,10 @@ Status indexer_topk_varlen(const IndexerVarlenArgs& a, void* stream) {
     const int64_t per_row = (2 * int64_t{device_sm_count()} + rows - 1) / rows;
     const int64_t most = (a.max_visible + kScoreWarps - 1) / kScoreWarps;
     const dim3 grid(static_cast<unsigned>(std::clamp<int64_t>(per_row, 1, most)), static_cast<unsigned>(rows));
-    score_varlen_kernel<<<grid, kScoreWarps * 32, qbytes, as_stream(stream)>>>(a);
+    launch_pdl(score_varlen_kernel, grid, kScoreWarps * 32, qbytes, as_stream(stream), a);
     DI_RETURN_IF_ERROR(launch_status("indexer scores varlen"));
   }
-  select_varlen_kernel<<<rows, kSelectThreads, 0, as_stream(stream)>>>(a);
+  launch_pdl(select_varlen_kernel, rows, kSelectThreads, 0, as_stream(stream), a);
   return launch_status("indexer select varlen");
 }
 

@@ -45,6 +45,7 @@ __device__ __forceinline__ void slot(const CompressVarlenArgs& a, const SeqSpan&
 }
 
 __global__ void compress_varlen_kernel(CompressVarlenArgs a) {
+  pdl_sync();
   __shared__ float entry[kMaxDim];
   const int64_t row = blockIdx.x;
   const int32_t seq = a.batch.seq[row];
@@ -101,7 +102,7 @@ Status compress_windows_varlen(const CompressVarlenArgs& a, void* stream) {
   if (a.batch.num_tokens <= 0) return Status::ok();
   if (a.rate <= 0 || a.dim <= 0 || a.dim > kMaxDim || a.rot_dim < 0 || a.rot_dim % 2 || a.rot_dim > a.dim)
     return Status::invalid_argument("compress_windows_varlen: rate > 0, dim in [1, 1024] and an even rot_dim <= dim");
-  compress_varlen_kernel<<<a.batch.num_tokens, kThreads, 0, as_stream(stream)>>>(a);
+  launch_pdl(compress_varlen_kernel, a.batch.num_tokens, kThreads, 0, as_stream(stream), a);
   return launch_status("compress_windows_varlen");
 }
 

@@ -45,6 +45,7 @@ __device__ __forceinline__ float dot4(float4 a, float4 b, float acc) {
 }
 
 __global__ void __launch_bounds__(kThreads) mla_attention_kernel(MlaAttentionArgs a, int dim, int stride) {
+  pdl_sync();
   extern __shared__ float4 smem4[];
   float* qs = reinterpret_cast<float*>(smem4);  // [kHeads][stride]
   float* ks = qs + kHeads * stride;             // [kTile][stride]
@@ -209,6 +210,7 @@ __device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4], 
 }
 
 __global__ void __launch_bounds__(kThreads) mla_attention_tc_kernel(MlaAttentionArgs a, int dim, int stride) {
+  pdl_sync();
   extern __shared__ float4 smem4[];
   float* qs = reinterpret_cast<float*>(smem4);    // [kHeads][stride], tf32-rounded
   float* kbuf = qs + kHeads * stride;             // 2 x [kTile][stride]
@@ -324,6 +326,7 @@ __global__ void __launch_bounds__(kThreads) mla_attention_tc_kernel(MlaAttention
 // A block per (row, head): the key ranges' running sums rescaled to the overall max. Empty ranges
 // (l = 0) weigh nothing; a padding row has only empty ones and gets zeros.
 __global__ void mla_merge_kernel(MlaAttentionArgs a) {
+  pdl_sync();
   const int64_t row = blockIdx.x;
   const int h = static_cast<int>(blockIdx.y), nh = a.num_heads, L = a.latent_dim;
   const int c0 = static_cast<int>(blockIdx.z) * kMergeChannels;
@@ -366,7 +369,7 @@ Status launch_bf16_cache(const MlaAttentionArgs& a, int dim, void* stream) {
                                " values do not fit shared memory");
   const dim3 grid(static_cast<unsigned>(a.batch.num_tokens), static_cast<unsigned>(a.splits),
                   static_cast<unsigned>((a.num_heads + kHeads - 1) / kHeads));
-  mla_bf16::attention_kernel<<<grid, mla_bf16::kThreads, bytes, as_stream(stream)>>>(a, dim);
+  launch_pdl(mla_bf16::attention_kernel, grid, mla_bf16::kThreads, bytes, as_stream(stream), a, dim);
   return launch_status("mla_attention bf16");
 }
 
@@ -384,7 +387,7 @@ Status launch_f32_cache(const MlaAttentionArgs& a, int dim, void* stream) {
   }
   const dim3 grid(static_cast<unsigned>(a.batch.num_tokens), static_cast<unsigned>(a.splits),
                   static_cast<unsigned>((a.num_heads + kHeads - 1) / kHeads));
-  kernel<<<grid, kThreads, smem, as_stream(stream)>>>(a, dim, stride);
+  launch_pdl(kernel, grid, kThreads, smem, as_stream(stream), a, dim, stride);
   return launch_status("mla_attention");
 }
 
@@ -402,9 +405,8 @@ Status mla_attention(const MlaAttentionArgs& a, void* stream) {
   const int dim = a.latent_dim + a.rope_dim;
   DI_RETURN_IF_ERROR(a.bf16_cache ? launch_bf16_cache(a, dim, stream) : launch_f32_cache(a, dim, stream));
   if (a.splits == 1) return Status::ok();
-  mla_merge_kernel<<<dim3(static_cast<unsigned>(a.batch.num_tokens), static_cast<unsigned>(a.num_heads),
-                          static_cast<unsigned>((a.latent_dim + kMergeChannels - 1) / kMergeChannels)),
-                     kMergeThreads, 0, as_stream(stream)>>>(a);
+  launch_pdl(mla_merge_kernel, dim3(static_cast<unsigned>(a.batch.num_tokens), static_cast<unsigned>(a.num_heads),
+                          static_cast<unsigned>((a.latent_dim + kMergeChannels - 1) / kMergeChannels)), kMergeThreads, 0, as_stream(stream), a);
   return launch_status("mla_attention merge");
 }
 

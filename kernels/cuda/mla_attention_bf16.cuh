@@ -59,6 +59,7 @@ __device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint3
 }
 
 __global__ void __launch_bounds__(kThreads) attention_kernel(MlaAttentionArgs a, int dim) {
+  pdl_sync();
   extern __shared__ uint4 smem_raw[];
   const int S = row_elems(dim);
   auto* qs = reinterpret_cast<__nv_bfloat16*>(smem_raw);  // [kHeads][S]

@@ -7,6 +7,7 @@ namespace {
 
 __global__ void add_rms_norm_bf16_kernel(float* res, const float* delta, const float* w, float* y,
                                          __nv_bfloat16* y16, int64_t dim, float eps) {
+  pdl_sync();
   float* rr = res + blockIdx.x * dim;
   const float* dr = delta + blockIdx.x * dim;
   float ss = 0.f;
@@ -29,8 +30,7 @@ Status add_rms_norm_with_bf16(float* residual, const float* delta, const float* 
                               int64_t rows, int64_t dim, float eps, void* stream) {
   if (rows <= 0) return Status::ok();
   if (dim < 1 || !weight) return Status::invalid_argument("add_rms_norm_with_bf16: dim >= 1 and a weight");
-  add_rms_norm_bf16_kernel<<<static_cast<unsigned>(rows), dim >= 1024 ? 512 : 128, 0, as_stream(stream)>>>(
-      residual, delta, weight, y, static_cast<__nv_bfloat16*>(y16), dim, eps);
+  launch_pdl(add_rms_norm_bf16_kernel, static_cast<unsigned>(rows), dim >= 1024 ? 512 : 128, 0, as_stream(stream), residual, delta, weight, y, static_cast<__nv_bfloat16*>(y16), dim, eps);
   return launch_status("add_rms_norm_with_bf16");
 }
 

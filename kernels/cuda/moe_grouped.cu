@@ -21,6 +21,7 @@ constexpr int kColsPerBlock = kWarps * kColsPerWarp;
 
 __global__ void group_pairs_kernel(const int32_t* ids, int64_t pairs, int32_t experts, int32_t* offsets,
                                    int32_t* slot_pair, int32_t* bad_id) {
+  pdl_sync();
   __shared__ int32_t cursor[kMaxGroupedExperts];
   for (int e = threadIdx.x; e < experts; e += blockDim.x) cursor[e] = 0;
   __syncthreads();
@@ -120,6 +121,7 @@ __device__ __forceinline__ float fp8_scale(const float* s, int32_t block_rows, i
 // else: column n of w2 into y[pair, n]. W uint8_t: fp8 e4m3 weights with their scales.
 template <typename W, int VEC, bool kGateUp>
 __global__ void grouped_pass_kernel(MoeGroupedArgs a) {
+  pdl_sync();
   extern __shared__ float xs[];  // [kRows][K]
   const int32_t* active = a.offsets + a.experts + 1;
   if (static_cast<int32_t>(blockIdx.y) >= active[a.experts]) return;  // fewer experts have pairs
@@ -220,7 +222,7 @@ Status launch_pass(const MoeGroupedArgs& a, void* stream) {
       return Status::unsupported("moe_grouped_mlp: rows of " + std::to_string(K) + " inputs do not fit shared memory");
   }
   const dim3 grid(static_cast<unsigned>((N + kColsPerBlock - 1) / kColsPerBlock), busy_blocks(a));
-  kernel<<<grid, kWarps * 32, smem, as_stream(stream)>>>(a);
+  launch_pdl(kernel, grid, kWarps * 32, smem, as_stream(stream), a);
   return launch_status(kGateUp ? "moe grouped gate_up" : "moe grouped down");
 }
 
@@ -269,6 +271,7 @@ constexpr int kGatherThreads = 256, kGatherCols = 8 * kGatherThreads;
 
 __global__ void gather_pairs_kernel(const float* x, const int32_t* slot_pair, int64_t pairs, int32_t top_k, int64_t K,
                                     __nv_bfloat16* xs) {
+  pdl_sync();
   const int64_t lo = int64_t{blockIdx.y} * kGatherCols, hi = lo + kGatherCols < K ? lo + kGatherCols : K;
   for (int64_t slot = blockIdx.x; slot < pairs; slot += gridDim.x) {
     const float* src = x + (slot_pair[slot] / top_k) * K;
@@ -280,6 +283,7 @@ __global__ void gather_pairs_kernel(const float* x, const int32_t* slot_pair, in
 // A block per (16-column tile, expert): its warps split k, warp 0 adds their sums and writes.
 template <bool kGateUp>
 __global__ void mma_pass_kernel(MoeGroupedArgs a, const __nv_bfloat16* in, __nv_bfloat16* act_out) {
+  pdl_sync();
   __shared__ float red[kMmaWarps][8][32];
   const int32_t* active = a.offsets + a.experts + 1;
   if (static_cast<int32_t>(blockIdx.y) >= active[a.experts]) return;  // fewer experts have pairs
@@ -344,6 +348,7 @@ constexpr int kFp8MmaWarps = 8;
 template <bool kGateUp>
 __global__ void __launch_bounds__(kFp8MmaWarps * 32) fp8_mma_pass_kernel(MoeGroupedArgs a, const __nv_bfloat16* in,
                                                                         __nv_bfloat16* act_out) {
+  pdl_sync();
   __shared__ float red[kFp8MmaWarps][8][32];
   const int32_t* active = a.offsets + a.experts + 1;
   if (static_cast<int32_t>(blockIdx.y) >= active[a.experts]) return;  // fewer experts have pairs
@@ -429,21 +434,21 @@ Status mma_mlp(const MoeGroupedArgs& a, void* stream) {
   auto* act = reinterpret_cast<__nv_bfloat16*>(a.act);
   const dim3 gather(static_cast<unsigned>(a.pairs < 1024 ? a.pairs : 1024),
                     static_cast<unsigned>((a.hidden + kGatherCols - 1) / kGatherCols));
-  gather_pairs_kernel<<<gather, kGatherThreads, 0, as_stream(stream)>>>(a.x, a.slot_pair, a.pairs, a.top_k, a.hidden,
+  launch_pdl(gather_pairs_kernel, gather, kGatherThreads, 0, as_stream(stream), a.x, a.slot_pair, a.pairs, a.top_k, a.hidden,
                                                                        xs);
   DI_RETURN_IF_ERROR(launch_status("moe gather pairs"));
   const int64_t per_block = kMmaCols;
   const dim3 g1(static_cast<unsigned>((a.inter + per_block - 1) / per_block), busy_blocks(a));
   const dim3 g2(static_cast<unsigned>((a.hidden + per_block - 1) / per_block), busy_blocks(a));
   if (a.fp8) {
-    fp8_mma_pass_kernel<true><<<g1, kFp8MmaWarps * 32, 0, as_stream(stream)>>>(a, xs, act);
+    launch_pdl(fp8_mma_pass_kernel<true>, g1, kFp8MmaWarps * 32, 0, as_stream(stream), a, xs, act);
     DI_RETURN_IF_ERROR(launch_status("moe fp8 mma gate_up"));
-    fp8_mma_pass_kernel<false><<<g2, kFp8MmaWarps * 32, 0, as_stream(stream)>>>(a, act, nullptr);
+    launch_pdl(fp8_mma_pass_kernel<false>, g2, kFp8MmaWarps * 32, 0, as_stream(stream), a, act, nullptr);
     return launch_status("moe fp8 mma down");
   }
-  mma_pass_kernel<true><<<g1, kMmaWarps * 32, 0, as_stream(stream)>>>(a, xs, act);
+  launch_pdl(mma_pass_kernel<true>, g1, kMmaWarps * 32, 0, as_stream(stream), a, xs, act);
   DI_RETURN_IF_ERROR(launch_status("moe mma gate_up"));
-  mma_pass_kernel<false><<<g2, kMmaWarps * 32, 0, as_stream(stream)>>>(a, act, nullptr);
+  launch_pdl(mma_pass_kernel<false>, g2, kMmaWarps * 32, 0, as_stream(stream), a, act, nullptr);
   return launch_status("moe mma down");
 }
 
@@ -455,6 +460,7 @@ constexpr int kCombineCols = 256;
 __global__ void combine_kernel(const float* __restrict__ y, const float* __restrict__ weights,
                                const int32_t* __restrict__ ids, int32_t top_k, int64_t hidden,
                                float* __restrict__ out) {
+  pdl_sync();
   const int64_t r = blockIdx.x;
   int order[kMaxRoutedPerToken];
 #pragma unroll
@@ -493,7 +499,7 @@ Status moe_group_pairs(const int32_t* expert_ids, int64_t pairs, int32_t experts
   if (experts < 1 || experts > kMaxGroupedExperts)
     return Status::invalid_argument("moe_group_pairs: experts " + std::to_string(experts) + " outside [1, " +
                                     std::to_string(kMaxGroupedExperts) + "]");
-  group_pairs_kernel<<<1, 1024, 0, as_stream(stream)>>>(expert_ids, pairs, experts, offsets, slot_pair, bad_id);
+  launch_pdl(group_pairs_kernel, 1, 1024, 0, as_stream(stream), expert_ids, pairs, experts, offsets, slot_pair, bad_id);
   return launch_status("moe_group_pairs");
 }
 
@@ -528,7 +534,7 @@ Status moe_combine_pairs(const float* y, const float* weights, const int32_t* ex
     return Status::invalid_argument("moe_combine_pairs: top_k " + std::to_string(top_k) + " outside [1, " +
                                     std::to_string(kMaxRoutedPerToken) + "]");
   const dim3 grid(static_cast<unsigned>(rows), static_cast<unsigned>((hidden + kCombineCols - 1) / kCombineCols));
-  combine_kernel<<<grid, 256, 0, as_stream(stream)>>>(y, weights, expert_ids, top_k, hidden, out);
+  launch_pdl(combine_kernel, grid, 256, 0, as_stream(stream), y, weights, expert_ids, top_k, hidden, out);
   return launch_status("moe_combine_pairs");
 }
 

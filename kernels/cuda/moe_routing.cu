@@ -11,6 +11,7 @@ constexpr int kThreads = 256;
 // One block per token: a thread per expert scores it; the choice is top_k rounds of a block
 // argmax (ties to the lower expert id, as the CPU routers' stable sorts).
 __global__ void route_kernel(RoutingArgs a) {
+  pdl_sync();
   extern __shared__ float smem[];
   float* s = smem;                 // [E] scores
   float* choice = smem + a.experts;  // [E] what competes (score + bias, -inf outside kept groups)
@@ -119,7 +120,7 @@ Status moe_route(const RoutingArgs& a, void* stream) {
   if (a.tid2eid && !a.tokens) return Status::invalid_argument("moe_route: hash routing needs the token ids");
   const size_t smem = static_cast<size_t>(2 * a.experts) * sizeof(float);
   if (smem > 48 * 1024) return Status::invalid_argument("moe_route: more than 6144 experts");
-  route_kernel<<<a.rows, kThreads, smem, as_stream(stream)>>>(a);
+  launch_pdl(route_kernel, a.rows, kThreads, smem, as_stream(stream), a);
   return launch_status("moe_route");
 }
 

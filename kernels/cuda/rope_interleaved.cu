@@ -24,6 +24,7 @@ __device__ __forceinline__ void row_angles(float pos, const float* inv_freq, int
 __global__ void rope_interleaved_kernel(float* x, int64_t row_stride, int64_t count, int64_t width,
                                         int64_t vec_stride, int64_t pos0, int64_t pos_step, const int32_t* positions,
                                         const float* inv_freq, int64_t rot_dim, float scale, bool inverse) {
+  pdl_sync();
   const int64_t half = rot_dim / 2;
   const float pos = static_cast<float>(positions ? int64_t{positions[blockIdx.x]}
                                                  : pos0 + static_cast<int64_t>(blockIdx.x) * pos_step);
@@ -45,6 +46,7 @@ __global__ void rope_interleaved_kernel(float* x, int64_t row_stride, int64_t co
 
 __global__ void rms_norm_rope_kernel(float* x, const float* w, int64_t heads, int64_t dim, int64_t stride, float eps,
                                      const int32_t* positions, const float* inv_freq, int64_t rot_dim, float scale) {
+  pdl_sync();
   extern __shared__ float rot[];  // the normed rotary channels
   __shared__ float cs[kMaxRotPairs], sn[kMaxRotPairs];
   const int64_t row = blockIdx.x / heads, half = rot_dim / 2, rot0 = dim - rot_dim;
@@ -78,8 +80,7 @@ Status rms_norm_rope_at(float* x, const float* weight, int64_t rows, int64_t hea
                                     " must be even and <= dim " + std::to_string(dim) + ", positions given");
   // rms_norm's block size for this dim: the same partial sums, so the same bits.
   const int threads = dim >= 4096 ? 1024 : dim >= 1024 ? 512 : 128;
-  rms_norm_rope_kernel<<<rows * heads, threads, rot_dim * sizeof(float), as_stream(stream)>>>(
-      x, weight, heads, dim, stride, eps, positions, inv_freq, rot_dim, scale);
+  launch_pdl(rms_norm_rope_kernel, rows * heads, threads, rot_dim * sizeof(float), as_stream(stream), x, weight, heads, dim, stride, eps, positions, inv_freq, rot_dim, scale);
   return launch_status("rms_norm_rope_at");
 }
 
@@ -90,7 +91,7 @@ Status rope_interleaved(float* x, int64_t rows, int64_t row_stride, int64_t coun
   if (rot_dim <= 0 || rot_dim % 2 || rot_dim > width || rot_dim > 2 * kMaxRotPairs)
     return Status::invalid_argument("rope_interleaved: rot_dim " + std::to_string(rot_dim) +
                                     " must be even and <= width " + std::to_string(width));
-  rope_interleaved_kernel<<<rows, 512, 0, as_stream(stream)>>>(x, row_stride, count, width, vec_stride, pos0, pos_step,
+  launch_pdl(rope_interleaved_kernel, rows, 512, 0, as_stream(stream), x, row_stride, count, width, vec_stride, pos0, pos_step,
                                                                nullptr, inv_freq, rot_dim, scale, inverse);
   return launch_status("rope_interleaved");
 }
@@ -102,7 +103,7 @@ Status rope_interleaved_at(float* x, int64_t rows, int64_t row_stride, int64_t c
   if (rot_dim <= 0 || rot_dim % 2 || rot_dim > width || rot_dim > 2 * kMaxRotPairs || !positions)
     return Status::invalid_argument("rope_interleaved_at: rot_dim " + std::to_string(rot_dim) +
                                     " must be even and <= width " + std::to_string(width) + ", positions given");
-  rope_interleaved_kernel<<<rows, 512, 0, as_stream(stream)>>>(x, row_stride, count, width, vec_stride, 0, 0, positions,
+  launch_pdl(rope_interleaved_kernel, rows, 512, 0, as_stream(stream), x, row_stride, count, width, vec_stride, 0, 0, positions,
                                                                inv_freq, rot_dim, scale, inverse);
   return launch_status("rope_interleaved_at");
 }

@@ -66,6 +66,7 @@ __device__ __forceinline__ void cp_async_wait_one() { asm volatile("cp.async.wai
 // copies, so head_dim % 4 == 0; other widths load each tile synchronously).
 template <int CH>
 __global__ void attention_kernel(SinkAttentionVarlenArgs a, int hpb) {
+  pdl_sync();
   extern __shared__ float tiles[];  // 2 x [kKeyTile][head_dim]
   __shared__ const float* key_ptr[2][kKeyTile];
   const int64_t row = blockIdx.x;
@@ -178,6 +179,7 @@ __global__ void attention_kernel(SinkAttentionVarlenArgs a, int hpb) {
 
 // One block per (row, head): the key ranges' partial sums rescaled to a common max, plus the sink.
 __global__ void merge_kernel(SinkAttentionVarlenArgs a) {
+  pdl_sync();
   const int64_t row = blockIdx.x;
   const int h = blockIdx.y, hd = a.head_dim, nh = a.num_heads;
   float* o = a.out + (row * nh + h) * hd;
@@ -202,12 +204,12 @@ Status launch(const SinkAttentionVarlenArgs& a, void* stream) {
   }();
   if (!wide_smem && smem > 48 * 1024)
     return Status::device("sink_attention_varlen: 64 KiB of shared memory per block is not available");
-  attention_kernel<CH><<<grid, hpb * 32, smem, as_stream(stream)>>>(a, hpb);
+  launch_pdl(attention_kernel<CH>, grid, hpb * 32, smem, as_stream(stream), a, hpb);
   DI_RETURN_IF_ERROR(launch_status("sink_attention_varlen"));
   if (a.splits == 1) return Status::ok();
   const dim3 mgrid(static_cast<unsigned>(a.batch.num_tokens), static_cast<unsigned>(a.num_heads),
                    static_cast<unsigned>((a.head_dim + kMergeChannels - 1) / kMergeChannels));
-  merge_kernel<<<mgrid, kMergeThreads, 0, as_stream(stream)>>>(a);
+  launch_pdl(merge_kernel, mgrid, kMergeThreads, 0, as_stream(stream), a);
   return launch_status("sink_attention_varlen merge");
 }
 

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -47,6 +49,34 @@ inline void expect_layer_by_layer_agrees(const Fixture& f, const std::string& la
     if (err > tol && first_bad < 0) first_bad = k - 1;
   }
   EXPECT_EQ(first_bad, -1) << "first differing layer: " << first_bad;
+}
+
+// expect_layer_by_layer_agrees on fixture `id`'s checkpoint cut to its first k layers: the
+// config's num_hidden_layers set to k and `trim_config(config, k)` applied (the family's own
+// per-layer keys), the tensors of layers k and up ("model.layers.N." or "layers.N.", MTP layers
+// past the last one included) dropped.
+inline void expect_truncated_checkpoints_agree(const FixtureId& id, double tol,
+                                               const std::function<void(json&, int)>& trim_config,
+                                               const std::function<std::string(int)>& describe) {
+  const Fixture f = load_fixture(id);
+  const json config = read_config(id);
+  const std::vector<RawTensor> tensors = read_all(f.dir);
+  const int n_layers = config["num_hidden_layers"].get<int>();
+  auto layer_of = [](const std::string& name) {
+    for (const char* prefix : {"model.layers.", "layers."})
+      if (name.rfind(prefix, 0) == 0) return std::atoi(name.c_str() + std::strlen(prefix));
+    return -1;
+  };
+  auto make_dir = [&](int k) {
+    json c = config;
+    c["num_hidden_layers"] = k;
+    trim_config(c, k);
+    std::vector<RawTensor> kept;
+    for (const RawTensor& t : tensors)
+      if (layer_of(t.name) < k) kept.push_back(t);
+    return make_model_dir_in("cuda_layers", id.name + "_" + std::to_string(k), c, kept);
+  };
+  expect_layer_by_layer_agrees(f, id.name, n_layers, tol, make_dir, describe);
 }
 
 // The fixture's prompt in one chunk, then one token per forward.

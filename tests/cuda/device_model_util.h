@@ -23,6 +23,17 @@ inline std::unique_ptr<engine::SequenceCache> device_cache(engine::Model& m, int
   return c.is_ok() ? std::move(c).value() : nullptr;
 }
 
+// `dir` on the GPU, its decode steps replaying CUDA graphs or, with `enforce_eager`, launching
+// each kernel; null (the failure recorded) if it did not load.
+inline std::unique_ptr<engine::Model> load_on_cuda(const std::string& dir, bool enforce_eager) {
+  engine::ModelOptions opts;
+  opts.device = "cuda";
+  opts.enforce_eager = enforce_eager;
+  auto m = engine::load_model(dir, opts);
+  EXPECT_TRUE(m.is_ok()) << m.status().message();
+  return m.is_ok() ? std::move(m).value() : nullptr;
+}
+
 // Runs `ids` in the given chunk sizes (cycled) with one device cache; a logits row per token.
 inline std::vector<float> run_device_chunks(engine::Model& model, const std::vector<int32_t>& ids,
                                             const std::vector<int32_t>& chunks) {

@@ -14,26 +14,12 @@
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/indexer_topk.h"
 #include "tests/cuda/cuda_suite.h"
+#include "tests/cuda/device_copies.h"
 
 namespace di::test {
 namespace {
 
 namespace kc = di::kernels::cuda;
-
-template <typename T>
-kc::DeviceBuffer upload(const std::vector<T>& v) {
-  kc::DeviceBuffer b;
-  EXPECT_TRUE(b.allocate(static_cast<int64_t>(std::max<size_t>(1, v.size()) * sizeof(T))).is_ok());
-  EXPECT_TRUE(kc::copy_to_device(b.get(), v.data(), static_cast<int64_t>(v.size() * sizeof(T))).is_ok());
-  return b;
-}
-
-template <typename T>
-std::vector<T> download(const kc::DeviceBuffer& b, size_t n) {
-  std::vector<T> v(n);
-  EXPECT_TRUE(kc::copy_to_host(v.data(), b.get(), static_cast<int64_t>(n * sizeof(T))).is_ok());
-  return v;
-}
 
 class IndexerTopk : public CudaTest {};
 

@@ -25,6 +25,7 @@
 #include "kernels/cuda/rope_interleaved.h"
 #include "tests/cuda/bf16_bits.h"
 #include "tests/cuda/cuda_suite.h"
+#include "tests/cuda/device_copies.h"
 
 namespace di::test {
 namespace {
@@ -39,21 +40,6 @@ std::vector<float> random_vec(size_t n, std::mt19937& rng, float lo = -1.f, floa
   return v;
 }
 
-// A device copy of `v` that lives as long as the returned buffer.
-template <typename T>
-kc::DeviceBuffer upload(const std::vector<T>& v) {
-  kc::DeviceBuffer b;
-  EXPECT_TRUE(b.allocate(static_cast<int64_t>(std::max<size_t>(1, v.size()) * sizeof(T))).is_ok());
-  EXPECT_TRUE(kc::copy_to_device(b.get(), v.data(), static_cast<int64_t>(v.size() * sizeof(T))).is_ok());
-  return b;
-}
-
-std::vector<float> download(const kc::DeviceBuffer& b, size_t n) {
-  std::vector<float> v(n);
-  EXPECT_TRUE(kc::copy_to_host(v.data(), b.get(), static_cast<int64_t>(n * 4)).is_ok());
-  return v;
-}
-
 double max_rel(const std::vector<float>& got, const std::vector<float>& ref) {
   double d = 0, m = 0;
   for (size_t i = 0; i < ref.size(); ++i) {
@@ -62,6 +48,43 @@ double max_rel(const std::vector<float>& got, const std::vector<float>& ref) {
   }
   return m > 0 ? d / m : d;
 }
+
+// A V4 hyper-connection problem on random inputs (Sinkhorn iterations and epsilons as the model
+// configs set them): the streams, hc_pre's weights, and the CPU's hc_pre of them as the
+// reference. Later draws (hc_post's input, hc_head's weights) come from the same `rng`.
+struct HcCase {
+  HcCase(int hc_mult, int64_t hidden, int64_t num_rows, uint32_t seed) : rng(seed) {
+    c.hc_mult = hc_mult;
+    c.hidden_size = hidden;
+    c.hc_sinkhorn_iters = 20;
+    c.hc_eps = 1e-6;
+    c.rms_norm_eps = 1e-6;
+    rows = num_rows, hc = hc_mult, H = hidden, mix = (2 + hc) * hc, W = hc * H;
+    streams = random_vec(rows * W, rng), fn = random_vec(mix * W, rng, -0.05f, 0.05f);
+    base = random_vec(mix, rng), scale = random_vec(3, rng, 0.5f, 1.5f);
+    collapsed.resize(rows * H), post.resize(rows * hc), comb.resize(rows * hc * hc);
+    v4::HcWeights hw{fn.data(), base.data(), scale.data()};
+    v4::hc_pre(c, hw, streams.data(), rows, collapsed.data(), post.data(), comb.data());
+  }
+
+  // The CPU's hc_head of the streams with the given head weights.
+  std::vector<float> head(const std::vector<float>& hfn, const std::vector<float>& hbase,
+                          const std::vector<float>& hscale) const {
+    v4::DeepseekV4Weights w;
+    w.hc_head_fn = hfn.data();
+    w.hc_head_base = hbase.data();
+    w.hc_head_scale = hscale.data();
+    std::vector<float> y(rows * H);
+    v4::hc_head(c, w, streams.data(), rows, y.data());
+    return y;
+  }
+
+  v4::DeepseekV4Config c;
+  int64_t rows, hc, H, mix, W;
+  std::mt19937 rng;
+  std::vector<float> streams, fn, base, scale;
+  std::vector<float> collapsed, post, comb;  // the CPU's hc_pre
+};
 
 class V4Kernels : public CudaTest {};
 
@@ -119,23 +142,12 @@ TEST_F(V4Kernels, FusedNormRopeEqualsNormThenRope) {
 }
 
 TEST_F(V4Kernels, HyperConnectionsMatchCpu) {
-  v4::DeepseekV4Config c;
-  c.hc_mult = 4;
-  c.hidden_size = 96;
-  c.hc_sinkhorn_iters = 20;
-  c.hc_eps = 1e-6;
-  c.rms_norm_eps = 1e-6;
-  const int64_t rows = 5, hc = c.hc_mult, H = c.hidden_size, mix = (2 + hc) * hc, W = hc * H;
-  std::mt19937 rng(2);
-  const std::vector<float> streams = random_vec(rows * W, rng), fn = random_vec(mix * W, rng, -0.05f, 0.05f);
-  const std::vector<float> base = random_vec(mix, rng), scale = random_vec(3, rng, 0.5f, 1.5f);
-  v4::HcWeights hw{fn.data(), base.data(), scale.data()};
-  std::vector<float> collapsed(rows * H), post(rows * hc), comb(rows * hc * hc);
-  v4::hc_pre(c, hw, streams.data(), rows, collapsed.data(), post.data(), comb.data());
+  HcCase k(4, 96, 5, 2);
+  const int64_t rows = k.rows, hc = k.hc, H = k.H, mix = k.mix, W = k.W;
 
   auto gemm = kc::Gemm::create(nullptr);
   ASSERT_TRUE(gemm.is_ok()) << gemm.status().message();
-  kc::DeviceBuffer ds = upload(streams), dfn = upload(fn), dbase = upload(base), dscale = upload(scale);
+  kc::DeviceBuffer ds = upload(k.streams), dfn = upload(k.fn), dbase = upload(k.base), dscale = upload(k.scale);
   kc::DeviceBuffer dn, dmix, dcol, dpost, dcomb;
   ASSERT_TRUE(dn.allocate(rows * W * 4).is_ok());
   ASSERT_TRUE(dmix.allocate(rows * mix * 4).is_ok());
@@ -148,19 +160,19 @@ TEST_F(V4Kernels, HyperConnectionsMatchCpu) {
   ASSERT_TRUE(kc::hc_pre(dmix.as<float>(), 1, dbase.as<float>(), dscale.as<float>(), ds.as<float>(), rows, 4, H, 20,
                          1e-6f, dcol.as<float>(), dpost.as<float>(), dcomb.as<float>(), nullptr)
                   .is_ok());
-  const double e_col = max_rel(download(dcol, collapsed.size()), collapsed);
-  const double e_post = max_rel(download(dpost, post.size()), post);
-  const double e_comb = max_rel(download(dcomb, comb.size()), comb);
+  const double e_col = max_rel(download(dcol, k.collapsed.size()), k.collapsed);
+  const double e_post = max_rel(download(dpost, k.post.size()), k.post);
+  const double e_comb = max_rel(download(dcomb, k.comb.size()), k.comb);
   std::printf("hc_pre: collapsed %.3g, post %.3g, comb (Sinkhorn) %.3g\n", e_col, e_post, e_comb);
   EXPECT_LE(e_col, 1e-5);
   EXPECT_LE(e_post, 1e-5);
   EXPECT_LE(e_comb, 1e-5);
 
   // hc_post on the CPU's post/comb so this checks the kernel alone.
-  const std::vector<float> out = random_vec(rows * H, rng);
-  std::vector<float> ref = streams;
-  v4::hc_post(c, out.data(), post.data(), comb.data(), rows, ref.data());
-  kc::DeviceBuffer dout = upload(out), dpost2 = upload(post), dcomb2 = upload(comb), ds2 = upload(streams);
+  const std::vector<float> out = random_vec(rows * H, k.rng);
+  std::vector<float> ref = k.streams;
+  v4::hc_post(k.c, out.data(), k.post.data(), k.comb.data(), rows, ref.data());
+  kc::DeviceBuffer dout = upload(out), dpost2 = upload(k.post), dcomb2 = upload(k.comb), ds2 = upload(k.streams);
   ASSERT_TRUE(kc::hc_post(dout.as<float>(), dpost2.as<float>(), dcomb2.as<float>(), rows, 4, H, ds2.as<float>(), nullptr)
                   .is_ok());
   const double e_post_apply = max_rel(download(ds2, ref.size()), ref);
@@ -168,14 +180,9 @@ TEST_F(V4Kernels, HyperConnectionsMatchCpu) {
   EXPECT_LE(e_post_apply, 1e-6);
 
   // hc_head through the same norm + GEMM path the model uses.
-  v4::DeepseekV4Weights w;
-  const std::vector<float> hfn = random_vec(hc * W, rng, -0.05f, 0.05f), hbase = random_vec(hc, rng),
-                           hscale = random_vec(1, rng, 0.5f, 1.5f);
-  w.hc_head_fn = hfn.data();
-  w.hc_head_base = hbase.data();
-  w.hc_head_scale = hscale.data();
-  std::vector<float> y(rows * H);
-  v4::hc_head(c, w, streams.data(), rows, y.data());
+  const std::vector<float> hfn = random_vec(hc * W, k.rng, -0.05f, 0.05f), hbase = random_vec(hc, k.rng),
+                           hscale = random_vec(1, k.rng, 0.5f, 1.5f);
+  const std::vector<float> y = k.head(hfn, hbase, hscale);
   kc::DeviceBuffer dhfn = upload(hfn), dhb = upload(hbase), dhs = upload(hscale), dy;
   ASSERT_TRUE(dy.allocate(rows * H * 4).is_ok());
   ASSERT_TRUE(gemm->linear(dn.get(), rows, W, W, dhfn.get(), hc, kc::DType::kF32, dmix.get(), hc, kc::DType::kF32)
@@ -196,29 +203,13 @@ class V4FewRowMixing : public CudaTest, public ::testing::WithParamInterface<int
 INSTANTIATE_TEST_SUITE_P(Streams, V4FewRowMixing, ::testing::Values(4, 3, 8));
 
 TEST_P(V4FewRowMixing, MatchesCpuAndIsBatchInvariant) {
-  v4::DeepseekV4Config c;
-  c.hc_mult = GetParam();
-  c.hidden_size = 1024;
-  c.hc_sinkhorn_iters = 20;
-  c.hc_eps = 1e-6;
-  c.rms_norm_eps = 1e-6;
-  const int64_t rows = 5, hc = c.hc_mult, H = c.hidden_size, mix = (2 + hc) * hc, W = hc * H;
-  std::mt19937 rng(3);
-  const std::vector<float> streams = random_vec(rows * W, rng), fn = random_vec(mix * W, rng, -0.05f, 0.05f);
-  const std::vector<float> base = random_vec(mix, rng), scale = random_vec(3, rng, 0.5f, 1.5f);
-  const std::vector<float> hfn = random_vec(hc * W, rng, -0.05f, 0.05f), hbase = random_vec(hc, rng),
-                           hscale = random_vec(1, rng, 0.5f, 1.5f);
-  v4::HcWeights hw{fn.data(), base.data(), scale.data()};
-  std::vector<float> collapsed(rows * H), post(rows * hc), comb(rows * hc * hc);
-  v4::hc_pre(c, hw, streams.data(), rows, collapsed.data(), post.data(), comb.data());
-  v4::DeepseekV4Weights w;
-  w.hc_head_fn = hfn.data();
-  w.hc_head_base = hbase.data();
-  w.hc_head_scale = hscale.data();
-  std::vector<float> y(rows * H);
-  v4::hc_head(c, w, streams.data(), rows, y.data());
+  HcCase k(GetParam(), 1024, 5, 3);
+  const int64_t rows = k.rows, hc = k.hc, H = k.H, mix = k.mix, W = k.W;
+  const std::vector<float> hfn = random_vec(hc * W, k.rng, -0.05f, 0.05f), hbase = random_vec(hc, k.rng),
+                           hscale = random_vec(1, k.rng, 0.5f, 1.5f);
+  const std::vector<float> y = k.head(hfn, hbase, hscale);
 
-  kc::DeviceBuffer ds = upload(streams), dfn = upload(fn), dbase = upload(base), dscale = upload(scale);
+  kc::DeviceBuffer ds = upload(k.streams), dfn = upload(k.fn), dbase = upload(k.base), dscale = upload(k.scale);
   kc::DeviceBuffer dhfn = upload(hfn), dhb = upload(hbase), dhs = upload(hscale);
   ASSERT_TRUE(kc::hc_mix_fits(rows, W, mix, ds.as<float>(), dfn.as<float>()));
   ASSERT_TRUE(kc::hc_mix_fits(rows, W, hc, ds.as<float>(), dhfn.as<float>()));
@@ -250,8 +241,8 @@ TEST_P(V4FewRowMixing, MatchesCpuAndIsBatchInvariant) {
     return o;
   };
   const Out all = run(rows), one = run(1);
-  const double e_col = max_rel(all.col, collapsed), e_post = max_rel(all.post, post),
-               e_comb = max_rel(all.comb, comb), e_y = max_rel(all.y, y);
+  const double e_col = max_rel(all.col, k.collapsed), e_post = max_rel(all.post, k.post),
+               e_comb = max_rel(all.comb, k.comb), e_y = max_rel(all.y, y);
   std::printf("few-row hc %d: collapsed %.3g, post %.3g, comb %.3g, head %.3g\n", GetParam(), e_col, e_post, e_comb,
               e_y);
   EXPECT_LE(e_col, 1e-5);

@@ -197,15 +197,7 @@ TEST_P(V4MtpCuda, RejectedDraftsLeaveTheDeviceCacheAsANonDraftingRun) {
 // steps, across sizes and context lengths (the later steps read what the earlier ones wrote).
 TEST_P(V4MtpCuda, VerifyStepsInGraphsEqualEagerSteps) {
   const auto prompts = demo_prompts();
-  auto load = [&](bool eager) -> std::unique_ptr<engine::Model> {
-    engine::ModelOptions o;
-    o.device = "cuda";
-    o.enforce_eager = eager;
-    auto m = engine::load_model(dir_, o);
-    EXPECT_TRUE(m.is_ok()) << m.status().message();
-    return m.is_ok() ? std::move(m).value() : nullptr;
-  };
-  auto graphed = load(false), eager = load(true);
+  auto graphed = load_on_cuda(dir_, false), eager = load_on_cuda(dir_, true);
   ASSERT_TRUE(graphed && eager);
   const int64_t V = graphed->info().vocab_size, room = 320;
   struct Side {

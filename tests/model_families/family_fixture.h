@@ -1,5 +1,6 @@
 // The model family tests' fixtures (tests/fixtures/model_<family>/<name>/, made with transformers)
-// and their scratch area; the shared fixture machinery lives in tests/common/model_fixture.h.
+// and scratch model directories made from them; the shared fixture machinery lives in
+// tests/common/model_fixture.h.
 #pragma once
 
 #include <string>
@@ -18,14 +19,20 @@ inline const std::vector<FixtureId>& all_fixtures() {
   return kIds;
 }
 
+// The dense families' fixtures (llama, qwen2, qwen3): one per family.
+inline std::vector<FixtureId> dense_fixtures() {
+  std::vector<FixtureId> out;
+  for (const FixtureId& id : all_fixtures())
+    if (id.family.rfind("deepseek", 0) != 0) out.push_back(id);
+  return out;
+}
+
 inline std::vector<FixtureId> mla_fixtures() {
   std::vector<FixtureId> out;
   for (const FixtureId& id : all_fixtures())
     if (id.family.rfind("deepseek", 0) == 0) out.push_back(id);
   return out;
 }
-
-inline std::string scratch_dir(const std::string& name) { return scratch_dir_in("model_families", name); }
 
 inline std::string make_model_dir(const std::string& scratch, const json& config, const std::vector<RawTensor>& tensors) {
   return make_model_dir_in("model_families", scratch, config, tensors);

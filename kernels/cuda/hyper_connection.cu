@@ -151,6 +151,20 @@ __device__ __forceinline__ float sinkhorn_in_warp(float c, int hc, int iters, fl
   return c;
 }
 
+// Divides each row (kRows) or column of c by its sum + eps, the sum in index order.
+template <int HC, bool kRows>
+__device__ __forceinline__ void normalize_lines(float (&c)[HC][HC], float eps) {
+#pragma unroll
+  for (int a = 0; a < HC; ++a) {
+    float s = 0.f;
+#pragma unroll
+    for (int b = 0; b < HC; ++b) s += kRows ? c[a][b] : c[b][a];
+    const float inv = __fdividef(1.f, s + eps);
+#pragma unroll
+    for (int b = 0; b < HC; ++b) (kRows ? c[a][b] : c[b][a]) *= inv;
+  }
+}
+
 // V4's hc 4: the mix in one thread's registers, each row's or column's sum in index order as the
 // CPU loop takes it, then one fast reciprocal (the hardware's, within 2 ulp) and hc products where
 // the loop divides hc times: twenty rounds of dependent sums and divisions are the kernel's
@@ -171,26 +185,8 @@ __device__ void sinkhorn_in_thread(const float* logits, int iters, float eps, fl
     for (int j = 0; j < HC; ++j) c[i][j] = c[i][j] * inv + eps;
   }
   for (int it = 0; it < (iters > 1 ? iters : 1); ++it) {  // at least the first column pass
-    if (it > 0) {
-#pragma unroll
-      for (int i = 0; i < HC; ++i) {
-        float s = 0.f;
-#pragma unroll
-        for (int j = 0; j < HC; ++j) s += c[i][j];
-        const float inv = __fdividef(1.f, s + eps);
-#pragma unroll
-        for (int j = 0; j < HC; ++j) c[i][j] *= inv;
-      }
-    }
-#pragma unroll
-    for (int j = 0; j < HC; ++j) {
-      float s = 0.f;
-#pragma unroll
-      for (int i = 0; i < HC; ++i) s += c[i][j];
-      const float inv = __fdividef(1.f, s + eps);
-#pragma unroll
-      for (int i = 0; i < HC; ++i) c[i][j] *= inv;
-    }
+    if (it > 0) normalize_lines<HC, true>(c, eps);
+    normalize_lines<HC, false>(c, eps);
   }
 #pragma unroll
   for (int i = 0; i < HC; ++i)

@@ -528,7 +528,7 @@ bool LLMEngine::Impl::run_step(bool allow_prefill) {
     ++k;
     if (s.num_draft > 0 && seq.status != SequenceStatus::kFinished) kv->trim(seq);
   }
-  if (st.is_ok() && runner->last_verified() > 0) metrics.on_drafts(runner->last_verified(), runner->last_accepted());
+  if (st.is_ok() && runner->last_verified() > 0) metrics.on_drafts(runner->last_drafts());
   if (!st.is_ok()) {
     // Completions waiting to fork from a failed parent fail with it.
     for (const ScheduledSequence& s : out.scheduled) {

@@ -249,6 +249,7 @@ Status ModelRunner::run_greedy_on_device(const ForwardBatch& batch, const Schedu
     if (s.num_draft == 0) continue;
     verified_ += s.num_draft;
     num_accepted_ += v.accepted;
+    drafts_.push_back({s.num_draft, v.accepted});
     // The rejected positions' ring rows, the draft layer's among them, as before the step.
     const int64_t from = s.start + s.num_tokens;
     DI_RETURN_IF_ERROR(kv_->restore_ring_entries(*s.seq, from, from + s.num_draft, from + v.accepted,
@@ -410,6 +411,7 @@ Status ModelRunner::run(const ForwardBatch& batch, const ScheduledSequence* firs
       rows_drawn += kept + 1;
       verified_ += s.num_draft;
       num_accepted_ += kept;
+      drafts_.push_back({s.num_draft, static_cast<int32_t>(kept)});
       const int64_t from = s.start + s.num_tokens;
       DI_RETURN_IF_ERROR(
           kv_->restore_ring_entries(seq, from, from + s.num_draft, from + kept, saved_rings_[row_offset + i]));
@@ -440,6 +442,7 @@ Status ModelRunner::execute(const SchedulerOutput& out, std::span<const SampleTa
                             std::vector<Result<SampledToken>>& results) {
   timing_ = {};
   verified_ = num_accepted_ = 0;
+  drafts_.clear();
   const auto t0 = Clock::now();
   results.clear();
   results.reserve(tasks.size());

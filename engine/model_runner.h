@@ -18,6 +18,7 @@
 
 #include "base/status.h"
 #include "engine/kv/kv_cache_manager.h"
+#include "engine/metrics/metrics.h"
 #include "engine/model/model.h"
 #include "engine/sample/sampler.h"
 #include "engine/sched/scheduler.h"
@@ -64,9 +65,10 @@ class ModelRunner {
 
   // Task i's accepted draft tokens of the last execute(), to commit before results[i].
   const std::vector<SampledToken>& accepted_drafts(size_t task) const { return accepted_[task]; }
-  // Draft tokens verified and accepted in the last execute().
+  // Draft tokens verified and accepted in the last execute(), and each drafting sequence's share.
   int64_t last_verified() const { return verified_; }
   int64_t last_accepted() const { return num_accepted_; }
+  const std::vector<DraftOutcome>& last_drafts() const { return drafts_; }
 
   const RunnerTiming& last_timing() const { return timing_; }
 
@@ -95,6 +97,7 @@ class ModelRunner {
   std::vector<uint8_t> masked_;
   std::vector<SampleSpec> specs_;
   std::vector<std::vector<SampledToken>> accepted_;
+  std::vector<DraftOutcome> drafts_;
   std::vector<GreedyVerify> greedy_;
   std::vector<SavedRings> saved_rings_;  // per scheduled sequence with a draft (reused across steps)
   std::vector<double> probs_;

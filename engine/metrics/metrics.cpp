@@ -37,10 +37,25 @@ void EngineMetrics::on_step(int64_t prompt_tokens, int64_t generation_tokens) {
   generation_tokens_ += generation_tokens;
 }
 
-void EngineMetrics::on_drafts(int64_t verified, int64_t accepted) {
+void EngineMetrics::on_drafts(std::span<const DraftOutcome> outcomes) {
   std::lock_guard<std::mutex> l(mu_);
-  draft_tokens_ += verified;
-  accepted_draft_tokens_ += accepted;
+  bool any = false;
+  for (const DraftOutcome& o : outcomes) {
+    if (o.drafted <= 0) continue;
+    any = true;
+    ++draft_verifies_;
+    draft_tokens_ += o.drafted;
+    accepted_draft_tokens_ += o.accepted;
+    if (drafted_at_.size() < static_cast<size_t>(o.drafted)) {
+      drafted_at_.resize(static_cast<size_t>(o.drafted), 0);
+      accepted_at_.resize(static_cast<size_t>(o.drafted), 0);
+    }
+    for (int32_t i = 0; i < o.drafted; ++i) {
+      ++drafted_at_[static_cast<size_t>(i)];
+      if (i < o.accepted) ++accepted_at_[static_cast<size_t>(i)];
+    }
+  }
+  draft_steps_ += any;
 }
 
 void EngineMetrics::set_gauges(const EngineGauges& gauges) {
@@ -104,6 +119,18 @@ void histogram_prom(std::ostringstream& o, const std::string& name, const std::s
   o << name << "_sum " << h["sum"].dump() << "\n" << name << "_count " << h["count"].get<uint64_t>() << "\n";
 }
 
+// [{position (1-based), drafted, accepted, rate}]: how often the i-th draft token was kept when
+// a draft reached it.
+nlohmann::json acceptance_by_position(const std::vector<int64_t>& drafted, const std::vector<int64_t>& accepted) {
+  nlohmann::json a = nlohmann::json::array();
+  for (size_t i = 0; i < drafted.size(); ++i)
+    a.push_back({{"position", i + 1},
+                 {"drafted", drafted[i]},
+                 {"accepted", accepted[i]},
+                 {"rate", drafted[i] > 0 ? static_cast<double>(accepted[i]) / static_cast<double>(drafted[i]) : 0.0}});
+  return a;
+}
+
 }  // namespace
 
 std::string EngineMetrics::to_json() const {
@@ -128,6 +155,13 @@ std::string EngineMetrics::to_json() const {
       {"spec_draft_tokens", draft_tokens_},
       {"spec_accepted_tokens", accepted_draft_tokens_},
       {"spec_acceptance_rate", draft_tokens_ > 0 ? static_cast<double>(accepted_draft_tokens_) / draft_tokens_ : 0.0},
+      {"spec_verifies", draft_verifies_},
+      {"spec_verify_steps", draft_steps_},
+      // Tokens a drafting sequence gains per verify: its accepted drafts and the draw after them.
+      {"spec_mean_accepted_length",
+       draft_verifies_ > 0 ? 1.0 + static_cast<double>(accepted_draft_tokens_) / draft_verifies_ : 0.0},
+      {"spec_draft_tokens_per_step", draft_steps_ > 0 ? static_cast<double>(draft_tokens_) / draft_steps_ : 0.0},
+      {"spec_acceptance_by_position", acceptance_by_position(drafted_at_, accepted_at_)},
       {"num_preemptions", gauges_.num_preemptions},
       {"kv_blocks_total", gauges_.kv_blocks_total},
       {"kv_blocks_free", gauges_.kv_blocks_free},
@@ -175,6 +209,17 @@ std::string EngineMetrics::to_prometheus() const {
   metric("steps_total", "counter", "Engine steps that ran a batch.", j["steps"]);
   metric("spec_draft_tokens_total", "counter", "Speculative decoding: draft tokens verified.", j["spec_draft_tokens"]);
   metric("spec_accepted_tokens_total", "counter", "Speculative decoding: draft tokens accepted.", j["spec_accepted_tokens"]);
+  metric("spec_verifies_total", "counter", "Speculative decoding: sequence-steps that verified a draft.",
+         j["spec_verifies"]);
+  metric("spec_verify_steps_total", "counter", "Speculative decoding: steps that verified drafts.",
+         j["spec_verify_steps"]);
+  for (const char* kind : {"drafted", "accepted"}) {
+    o << "# HELP deepinfer_spec_position_" << kind << "_total Speculative decoding: draft tokens " << kind
+      << " at each draft position (1: the first).\n# TYPE deepinfer_spec_position_" << kind << "_total counter\n";
+    for (const auto& p : j["spec_acceptance_by_position"])
+      o << "deepinfer_spec_position_" << kind << "_total{position=\"" << p["position"].get<int64_t>() << "\"} "
+        << p[kind].get<int64_t>() << "\n";
+  }
   auto phases = [&](const char* name, const char* help, const char* field) {
     o << "# HELP deepinfer_" << name << " " << help << "\n# TYPE deepinfer_" << name << " counter\n";
     for (const char* phase : {"schedule", "prepare", "forward", "sample", "output"})

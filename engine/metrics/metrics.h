@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,12 @@ struct PhaseTotal {
   void add(double s) { seconds += s; ++count; }
 };
 
+// One sequence's verified draft in a step.
+struct DraftOutcome {
+  int32_t drafted = 0;
+  int32_t accepted = 0;  // the kept prefix, <= drafted
+};
+
 class EngineMetrics {
  public:
   EngineMetrics();
@@ -63,8 +70,9 @@ class EngineMetrics {
   void on_request_submitted();
   void on_request_finished();
   void on_step(int64_t prompt_tokens, int64_t generation_tokens);  // the tokens of one step
-  // Speculative decoding: draft tokens verified this step and how many of them were kept.
-  void on_drafts(int64_t verified, int64_t accepted);
+  // Speculative decoding, once per step that verified drafts: each drafting sequence's draft
+  // length and how many of its tokens were kept (a prefix).
+  void on_drafts(std::span<const DraftOutcome> outcomes);
   void set_gauges(const EngineGauges& gauges);
   void on_first_token(double seconds);  // time to first token
   void on_inter_token(double seconds);  // gap between two tokens of one completion
@@ -87,6 +95,9 @@ class EngineMetrics {
   int64_t steps_ = 0;
   int64_t draft_tokens_ = 0;
   int64_t accepted_draft_tokens_ = 0;
+  int64_t draft_verifies_ = 0;     // sequence-steps that verified a draft
+  int64_t draft_steps_ = 0;        // steps that verified one or more drafts
+  std::vector<int64_t> drafted_at_, accepted_at_;  // per draft position (0: the first draft token)
   Histogram ttft_;
   Histogram itl_;
   Histogram step_time_;

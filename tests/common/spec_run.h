@@ -99,4 +99,37 @@ inline double worst_logprob_difference(const SpecRun& want, const SpecRun& got) 
 
 inline double acceptance(const SpecRun& r) { return r.metrics.value("spec_acceptance_rate", 0.0); }
 
+// The per-position draft metrics agree with the totals: every verify has a first draft token,
+// the positions add up to the drafted and accepted counts, a later position is reached and kept
+// no more often than an earlier one (drafts are kept as a prefix), no draft is longer than
+// `max_draft`, and the mean accepted length is 1 + accepted per verify.
+inline void expect_consistent_draft_metrics(const SpecRun& r, int32_t max_draft, const std::string& label) {
+  const nlohmann::json& m = r.metrics;
+  const auto& by = m.at("spec_acceptance_by_position");
+  const int64_t verifies = m.value("spec_verifies", int64_t{0});
+  ASSERT_GT(verifies, 0) << label;
+  ASSERT_LE(by.size(), static_cast<size_t>(max_draft)) << label;
+  ASSERT_FALSE(by.empty()) << label;
+  EXPECT_EQ(by[0]["drafted"].get<int64_t>(), verifies) << label;
+  int64_t drafted = 0, accepted = 0;
+  for (size_t i = 0; i < by.size(); ++i) {
+    const int64_t d = by[i]["drafted"].get<int64_t>(), a = by[i]["accepted"].get<int64_t>();
+    EXPECT_EQ(by[i]["position"].get<int64_t>(), static_cast<int64_t>(i + 1)) << label;
+    EXPECT_LE(a, d) << label << " position " << i + 1;
+    if (i > 0) {
+      EXPECT_LE(d, by[i - 1]["drafted"].get<int64_t>()) << label << " position " << i + 1;
+      EXPECT_LE(a, by[i - 1]["accepted"].get<int64_t>()) << label << " position " << i + 1;
+    }
+    drafted += d;
+    accepted += a;
+  }
+  EXPECT_EQ(drafted, m.value("spec_draft_tokens", int64_t{0})) << label;
+  EXPECT_EQ(accepted, m.value("spec_accepted_tokens", int64_t{0})) << label;
+  EXPECT_NEAR(m.value("spec_mean_accepted_length", 0.0), 1.0 + double(accepted) / double(verifies), 1e-12) << label;
+  const int64_t steps = m.value("spec_verify_steps", int64_t{0});
+  EXPECT_GT(steps, 0) << label;
+  EXPECT_LE(steps, verifies) << label;
+  EXPECT_LE(steps, m.value("steps", int64_t{0})) << label;
+}
+
 }  // namespace di::test

@@ -90,6 +90,38 @@ TEST(StepMetrics, AggregatesPhasesHistogramAndBusyBasis) {
   EXPECT_NE(prom.find("# TYPE deepinfer_busy_ratio gauge\n"), std::string::npos);
 }
 
+// Per-position draft acceptance: three drafting sequences over two steps (k = 3, 1, 2 drafted,
+// 2, 1, 0 kept) and one sequence without a draft.
+TEST(StepMetrics, DraftOutcomesPerPositionAndMeanAcceptedLength) {
+  EngineMetrics m;
+  const DraftOutcome step1[] = {{3, 2}, {0, 0}, {1, 1}};
+  const DraftOutcome step2[] = {{2, 0}};
+  m.on_drafts(step1);
+  m.on_drafts(step2);
+  m.on_drafts({});  // a step that verified nothing
+  const auto j = nlohmann::json::parse(m.to_json());
+  EXPECT_EQ(j["spec_draft_tokens"], 6);
+  EXPECT_EQ(j["spec_accepted_tokens"], 3);
+  EXPECT_EQ(j["spec_verifies"], 3);
+  EXPECT_EQ(j["spec_verify_steps"], 2);
+  EXPECT_DOUBLE_EQ(j["spec_mean_accepted_length"].get<double>(), 2.0);   // 1 + 3 / 3
+  EXPECT_DOUBLE_EQ(j["spec_draft_tokens_per_step"].get<double>(), 3.0);  // 6 over 2 steps
+  const auto& by = j["spec_acceptance_by_position"];
+  ASSERT_EQ(by.size(), 3u);
+  const int64_t drafted[] = {3, 2, 1}, accepted[] = {2, 1, 0};
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(by[i]["position"], i + 1);
+    EXPECT_EQ(by[i]["drafted"], drafted[i]) << i;
+    EXPECT_EQ(by[i]["accepted"], accepted[i]) << i;
+    EXPECT_DOUBLE_EQ(by[i]["rate"].get<double>(), double(accepted[i]) / double(drafted[i])) << i;
+  }
+  const std::string prom = m.to_prometheus();
+  EXPECT_EQ(prom_value(prom, "deepinfer_spec_verifies_total"), 3);
+  EXPECT_EQ(prom_value(prom, "deepinfer_spec_position_drafted_total{position=\"2\"}"), 2);
+  EXPECT_EQ(prom_value(prom, "deepinfer_spec_position_accepted_total{position=\"1\"}"), 2);
+  EXPECT_EQ(prom_value(prom, "deepinfer_spec_position_accepted_total{position=\"3\"}"), 0);
+}
+
 TEST(StepMetrics, NoStepYetReportsZeros) {
   EngineMetrics m;
   const auto j = nlohmann::json::parse(m.to_json());
@@ -98,6 +130,8 @@ TEST(StepMetrics, NoStepYetReportsZeros) {
   EXPECT_EQ(j["busy_wall_seconds"], 0.0);
   EXPECT_EQ(j["busy_ratio"], 0.0);
   EXPECT_EQ(j["step_time_seconds"]["count"], 0);
+  EXPECT_TRUE(j["spec_acceptance_by_position"].empty());
+  EXPECT_EQ(j["spec_mean_accepted_length"], 0.0);
 }
 
 // The last step records its timing after its final chunk is out: wait for it.

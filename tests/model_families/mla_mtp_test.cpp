@@ -317,6 +317,7 @@ TEST(MlaMtp, GreedyWithDraftsEqualsWithoutForFixedAndVariableLength) {
     const GenRun fixed = generate(config(k, 0), greedy_params());
     expect_same_tokens(off, fixed, "fixed k=" + std::to_string(k));
     EXPECT_GT(fixed.metrics.value("spec_draft_tokens", 0), 0) << "k=" << k;
+    expect_consistent_draft_metrics(fixed, k, "fixed k=" + std::to_string(k));
   }
   const GenRun variable = generate(config(5, 1), greedy_params());
   expect_same_tokens(off, variable, "variable");

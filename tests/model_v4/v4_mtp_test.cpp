@@ -52,6 +52,7 @@ TEST(V4Mtp, GreedyWithDraftsEqualsWithoutForFixedAndVariableLength) {
     // The trained MTP layer agrees with the model most of the time (0.65-0.77 teacher-forced).
     EXPECT_GT(acceptance(fixed), 0.3) << "k=" << k;
     EXPECT_GT(fixed.metrics.value("spec_draft_tokens", 0), 0) << "k=" << k;
+    expect_consistent_draft_metrics(fixed, k, "fixed k=" + std::to_string(k));
     std::printf("fixed k=%d: acceptance %.3f over %lld drafts, %lld steps (off: %lld)\n", k, acceptance(fixed),
                 static_cast<long long>(fixed.metrics.value("spec_draft_tokens", 0)),
                 static_cast<long long>(fixed.metrics.value("steps", 0)),
@@ -60,6 +61,7 @@ TEST(V4Mtp, GreedyWithDraftsEqualsWithoutForFixedAndVariableLength) {
   }
   const GenRun variable = generate(base_config(5, 1), prompts, greedy_params());
   expect_same_tokens(off, variable, "variable");
+  expect_consistent_draft_metrics(variable, 5, "variable");
   std::printf("variable: acceptance %.3f over %lld drafts\n", acceptance(variable),
               static_cast<long long>(variable.metrics.value("spec_draft_tokens", 0)));
 }

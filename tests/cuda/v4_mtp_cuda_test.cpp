@@ -102,6 +102,7 @@ TEST_P(V4MtpCuda, GreedyWithDraftsEqualsWithoutForFixedAndVariableLength) {
     expect_same_tokens(off, fixed, GetParam() + " fixed k=" + std::to_string(k));
     // The trained MTP layer agrees with the model most of the time (0.65-0.77 teacher-forced).
     EXPECT_GT(acceptance(fixed), 0.3) << "k=" << k;
+    expect_consistent_draft_metrics(fixed, k, GetParam() + " fixed k=" + std::to_string(k));
     std::printf("%s fixed k=%d: acceptance %.3f over %lld drafts, %lld steps (off: %lld)\n", GetParam().c_str(), k,
                 acceptance(fixed), static_cast<long long>(fixed.metrics.value("spec_draft_tokens", 0)),
                 static_cast<long long>(fixed.metrics.value("steps", 0)),

@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -15,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_command_line.h"
 #include "engine/model/model.h"
 #include "kernels/cpu/linear.h"
 #include "kernels/cpu/threads.h"
@@ -72,10 +72,8 @@ struct Writer {  // streams a safetensors file: header first, then the tensors i
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int threads = argc > 1 ? std::atoi(argv[1]) : 2;
-  const int prefill = argc > 2 ? std::atoi(argv[2]) : 512;
-  const int decode = argc > 3 ? std::atoi(argv[3]) : 32;
-  const bool append = argc > 7 && std::string(argv[4]) == "--append";
+  const auto cl = di::bench::parse_bench_command_line<3>(argc, argv, {2, 512, 32});
+  const auto [threads, prefill, decode] = cl.numbers;
 
   // Mid-size: every layer type, hash and top-k MoE, hc_mult 4, real compression rates.
   const int64_t H = 1024, V = 8192, NH = 16, HD = 128, QL = 384, OG = 4, OL = 256, E = 8, K = 2, I = 256;
@@ -207,19 +205,16 @@ int main(int argc, char** argv) {
   std::printf("decode: %.2f tokens/s, %.1f ms/token; floor %.1f ms at %.1f GB/s read (%.0f%%)\n", decode_tps,
               decode_ms, floor_ms, gbps, 100.0 * floor_ms / decode_ms);
   std::printf("linear kernel 1024^3: %.1f GFLOP/s (checksum %.0f)\n", gflops, sum + c[0]);
-  if (append) {
-    const std::time_t now = std::time(nullptr);
-    char date[16];
-    std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+  if (cl.results) {
     char row[768];
     std::snprintf(row, sizeof row,
-                  "| %s | %s | %s, %d threads | deepseek_v4 CPU fp32, random %.0fM params (hidden %lld, "
+                  "%s, %d threads | deepseek_v4 CPU fp32, random %.0fM params (hidden %lld, "
                   "CSA/HCA/SWA/CSA, hc 4), decode b=1 after a %d-token prefill | %.1f ms/token (%.2f tok/s); "
                   "prefill %.1f tok/s | floor %.1f ms (weights at %.1f GB/s read) | %.0f%% | linear kernel "
                   "%.1f GFLOP/s on 1024^3 |\n",
-                  date, argv[6], argv[7], threads, params / 1e6, static_cast<long long>(H), prefill, decode_ms,
+                  cl.results->row_start().c_str(), threads, params / 1e6, static_cast<long long>(H), prefill, decode_ms,
                   decode_tps, prefill_tps, floor_ms, gbps, 100.0 * floor_ms / decode_ms, gflops);
-    std::ofstream(argv[5], std::ios::app) << row;
+    cl.results->append(row);
   }
   std::filesystem::remove_all(dir);
   return 0;

@@ -7,13 +7,13 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "bench/bench_command_line.h"
 #include "engine/llm.h"
 
 namespace {
@@ -78,10 +78,8 @@ bool run(const std::string& name, int32_t k, int32_t variable, int threads, int6
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int threads = argc > 1 ? std::atoi(argv[1]) : 2;
-  const int64_t new_tokens = argc > 2 ? std::atoll(argv[2]) : 128;
-  const int batch = argc > 3 ? std::atoi(argv[3]) : 1;
-  const bool append = argc > 7 && std::string(argv[4]) == "--append";
+  const auto cl = di::bench::parse_bench_command_line<3>(argc, argv, {2, 128, 1});
+  const auto [threads, new_tokens, batch] = cl.numbers;
   const std::vector<std::string> names = {"demo_bible", "demo_chat", "demo_wordnet", "demo_long"};
   std::vector<std::vector<int32_t>> prompts;
   for (int i = 0; i < batch; ++i) prompts.push_back(fixture_prompt(names[i % names.size()]));
@@ -96,23 +94,21 @@ int main(int argc, char** argv) {
   for (const Row& r : rows)
     std::printf("  %-18s %7.2f tok/s  %5.2f tokens/step/seq  acceptance %.3f (%lld drafts)  %.2fx\n", r.name.c_str(),
                 r.tok_s, r.tokens_per_step, r.acceptance, static_cast<long long>(r.drafts), r.tok_s / rows[0].tok_s);
-  if (append) {
-    char date[16];
-    const std::time_t now = std::time(nullptr);
-    std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
-    std::ofstream f(argv[5], std::ios::app);
+  if (cl.results) {
+    std::string lines;
     for (size_t i = 1; i < rows.size(); ++i) {
       char line[1024];
       std::snprintf(line, sizeof line,
-                    "| %s | %s | %s, %d threads | MTP speculative decoding, %s: deepseek-v4-demo greedy, batch %d, "
+                    "%s, %d threads | MTP speculative decoding, %s: deepseek-v4-demo greedy, batch %d, "
                     "%lld new tokens | %.2f tok/s, %.2f tokens/step/seq, acceptance %.3f | drafts off %.2f tok/s, %.2f "
                     "tokens/step/seq | %.0f%% | `bench_v4_mtp %d %lld %d` |\n",
-                    date, argv[6], argv[7], threads, rows[i].name.c_str(), batch, static_cast<long long>(new_tokens),
-                    rows[i].tok_s, rows[i].tokens_per_step, rows[i].acceptance, rows[0].tok_s,
-                    rows[0].tokens_per_step, 100 * rows[i].tok_s / rows[0].tok_s, threads,
+                    cl.results->row_start().c_str(), threads, rows[i].name.c_str(), batch,
+                    static_cast<long long>(new_tokens), rows[i].tok_s, rows[i].tokens_per_step, rows[i].acceptance,
+                    rows[0].tok_s, rows[0].tokens_per_step, 100 * rows[i].tok_s / rows[0].tok_s, threads,
                     static_cast<long long>(new_tokens), batch);
-      f << line;
+      lines += line;
     }
+    cl.results->append(lines);
   }
   return 0;
 }

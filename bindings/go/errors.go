@@ -75,25 +75,28 @@ func (e *Error) Error() string { return e.Status.String() + ": " + e.Message }
 func (e *Error) Unwrap() error { return e.Status }
 
 // HTTPStatus is the HTTP status of a request the recipe rejected, or 0.
-func (e *Error) HTTPStatus() int {
-	var d struct {
-		Status int `json:"status"`
-	}
-	if e.Detail == "" || json.Unmarshal([]byte(e.Detail), &d) != nil {
-		return 0
-	}
-	return d.Status
-}
+func (e *Error) HTTPStatus() int { return detailField[int](e.Detail, "status") }
 
 // Body is the API's error body of a request the recipe rejected (raw JSON), or nil.
-func (e *Error) Body() json.RawMessage {
-	var d struct {
-		Body json.RawMessage `json:"body"`
+func (e *Error) Body() json.RawMessage { return detailField[json.RawMessage](e.Detail, "body") }
+
+// detailField is the detail's member key decoded as T; T's zero value when the detail is empty
+// or not a JSON object, or the member is missing or not a T.
+func detailField[T any](detail, key string) T {
+	var zero T
+	var members map[string]json.RawMessage
+	if detail == "" || json.Unmarshal([]byte(detail), &members) != nil {
+		return zero
 	}
-	if e.Detail == "" || json.Unmarshal([]byte(e.Detail), &d) != nil {
-		return nil
+	raw, ok := members[key]
+	if !ok {
+		return zero
 	}
-	return d.Body
+	var v T
+	if json.Unmarshal(raw, &v) != nil {
+		return zero
+	}
+	return v
 }
 
 // toError converts a status and its di_error (released here) into a Go error; nil for

@@ -1,10 +1,11 @@
-// Every family fixture on the CPU against transformers 5.17 (tests/fixtures/model_<family>):
-// full-sequence logits, greedy continuation, prefill + decode, chunked prefill, batching, rope.
+// Every family fixture on the CPU against transformers 5.17 (tests/fixtures/model_<family>): the
+// shared parity suite (logits, greedy, prefill + decode, chunking), then batching, rope and errors.
 #include <gtest/gtest.h>
 
 #include "engine/model/deepseek_v2/mla_model.h"
 #include "engine/model/llama/llama_model.h"
 #include "tests/common/model_checks.h"
+#include "tests/common/transformers_parity.h"
 #include "tests/model_families/family_fixture.h"
 
 namespace di::test {
@@ -17,22 +18,6 @@ TEST_P(FamilyFixture, ModelInfoReportsTheConfigFamily) {
   EXPECT_EQ(model->info().vocab_size, f.vocab);
   ASSERT_EQ(model->cache_groups().size(), 1u);
   EXPECT_EQ(model->cache_groups()[0].kind, engine::CacheKind::kFull);
-}
-
-TEST_P(FamilyFixture, FullSequenceLogitsMatchTransformers) {
-  expect_full_sequence_matches(*model, f, GetParam().name);
-}
-
-TEST_P(FamilyFixture, GreedyContinuationMatchesTransformers) {
-  EXPECT_EQ(greedy_continuation(*model, f), f.greedy);
-}
-
-TEST_P(FamilyFixture, PrefillThenDecodeEqualsFullForward) {
-  expect_prefill_then_decode_equals_full(*model, f);
-}
-
-TEST_P(FamilyFixture, AnyChunkingOfThePrefillEqualsOnePrefill) {
-  expect_any_chunking_equals_one_prefill(*model, f, 32);
 }
 
 TEST_P(FamilyFixture, BatchedSequencesEqualEachAlone) {
@@ -90,6 +75,9 @@ TEST_P(FamilyFixture, BadBatchInputIsAnErrorNamingTheField) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, FamilyFixture, ::testing::ValuesIn(all_fixtures()),
                          [](const auto& info) { return info.param.name; });
+
+INSTANTIATE_TEST_SUITE_P(Families, TransformersParity,
+                         parity_cases(all_fixtures(), /*num_threads=*/1, /*long_chunk=*/32), parity_case_name);
 
 }  // namespace
 }  // namespace di::test

@@ -17,6 +17,11 @@ inline const std::vector<std::string>& fixture_names() {
 }
 
 inline FixtureId v4_fixture(const std::string& name) { return {"v4", name}; }
+inline std::vector<FixtureId> v4_fixtures() {
+  std::vector<FixtureId> ids;
+  for (const std::string& name : fixture_names()) ids.push_back(v4_fixture(name));
+  return ids;
+}
 inline std::string fixture_dir(const std::string& name) { return fixture_dir(v4_fixture(name)); }
 inline Fixture load_fixture(const std::string& name) { return load_fixture(v4_fixture(name)); }
 inline json read_config(const std::string& name) { return read_config(v4_fixture(name)); }

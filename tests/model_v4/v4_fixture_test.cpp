@@ -1,31 +1,16 @@
-// deepseek_v4 on the CPU against transformers 5.17 (tests/fixtures/model_v4): full-sequence
-// logits, greedy continuation, prefill + decode and chunked prefill.
+// deepseek_v4 on the CPU against transformers 5.17 (tests/fixtures/model_v4): the shared parity
+// suite (logits, greedy, prefill + decode, chunking) and both ropes' frequencies.
 #include <gtest/gtest.h>
 
 #include "engine/model/deepseek_v4/v4_model.h"
 #include "tests/common/model_checks.h"
+#include "tests/common/transformers_parity.h"
 #include "tests/model_v4/fixture_util.h"
 
 namespace di::test {
 namespace {
 
 class V4Fixture : public CpuFixtureTest<std::string, load_fixture, 2> {};
-
-TEST_P(V4Fixture, FullSequenceLogitsMatchTransformers) {
-  RecordProperty("worst_rel_err", std::to_string(expect_full_sequence_matches(*model, f, GetParam())));
-}
-
-TEST_P(V4Fixture, GreedyContinuationMatchesTransformers) {
-  EXPECT_EQ(greedy_continuation(*model, f), f.greedy);
-}
-
-TEST_P(V4Fixture, PrefillThenDecodeEqualsFullForward) {
-  expect_prefill_then_decode_equals_full(*model, f);
-}
-
-TEST_P(V4Fixture, AnyChunkingOfThePrefillEqualsOnePrefill) {
-  expect_any_chunking_equals_one_prefill(*model, f, 64);
-}
 
 TEST_P(V4Fixture, RopeFrequenciesMatchTransformers) {
   const auto& v4 = static_cast<const engine::deepseek_v4::DeepseekV4Model&>(*model);
@@ -40,6 +25,10 @@ TEST_P(V4Fixture, RopeFrequenciesMatchTransformers) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, V4Fixture, ::testing::ValuesIn(fixture_names()));
+
+// Chunks of 64 reach past the fixtures' compression blocks and sliding windows.
+INSTANTIATE_TEST_SUITE_P(V4, TransformersParity, parity_cases(v4_fixtures(), /*num_threads=*/2, /*long_chunk=*/64),
+                         parity_case_name);
 
 }  // namespace
 }  // namespace di::test

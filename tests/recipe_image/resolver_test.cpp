@@ -47,14 +47,20 @@ std::string to_base64(const Bytes& b) {
   return out;
 }
 
+// Answers GET `path` with fixture `name`'s bytes as `content_type`, after `delay_ms`.
+void serve_fixture(LocalHttpServer& server, const std::string& path, const std::string& name,
+                   const std::string& content_type, int delay_ms = 0) {
+  const Bytes bytes = read_fixture(name);
+  server.serve(path, std::string(bytes.begin(), bytes.end()), content_type, delay_ms);
+}
+
 ImageSource bytes_source(const char* fixture) {
   return image_source_from_bytes(read_fixture(fixture), ImageDetail::kHigh, "");
 }
 
 TEST(ImageResolver, ResolvesDataUrlBytesAndUrlInOrder) {
   LocalHttpServer server;
-  const Bytes jpg = read_fixture("baseline.jpg");
-  server.serve("/a.jpg", std::string(jpg.begin(), jpg.end()), "image/jpeg");
+  serve_fixture(server, "/a.jpg", "baseline.jpg", "image/jpeg");
   server.start();
   FetchOptions fetch;
   fetch.policy = DestinationPolicy::allow_all();
@@ -78,7 +84,7 @@ TEST(ImageResolver, ResolvesDataUrlBytesAndUrlInOrder) {
   EXPECT_EQ((*r)[2].num_tokens, *spec.calc_token_len(40, 30));
   EXPECT_EQ((*r)[2].source_type, MediaType::kJpeg);
   EXPECT_EQ(quota.image_count(), 3u);
-  EXPECT_EQ(quota.byte_size(), png.size() + read_fixture("lossless.webp").size() + jpg.size());
+  EXPECT_EQ(quota.byte_size(), png.size() + read_fixture("lossless.webp").size() + read_fixture("baseline.jpg").size());
   EXPECT_EQ(image_token_adjustment(*r),
             (*r)[0].num_tokens + (*r)[1].num_tokens + (*r)[2].num_tokens - 3);
 }
@@ -178,8 +184,7 @@ TEST(ImageResolver, FirstFailingSourceIsReportedAndQuotaIsUnchanged) {
 
 TEST(ImageResolver, DefaultPolicyRefusesLoopbackUrlSources) {
   LocalHttpServer server;
-  const Bytes png = read_fixture("rgb.png");
-  server.serve("/a.png", std::string(png.begin(), png.end()), "image/png");
+  serve_fixture(server, "/a.png", "rgb.png", "image/png");
   server.start();
   ImageQuota quota;
   auto src = *image_source_from_url(server.url("/a.png"), ImageDetail::kHigh, "messages[3].content[0].image_url");
@@ -192,8 +197,7 @@ TEST(ImageResolver, DefaultPolicyRefusesLoopbackUrlSources) {
 
 TEST(ImageResolver, FetchesAtMostMaxConcurrentSourcesAtATime) {
   LocalHttpServer server;
-  const Bytes png = read_fixture("rgb.png");
-  server.serve("/slow.png", std::string(png.begin(), png.end()), "image/png", 60);
+  serve_fixture(server, "/slow.png", "rgb.png", "image/png", 60);
   server.start();
   FetchOptions fetch;
   fetch.policy = DestinationPolicy::allow_all();

@@ -78,7 +78,7 @@ Status Gemm::linear(const void* x, int64_t M, int64_t K, int64_t lda, const void
   if (M == 0) return Status::ok();
   if (invariant_) return invariant_->run({x, M, K, lda, 0, w, N, 0, in_type, y, ldc, 0, out_type, 1, beta});
   // Decode's few rows: the weight read is the time, which gemv.h streams faster than cuBLAS.
-  if (skinny_rows_ && in_type == DType::kBF16 && out_type == DType::kF32 && gemv_fits(M, K, lda, x, w))
+  if (in_type == DType::kBF16 && out_type == DType::kF32 && gemv_fits(M, K, lda, x, w))
     return gemv_bf16(x, DType::kBF16, M, K, lda, w, N, static_cast<float*>(y), ldc, beta, stream_);
   const float alpha = 1.f;
   // bf16 operands go through the tensor cores; fp32 ones stay on exact fp32 FMA.

@@ -42,18 +42,15 @@ class Gemm {
   Status set_batch_invariant(bool on);
   bool batch_invariant() const { return invariant_ != nullptr; }
 
-  // Products of at most kGemvMaxRows bf16 rows go to gemv_bf16 (on by default). Off keeps them on
-  // cuBLAS, whose kernel for few rows gives a row the same bits over the row counts speculative
-  // verify steps take (DeepSeek-V4's MTP relies on it for greedy outputs equal to no drafts).
-  void set_skinny_rows(bool on) { skinny_rows_ = on; }
-  bool skinny_rows() const { return skinny_rows_ && !invariant_; }
+  // Products of at most kGemvMaxRows bf16 rows go to gemv_bf16, unless every product must take
+  // the batch-invariant kernel.
+  bool skinny_rows() const { return !invariant_; }
 
  private:
   void* handle_ = nullptr;  // cublasHandle_t
   DeviceBuffer workspace_;  // set up front so calls can be captured in CUDA graphs
   void* stream_ = nullptr;
   std::unique_ptr<InvariantGemm> invariant_;  // null unless batch-invariant
-  bool skinny_rows_ = true;
 };
 
 }  // namespace di::kernels::cuda

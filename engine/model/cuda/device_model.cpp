@@ -55,7 +55,6 @@ Status DeviceModel::open_stream() {
   stream_ = s;
   memory_.set_stream(stream_);
   DI_ASSIGN_OR_RETURN(gemm_, kc::Gemm::create(stream_));
-  gemm_.set_skinny_rows(skinny_rows_);
   DI_ASSIGN_OR_RETURN(fp8_gemm_, kc::Fp8Gemm::create(stream_));
   return Status::ok();
 }

@@ -189,7 +189,6 @@ class DeviceModel : public Model {
   int64_t activation_reserve_ = 0;
   void* stream_ = nullptr;  // cudaStream_t
   kernels::cuda::Gemm gemm_;
-  bool skinny_rows_ = true;  // gemm_.set_skinny_rows at open_stream: set it before
   void* linear_stage_ = nullptr;
   void* fp8_stage_ = nullptr;  // quantized activations and their scales, next to linear_stage_
   kernels::cuda::Fp8Gemm fp8_gemm_;

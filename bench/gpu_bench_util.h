@@ -68,10 +68,12 @@ inline double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// --append FILE COMMIT DEVICE (rows for bench/RESULTS.md) and --profile B (bench_gpu_llama).
+// --append FILE COMMIT DEVICE (rows for bench/RESULTS.md), --profile B (one decode step of batch
+// B between profiler marks) and --profile-prefill S (one S-token prefill between them).
 struct BenchArgs {
   std::string append_file, commit = "unknown", device = "unknown";
   int profile_batch = 0;
+  int profile_prefill = 0;
   std::string gpu_name;  // what the driver calls GPU 0; the device column when none is given
 };
 
@@ -80,6 +82,8 @@ inline BenchArgs parse_bench_args(int argc, char** argv) {
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) == "--profile" && i + 1 < argc) {
       a.profile_batch = std::atoi(argv[++i]);
+    } else if (std::string(argv[i]) == "--profile-prefill" && i + 1 < argc) {
+      a.profile_prefill = std::atoi(argv[++i]);
     } else if (std::string(argv[i]) == "--append" && i + 3 < argc) {
       a.append_file = argv[i + 1];
       a.commit = argv[i + 2];
@@ -200,18 +204,23 @@ inline DecodeTimes time_decode(engine::Model& model, engine::SequenceCache& cont
 
 // Median host wall time (ms) of `repeats` prefills of `ids` (one sequence, from position 0) into a
 // fresh device cache.
-inline double median_prefill_ms(engine::Model& model, const std::vector<int32_t>& ids, int repeats = 3) {
+// `profile`: after the timed repeats, one more prefill between profiler marks (for ncu).
+inline double median_prefill_ms(engine::Model& model, const std::vector<int32_t>& ids, int repeats = 3,
+                                bool profile = false) {
   const int32_t S = static_cast<int32_t>(ids.size());
   auto c = engine::cuda::DeviceSequenceCache::create(model.cache_groups(), S);
   CHECK(c.status());
   std::vector<float> logits;
   std::vector<double> t;
-  for (int i = 0; i < repeats; ++i) {
+  for (int i = 0; i < repeats + (profile ? 1 : 0); ++i) {
     engine::ForwardBatch pre;
     pre.seqs.push_back({ids.data(), S, 0, c->get(), false});
+    const bool marked = i == repeats;
+    if (marked) cudaProfilerStart();
     const double t0 = now_ms();
     CHECK(model.forward(pre, logits));
-    t.push_back(now_ms() - t0);
+    if (marked) cudaProfilerStop();
+    if (!marked) t.push_back(now_ms() - t0);
   }
   return median(t);
 }

@@ -91,6 +91,12 @@ void run(const di::bench::BenchArgs& args, double bw, double flops, bool fp8, st
     return b;
   };
 
+  if (args.profile_prefill > 0) {  // --profile-prefill S: one S-token prefill, bf16 only
+    std::vector<int32_t> ids(args.profile_prefill);
+    for (int32_t& x : ids) x = tok(rng);
+    std::printf("prefill S=%d: %.1f ms\n", args.profile_prefill, di::bench::median_prefill_ms(model, ids, 1, true));
+    return;
+  }
   const int ctx = 4096;
   std::vector<int32_t> prompt(ctx);
   for (int32_t& x : prompt) x = tok(rng);
@@ -179,7 +185,8 @@ int main(int argc, char** argv) {
               args.gpu_name.c_str());
 
   std::vector<ResultRow> rows;
-  for (bool fp8 : {false, true}) run(args, bw, flops, fp8, rows);
+  for (bool fp8 : {false, true})
+    if (!fp8 || args.profile_prefill == 0) run(args, bw, flops, fp8, rows);
   di::bench::append_rows(args, rows);
   return 0;
 }

@@ -36,28 +36,6 @@ inline size_t smem_bytes(int dim) {
          static_cast<size_t>(2 * kHeads * kScoreStride + 3 * kHeads) * 4;
 }
 
-__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* p) {
-  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(p));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(a));
-}
-__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* p) {
-  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(p));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(a));
-}
-
-// d += a (16x16, row) * b (16x8, col), bf16 in, fp32 accumulation.
-__device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
 __global__ void __launch_bounds__(kThreads) attention_kernel(MlaAttentionArgs a, int dim) {
   pdl_sync();
   extern __shared__ uint4 smem_raw[];
@@ -130,14 +108,14 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(MlaAttentionArgs a,
         ldmatrix_x4(qa, qs + a_row * S + kk * 16 + a_col);
         ldmatrix_x4(qb, qs + a_row * S + (kk + 1) * 16 + a_col);
         ldmatrix_x4(kb, kr + kk * 16);
-        mma(sc, qa, kb[0], kb[1]);
-        mma(sc, qb, kb[2], kb[3]);
+        mma_m16n8k16_bf16(sc, qa, kb[0], kb[1]);
+        mma_m16n8k16_bf16(sc, qb, kb[2], kb[3]);
       }
       if (kk < k_hi) {  // an odd step count: the last one alone (lanes 16..31 address a valid row)
         uint32_t qa[4], kb[4];
         ldmatrix_x4(qa, qs + a_row * S + kk * 16 + a_col);
         ldmatrix_x4(kb, ks + (key_tile * 8 + (lane & 7)) * S + kk * 16 + ((lane >> 3) & 1) * 8);
-        mma(sc, qa, kb[0], kb[1]);
+        mma_m16n8k16_bf16(sc, qa, kb[0], kb[1]);
       }
       float* out = ss + half * kHeads * kScoreStride;
       out[g * kScoreStride + key_tile * 8 + 2 * t] = sc[0];
@@ -171,8 +149,8 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(MlaAttentionArgs a,
         // Keys lane (0..31) at the tile's 8 channels, transposed: B of both 16-key steps.
         uint32_t vb[4];
         ldmatrix_x4_trans(vb, ks + lane * S + col);
-        mma(acc[j], pa[0], vb[0], vb[1]);
-        mma(acc[j], pa[1], vb[2], vb[3]);
+        mma_m16n8k16_bf16(acc[j], pa[0], vb[0], vb[1]);
+        mma_m16n8k16_bf16(acc[j], pa[1], vb[2], vb[3]);
       }
     }
     __syncthreads();  // this buffer is refilled two tiles on

@@ -9,20 +9,16 @@
 #include <cuda_runtime.h>
 
 #include "kernels/cuda/mla_attention.h"
+#include "kernels/cuda/mma_tile.cuh"
 
 namespace di::kernels::cuda::mla_tile {
 
 constexpr int kHeads = 16;  // an mma's rows
 constexpr int kTile = 32;   // keys per tile
 
-__device__ __forceinline__ void cp_async16(void* dst, const void* src, bool fill) {
-  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  const int bytes = fill ? 16 : 0;  // 0: the destination is zero-filled
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(bytes));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+using ::di::kernels::cuda::cp_async16;
+using ::di::kernels::cuda::cp_async_commit;
+using ::di::kernels::cuda::cp_async_wait;
 
 // Waits for `tile` to land in shared memory while the next one (if any) starts copying:
 // issue(i) copies tile i into its buffer and commits the group. Every thread then sees the tile

@@ -3,10 +3,14 @@
 // loaded into shared memory once and read by each head's warp, the next tile arriving while
 // this one is reduced. A lane owns channels lane, lane + 32, ... of its head; each warp keeps an
 // online softmax (running max, sum and weighted values) over the tiles. With several key ranges
-// a second kernel merges the ranges and the sink.
+// a second kernel merges the ranges and the sink. The tensor-core kernel is
+// sink_attention_mma.cuh.
 #include <algorithm>
 
 #include "kernels/cuda/common.cuh"
+#include "kernels/cuda/mma_tile.cuh"
+#include "kernels/cuda/sink_attention_keys.cuh"
+#include "kernels/cuda/sink_attention_mma.cuh"
 #include "kernels/cuda/sink_attention_varlen.h"
 #include "kernels/cuda/split_kv.cuh"
 
@@ -23,45 +27,6 @@ int heads_per_block(int32_t num_heads) {
   return 1;
 }
 
-struct RowKeys {
-  int32_t seq, start, row0;
-  int64_t pos, lo, num_window, num_keys;
-};
-
-__device__ __forceinline__ RowKeys row_keys(const SinkAttentionVarlenArgs& a, int64_t row) {
-  RowKeys k;
-  k.seq = a.batch.seq[row];
-  k.pos = a.batch.pos[row];
-  k.start = k.seq >= 0 ? a.batch.seq_start[k.seq] : 0;
-  k.row0 = k.seq >= 0 ? a.batch.seq_row0[k.seq] : 0;
-  k.lo = k.pos - a.window + 1 > 0 ? k.pos - a.window + 1 : 0;
-  k.num_window = k.pos - k.lo + 1;
-  int64_t nc = 0;
-  if (a.entry_group >= 0) nc = a.selected ? a.selected_count[row] : (k.pos + 1) / a.compress_rate;
-  k.num_keys = k.num_window + nc;
-  return k;
-}
-
-// The K=V row of key j of `row` (window keys first, then compressed entries).
-__device__ __forceinline__ const float* key_row(const SinkAttentionVarlenArgs& a, const RowKeys& k, int64_t row,
-                                                int64_t j) {
-  if (j < k.num_window) {
-    const int64_t p = k.lo + j;
-    if (p >= k.start) return a.kv + (k.row0 + p - k.start) * a.head_dim;
-    return cache_entry(seq_view(a.batch, k.seq, a.window_group), a.window_layer, p % a.window);
-  }
-  const int64_t c = j - k.num_window;
-  const int64_t e = a.selected ? a.selected[row * a.selected_stride + c] : c;
-  return cache_entry(seq_view(a.batch, k.seq, a.entry_group), a.entry_layer, e);
-}
-
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
-  const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(addr), "l"(gmem));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-__device__ __forceinline__ void cp_async_wait_one() { asm volatile("cp.async.wait_group 1;\n" ::); }
-
 // Tiles are double-buffered: while the warps reduce tile i, tile i + 1 arrives by cp.async (16-byte
 // copies, so head_dim % 4 == 0; other widths load each tile synchronously).
 template <int CH>
@@ -74,7 +39,7 @@ __global__ void attention_kernel(SinkAttentionVarlenArgs a, int hpb) {
   const int h = blockIdx.y * hpb + warp;
   const int hd = a.head_dim, nh = a.num_heads;
   const bool async = hd % 4 == 0;
-  const RowKeys k = row_keys(a, row);
+  const SinkRowKeys k = sink_row_keys(a, row);
   if (k.seq < 0) {
     if (a.splits == 1)
       for (int i = 0; i < CH; ++i)
@@ -95,7 +60,7 @@ __global__ void attention_kernel(SinkAttentionVarlenArgs a, int hpb) {
   // the block has synced, its rows into tiles[buf].
   auto pointers = [&](int64_t t0, int buf) {
     const int nt = end - t0 < kKeyTile ? static_cast<int>(end - t0) : kKeyTile;
-    if (threadIdx.x < nt) key_ptr[buf][threadIdx.x] = key_row(a, k, row, t0 + threadIdx.x);
+    if (threadIdx.x < nt) key_ptr[buf][threadIdx.x] = sink_key_row(a, k, row, t0 + threadIdx.x);
     return nt;
   };
   auto fetch = [&](int nt, int buf) {
@@ -131,7 +96,7 @@ __global__ void attention_kernel(SinkAttentionVarlenArgs a, int hpb) {
     } else {
       cp_async_commit();
     }
-    cp_async_wait_one();  // tile t0 has landed
+    cp_async_wait<1>();  // tile t0 has landed
     __syncthreads();
     const float* tile = tiles + buf * kKeyTile * hd;
     float logit[kKeyTile];
@@ -213,6 +178,19 @@ Status launch(const SinkAttentionVarlenArgs& a, void* stream) {
   return launch_status("sink_attention_varlen merge");
 }
 
+template <int D>
+Status launch_mma(const SinkAttentionVarlenArgs& a, void* stream) {
+  constexpr size_t smem = sink_mma::Layout<D>::bytes;
+  static const bool smem_ok = cudaFuncSetAttribute(sink_mma::attention_kernel<D>,
+                                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                   static_cast<int>(smem)) == cudaSuccess;
+  if (!smem_ok) return Status::device("sink_attention_varlen: the tensor-core kernel's shared memory is not available");
+  const dim3 grid(static_cast<unsigned>(a.batch.num_tokens),
+                  static_cast<unsigned>((a.num_heads + sink_mma::kHeads - 1) / sink_mma::kHeads));
+  launch_pdl(sink_mma::attention_kernel<D>, grid, sink_mma::kThreads, smem, as_stream(stream), a);
+  return launch_status("sink_attention_varlen (tensor cores)");
+}
+
 }  // namespace
 
 int32_t sink_attention_varlen_splits(int64_t rows, int32_t num_heads, int64_t max_keys) {
@@ -229,6 +207,12 @@ Status sink_attention_varlen(const SinkAttentionVarlenArgs& a, void* stream) {
     return Status::invalid_argument("sink_attention_varlen: compressed entries need a compress_rate or a selection");
   if (a.splits < 1 || a.splits > kMaxKvSplits || (a.splits > 1 && !a.partial))
     return Status::invalid_argument("sink_attention_varlen: splits in [1, 256]; more than 1 needs a partial buffer");
+  if (a.tensor_cores && a.splits == 1) {
+    if (a.head_dim == 512) return launch_mma<512>(a, stream);
+    if (a.head_dim == 256) return launch_mma<256>(a, stream);
+    if (a.head_dim == 128) return launch_mma<128>(a, stream);
+    if (a.head_dim == 64) return launch_mma<64>(a, stream);
+  }
   const int ch = (a.head_dim + 31) / 32;
   if (ch <= 1) return launch<1>(a, stream);
   if (ch <= 2) return launch<2>(a, stream);

@@ -3,7 +3,8 @@
 // logit, over the row's sliding window (this step's K=V rows, or the sequence's ring cache for
 // positions before the step) followed by compressed entries (all visible ones for HCA, the
 // indexer's selection for CSA). fp32 activations and caches; an online softmax, so no scratch
-// grows with the context. Knows sequences only through the TokenBatch.
+// grows with the context. Knows sequences only through the TokenBatch. With `tensor_cores` the
+// products run as bf16 mmas (fp32 accumulation) where the shape allows: the bf16 models' prefill.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +41,10 @@ struct SinkAttentionVarlenArgs {
   // KV); 1 reduces in one pass. `partial` holds splits * rows * num_heads * (head_dim + 2) floats.
   int32_t splits = 1;
   float* partial = nullptr;
+  // Q, K=V and the probabilities rounded to bf16 for tensor-core products, when splits is 1 and
+  // head_dim is 64, 128, 256 or 512 (other shapes take the fp32 kernel): the bf16 models' choice,
+  // not the fp32 or batch-invariant ones'.
+  bool tensor_cores = false;
 };
 
 // Splits worth launching for `rows` rows of up to `max_keys` keys each on this device.

@@ -551,6 +551,9 @@ Status V4CudaModel::attention(int32_t layer) {
   args.window_layer = layer;
   args.splits = std::min(splits_, kc::sink_attention_varlen_splits(T, static_cast<int32_t>(nh), keys));
   args.partial = a_.partial;
+  // bf16 models take bf16 products (the reference's own precision); fp32 and batch-invariant
+  // runs keep the fp32 kernel.
+  args.tensor_cores = dtype_ != DType::kF32 && !deterministic_;
   DI_RETURN_IF_ERROR(kc::sink_attention_varlen(args, stream_));
   // K=V carried rope into the output's rope slice: rotate it back by the query's position.
   DI_RETURN_IF_ERROR(

@@ -1,11 +1,13 @@
 // indexer_topk_varlen: see indexer_topk.h. Scores: blocks per row sized to fill the GPU, a lane
-// per head. Selection: one block per row, a radix selection over the row's scores.
+// per head (on tensor cores: indexer_scores_mma.cuh). Selection: one block per row, a radix
+// selection over the row's scores.
 #include <algorithm>
 #include <string>
 
 #include <cub/block/block_scan.cuh>
 
 #include "kernels/cuda/common.cuh"
+#include "kernels/cuda/indexer_scores_mma.cuh"
 #include "kernels/cuda/indexer_topk.h"
 #include "kernels/sampling_math.h"
 
@@ -160,7 +162,21 @@ Status indexer_topk_varlen(const IndexerVarlenArgs& a, void* stream) {
   if (a.rate <= 0 || a.topk <= 0 || a.heads <= 0 || a.head_dim <= 0)
     return Status::invalid_argument("indexer_topk_varlen: rate, topk, heads and head_dim must be > 0");
   if (rows > 65535) return Status::invalid_argument("indexer_topk_varlen: more than 65535 rows in one launch");
-  if (a.max_visible > a.topk) {
+  const bool mma = a.tensor_cores && a.heads <= indexer_mma::kHeads && a.head_dim % 16 == 0 &&
+                   a.head_dim <= indexer_mma::kMaxDim;
+  if (a.max_visible > a.topk && mma) {
+    const size_t bytes = indexer_mma::smem_bytes(a.head_dim);
+    static const bool wide = cudaFuncSetAttribute(indexer_mma::score_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                  static_cast<int>(indexer_mma::smem_bytes(indexer_mma::kMaxDim))) ==
+                             cudaSuccess;
+    if (!wide && bytes > 48 * 1024)
+      return Status::unsupported("indexer_topk_varlen: the tensor-core tiles do not fit shared memory");
+    const int64_t per_row = (4 * int64_t{device_sm_count()} + rows - 1) / rows;
+    const int64_t most = (a.max_visible + indexer_mma::kEntries - 1) / indexer_mma::kEntries;
+    const dim3 grid(static_cast<unsigned>(std::clamp<int64_t>(per_row, 1, most)), static_cast<unsigned>(rows));
+    launch_pdl(indexer_mma::score_kernel, grid, indexer_mma::kThreads, bytes, as_stream(stream), a);
+    DI_RETURN_IF_ERROR(launch_status("indexer scores varlen (tensor cores)"));
+  } else if (a.max_visible > a.topk) {
     if (a.head_dim % 4 != 0)
       return Status::invalid_argument("indexer_topk_varlen: head_dim " + std::to_string(a.head_dim) +
                                       " is not a multiple of 4");

@@ -1,7 +1,8 @@
 // The DeepSeek-V4 lightning indexer's choice on the GPU: for each new token, the index_topk
 // compressed entries with the highest scores sum_h relu(q_h . key) * softmax_scale *
 // (weight_h * weight_scale) among the entries whose window has closed by that token (all of
-// them, in order, when there are at most topk). fp32; keys through a CacheView.
+// them, in order, when there are at most topk). fp32 (or bf16 products: tensor_cores); keys
+// through a CacheView.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +32,10 @@ struct IndexerVarlenArgs {
   int64_t max_visible = 0;      // at least (p + 1) / rate for every row
   int32_t* selected = nullptr;  // [rows, topk]: chosen entries, in index order
   int32_t* count = nullptr;     // [rows]
+  // Scores from bf16 queries and keys on tensor cores (fp32 accumulation) when heads <= 64 and
+  // head_dim is a multiple of 16 up to 256: the bf16 models' choice, not the fp32 or
+  // batch-invariant ones'.
+  bool tensor_cores = false;
 };
 
 Status indexer_topk_varlen(const IndexerVarlenArgs& args, void* stream);

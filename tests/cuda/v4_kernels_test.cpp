@@ -364,6 +364,51 @@ void check_moe(v4::ScoringFunc score, bool hash, uint32_t seed) {
   EXPECT_LE(err, 1e-5);
 }
 
+// The per-expert pieces around the GEMMs, in fp32 and with bf16 outputs: gather (a row taken
+// twice, as hash routing may), clipped SwiGLU, weighted scatter-add into repeated rows. Widths
+// that are and are not multiples of 4 (the vector and scalar paths).
+TEST_F(V4Kernels, ExpertGatherSwigluScatterMatchHostLoops) {
+  std::mt19937 rng(21);
+  for (const int64_t dim : {int64_t{256}, int64_t{98}}) {
+    const int64_t tokens = 9, n = 12;
+    const std::vector<int32_t> rows = {3, 0, 8, 3, 1, 7, 2, 5, 4, 6, 0, 8};
+    const std::vector<float> x = random_vec(tokens * dim, rng, -3.f, 3.f), w = random_vec(n, rng, 0.f, 1.f);
+    const std::vector<float> gu = random_vec(n * 2 * dim, rng, -12.f, 12.f);  // past the limit both ways
+    const float limit = 7.f;
+    kc::DeviceBuffer dx = upload(x), drows = upload(rows), dw = upload(w), dgu = upload(gu);
+    kc::DeviceBuffer dg, dg16, ds, ds16, dy = upload(std::vector<float>(tokens * dim, 0.5f));
+    ASSERT_TRUE(dg.allocate(n * dim * 4).is_ok());
+    ASSERT_TRUE(dg16.allocate(n * dim * 2).is_ok());
+    ASSERT_TRUE(ds.allocate(n * dim * 4).is_ok());
+    ASSERT_TRUE(ds16.allocate(n * dim * 2).is_ok());
+    ASSERT_TRUE(kc::gather_rows(dx.as<float>(), drows.as<int32_t>(), n, dim, dg.as<float>(), nullptr).is_ok());
+    ASSERT_TRUE(kc::gather_rows_bf16(dx.as<float>(), drows.as<int32_t>(), n, dim, dg16.get(), nullptr).is_ok());
+    ASSERT_TRUE(kc::clamped_swiglu(dgu.as<float>(), n, dim, limit, ds.as<float>(), nullptr).is_ok());
+    ASSERT_TRUE(kc::clamped_swiglu_bf16(dgu.as<float>(), n, dim, limit, ds16.get(), nullptr).is_ok());
+    ASSERT_TRUE(kc::scatter_add_rows(dg.as<float>(), drows.as<int32_t>(), dw.as<float>(), n, dim, dy.as<float>(),
+                                     nullptr)
+                    .is_ok());
+    const auto g = download<float>(dg, n * dim), s = download<float>(ds, n * dim), y = download<float>(dy, tokens * dim);
+    const auto g16 = download<uint16_t>(dg16, n * dim), s16 = download<uint16_t>(ds16, n * dim);
+    std::vector<float> want_y(tokens * dim, 0.5f);
+    double swiglu_err = 0;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t c = 0; c < dim; ++c) {
+        const float v = x[rows[i] * dim + c];
+        ASSERT_EQ(g[i * dim + c], v) << "gather " << dim;
+        ASSERT_EQ(g16[i * dim + c], to_bf16(v)) << "gather_bf16 " << dim;
+        want_y[rows[i] * dim + c] += v * w[i];
+        const float gate = std::min(gu[i * 2 * dim + c], limit);
+        const float up = std::clamp(gu[i * 2 * dim + dim + c], -limit, limit);
+        const double want = gate / (1.0 + std::exp(-double(gate))) * up;
+        swiglu_err = std::max(swiglu_err, std::fabs(s[i * dim + c] - want) / (1 + std::fabs(want)));
+        EXPECT_LE(std::fabs(from_bf16(s16[i * dim + c]) - want), std::fabs(want) / 256 + 1e-5) << "swiglu_bf16";
+      }
+    EXPECT_LE(swiglu_err, 1e-6) << "swiglu " << dim;
+    EXPECT_LE(max_rel(y, want_y), 1e-6) << "scatter_add " << dim;
+  }
+}
+
 TEST_F(V4Kernels, MoeSqrtSoftplusBiasedTopKMatchesCpu) { check_moe(v4::ScoringFunc::kSqrtSoftplus, false, 3); }
 TEST_F(V4Kernels, MoeSqrtSoftplusHashRoutingMatchesCpu) { check_moe(v4::ScoringFunc::kSqrtSoftplus, true, 4); }
 TEST_F(V4Kernels, MoeSigmoidMatchesCpu) { check_moe(v4::ScoringFunc::kSigmoid, false, 5); }

@@ -358,6 +358,8 @@ Status V4CudaModel::reserve(int64_t T, int64_t max_end, int64_t R, bool* moved) 
   const int64_t cw = 2 * std::max(hd, ihd);
   const int64_t max_k = std::max({H, qlr, nh * hd, og * olr, I, hc * H});  // hc * H: MTP's h_proj rows
   const int64_t gp = std::max<int64_t>(1, grouped_pairs_);
+  // The bf16 models' experts one by one: every pair's row as bf16, and one expert's activation.
+  const bool by_expert16 = grouped_pairs_ == 0 && dtype_ != DType::kF32;
   const int64_t mix_floats = std::max({T * mix, kc::hc_mix_parts(mix) * std::min(T, kc::kHcMixMaxRows) * mix, R * hc,
                                       kc::hc_mix_parts(hc) * std::min(R, kc::kHcMixMaxRows) * hc});
   std::vector<int64_t> floats = {T * hc * H, mix_floats, T * hc, T * hc * hc, T * H, T * H, T * qlr,
@@ -366,7 +368,8 @@ Status V4CudaModel::reserve(int64_t T, int64_t max_end, int64_t R, bool* moved) 
                                  std::max<int64_t>(1, kc::sink_attention_varlen_partial_floats(
                                                           T, static_cast<int32_t>(nh), static_cast<int32_t>(hd), splits_)),
                                  T * E, T * K, T * H, T * 2 * I, T * I, T * H, T * K, gp * I, gp * H, R * hc * H,
-                                 (T * H + 1) / 2, (T * qlr + 1) / 2};
+                                 (T * H + 1) / 2, (T * qlr + 1) / 2, by_expert16 ? (T * K * H + 1) / 2 : 1,
+                                 by_expert16 ? (T * I + 1) / 2 : 1};
   std::vector<int64_t> ints = {T * std::max<int64_t>(1, topk), T, T * K, T * K, 2 * E + 2, gp};
   const void* before = act_.get();
   const int64_t stage_rows = std::max(T, R), bf16_stage = (stage_rows * max_k * 2 + 255) / 256 * 256;
@@ -382,7 +385,7 @@ Status V4CudaModel::reserve(int64_t T, int64_t max_end, int64_t R, bool* moved) 
   a.gu = w.f32();
   a.act = w.f32(), a.y = w.f32(), a.erow_weights = w.f32(), a.pair_act = w.f32(), a.pair_y = w.f32(),
   a.head_streams = w.f32();
-  a.x16 = w.f32(), a.qr16 = w.f32();
+  a.x16 = w.f32(), a.qr16 = w.f32(), a.gx16 = w.f32(), a.act16 = w.f32();
   a.selected = w.i32(), a.count = w.i32(), a.eids = w.i32(), a.erows = w.i32(), a.offsets = w.i32(),
   a.slot_pair = w.i32();
   linear_stage_ = w.rest();
@@ -628,6 +631,7 @@ Status V4CudaModel::indexer(const V4CudaLayer& w, int32_t tl) {
   args.max_visible = max_visible_;
   args.selected = a_.selected;
   args.count = a_.count;
+  args.tensor_cores = dtype_ != DType::kF32 && !deterministic_;  // as the attention's products
   return kc::indexer_topk_varlen(args, stream_);
 }
 
@@ -679,15 +683,25 @@ Status V4CudaModel::moe_routed_by_expert(const V4CudaLayer& w) {
   // Which rows each expert takes: the routing comes back to the host (one sync per MoE layer).
   DI_ASSIGN_OR_RETURN(const std::vector<int64_t> count,
                       expert_rows_.group(a_.eids, a_.ew, L, K, E, a_.erows, a_.erow_weights, stream_, "deepseek_v4"));
+  // bf16 models gather every pair's row once, as the GEMM operand, and take the activation as bf16.
+  const bool bf16 = dtype_ != DType::kF32;
+  auto* gx16 = reinterpret_cast<uint16_t*>(a_.gx16);
+  if (bf16) DI_RETURN_IF_ERROR(kc::gather_rows_bf16(a_.x, a_.erows, count[E], H, gx16, stream_));
   for (int64_t e = 0; e < E; ++e) {
     const V4CudaExpert& ex = w.experts[e];
     // A hash table may route a token to one expert twice: pieces of at most L rows each.
     for (int64_t off = count[e]; off < count[e + 1]; off += L) {
       const int64_t n = std::min(L, count[e + 1] - off);
-      DI_RETURN_IF_ERROR(kc::gather_rows(a_.x, a_.erows + off, n, H, a_.gx, stream_));
-      DI_RETURN_IF_ERROR(project(ex.w13, a_.gx, H, nullptr, n, a_.gu, 2 * I));
-      DI_RETURN_IF_ERROR(kc::clamped_swiglu(a_.gu, n, I, limit, a_.act, stream_));
-      DI_RETURN_IF_ERROR(project(ex.w2, a_.act, I, nullptr, n, a_.y, H));
+      if (bf16) {
+        DI_RETURN_IF_ERROR(project(ex.w13, nullptr, H, gx16 + off * H, n, a_.gu, 2 * I));
+        DI_RETURN_IF_ERROR(kc::clamped_swiglu_bf16(a_.gu, n, I, limit, a_.act16, stream_));
+        DI_RETURN_IF_ERROR(project(ex.w2, nullptr, I, a_.act16, n, a_.y, H));
+      } else {
+        DI_RETURN_IF_ERROR(kc::gather_rows(a_.x, a_.erows + off, n, H, a_.gx, stream_));
+        DI_RETURN_IF_ERROR(project(ex.w13, a_.gx, H, nullptr, n, a_.gu, 2 * I));
+        DI_RETURN_IF_ERROR(kc::clamped_swiglu(a_.gu, n, I, limit, a_.act, stream_));
+        DI_RETURN_IF_ERROR(project(ex.w2, a_.act, I, nullptr, n, a_.y, H));
+      }
       DI_RETURN_IF_ERROR(kc::scatter_add_rows(a_.y, a_.erows + off, a_.erow_weights + off, n, H, a_.out, stream_));
     }
   }

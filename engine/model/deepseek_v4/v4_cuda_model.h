@@ -228,6 +228,7 @@ class V4CudaModel final : public cuda::DeviceModel {
     float *ckv, *cgate, *iq, *iw, *scores, *partial, *rlogits, *ew, *gx, *gu, *act, *y, *erow_weights;
     float *pair_act, *pair_y, *head_streams;
     float *x16, *qr16;  // x and qr rounded to bf16 by their norms: the GEMM operand, staged once
+    float *gx16, *act16;  // bf16 storage: routed pairs' rows and one expert's activation (bf16 models)
     int32_t *selected, *count, *eids, *erows, *offsets, *slot_pair;
   } a_{};
   cuda::GraphCache graphs_;  // decode steps by (rows, context bucket)

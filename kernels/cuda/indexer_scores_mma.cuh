@@ -28,14 +28,6 @@ inline size_t smem_bytes(int dim) {
          kEntries * sizeof(void*);
 }
 
-__device__ __forceinline__ void store_bf16x4(__nv_bfloat16* dst, float4 v) {
-  const __nv_bfloat162 lo = __floats2bfloat162_rn(v.x, v.y), hi = __floats2bfloat162_rn(v.z, v.w);
-  uint2 u;
-  u.x = *reinterpret_cast<const uint32_t*>(&lo);
-  u.y = *reinterpret_cast<const uint32_t*>(&hi);
-  *reinterpret_cast<uint2*>(dst) = u;
-}
-
 __global__ void __launch_bounds__(kThreads) score_kernel(IndexerVarlenArgs a) {
   pdl_sync();
   extern __shared__ uint4 smem_raw[];

@@ -1,15 +1,26 @@
-// The warp-level tensor-core pieces the attention kernels share: 16-byte asynchronous copies into
-// shared memory (zero-filling rows past a range), ldmatrix loads of bf16 operand fragments (plain
+// The warp-level tensor-core pieces the attention kernels share: bf16 staging stores, 16-byte
+// asynchronous copies into shared memory (zero-filling rows past a range), ldmatrix loads of bf16 operand fragments (plain
 // and transposed) and the m16n8k16 bf16 mma with fp32 accumulation. Fragment layouts are the PTX
 // ISA's: an A tile's rows g and g + 8 (g = lane / 4), columns 2t and 2t + 1 (t = lane % 4).
 // Included only by .cu files.
 #pragma once
 
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
 namespace di::kernels::cuda {
+
+// Four floats as four bf16 (round to nearest even) in one 8-byte store: operand rows staged for
+// ldmatrix.
+__device__ __forceinline__ void store_bf16x4(__nv_bfloat16* dst, float4 v) {
+  const __nv_bfloat162 lo = __floats2bfloat162_rn(v.x, v.y), hi = __floats2bfloat162_rn(v.z, v.w);
+  uint2 u;
+  u.x = *reinterpret_cast<const uint32_t*>(&lo);
+  u.y = *reinterpret_cast<const uint32_t*>(&hi);
+  *reinterpret_cast<uint2*>(dst) = u;
+}
 
 // fill false: the 16 destination bytes are zeroed and nothing is read (src must still be valid).
 __device__ __forceinline__ void cp_async16(void* dst, const void* src, bool fill = true) {

@@ -3,6 +3,7 @@
 #include <cuda_bf16.h>
 
 #include "kernels/cuda/common.cuh"
+#include "kernels/cuda/mma_tile.cuh"
 #include "kernels/cuda/moe_experts.h"
 
 namespace di::kernels::cuda {
@@ -12,13 +13,7 @@ constexpr int kThreads = 256;
 constexpr int64_t kMaxRowBlocks = 65535;  // grid.y
 
 __device__ __forceinline__ void store4(float* p, float4 v) { *reinterpret_cast<float4*>(p) = v; }
-__device__ __forceinline__ void store4(__nv_bfloat16* p, float4 v) {
-  const __nv_bfloat162 lo = __floats2bfloat162_rn(v.x, v.y), hi = __floats2bfloat162_rn(v.z, v.w);
-  uint2 u;
-  u.x = *reinterpret_cast<const uint32_t*>(&lo);
-  u.y = *reinterpret_cast<const uint32_t*>(&hi);
-  *reinterpret_cast<uint2*>(p) = u;
-}
+__device__ __forceinline__ void store4(__nv_bfloat16* p, float4 v) { store_bf16x4(p, v); }
 __device__ __forceinline__ void store1(float* p, float v) { *p = v; }
 __device__ __forceinline__ void store1(__nv_bfloat16* p, float v) { *p = __float2bfloat16(v); }
 

@@ -38,14 +38,6 @@ struct Layout {
   static constexpr size_t bytes = stats + 3 * size_t{kHeads} * 4;
 };
 
-__device__ __forceinline__ void store_bf16x4(__nv_bfloat16* dst, float4 v) {
-  const __nv_bfloat162 lo = __floats2bfloat162_rn(v.x, v.y), hi = __floats2bfloat162_rn(v.z, v.w);
-  uint2 u;
-  u.x = *reinterpret_cast<const uint32_t*>(&lo);
-  u.y = *reinterpret_cast<const uint32_t*>(&hi);
-  *reinterpret_cast<uint2*>(dst) = u;
-}
-
 template <int D>
 __global__ void __launch_bounds__(kThreads, 1) attention_kernel(SinkAttentionVarlenArgs a) {
   pdl_sync();

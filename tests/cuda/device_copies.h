@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/cuda/cache_view.h"
 #include "kernels/cuda/device_buffer.h"
 
 namespace di::test {
@@ -27,6 +28,20 @@ template <typename T = float>
 std::vector<T> download(const kernels::cuda::DeviceBuffer& b, size_t n) {
   std::vector<T> v(n);
   EXPECT_TRUE(kernels::cuda::copy_to_host(v.data(), b.get(), static_cast<int64_t>(n * sizeof(T))).is_ok());
+  return v;
+}
+
+// A cache view of `entries` rows of `floats` floats each in `rows`, all in one block (`block`
+// holds the block id 0 on the device).
+inline kernels::cuda::CacheView one_block_view(const kernels::cuda::DeviceBuffer& rows, int64_t entries, int64_t floats,
+                                               const kernels::cuda::DeviceBuffer& block) {
+  kernels::cuda::CacheView v;
+  v.base = reinterpret_cast<uint64_t>(rows.get());
+  v.block_size = static_cast<int32_t>(entries);
+  v.block_stride = entries * floats * 4;
+  v.layer_stride = v.block_stride;
+  v.entry_bytes = floats * 4;
+  v.block_ids = static_cast<const int32_t*>(block.get());
   return v;
 }
 

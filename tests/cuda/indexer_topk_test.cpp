@@ -47,13 +47,7 @@ TEST_P(IndexerTopk, ScoresMatchDoublesAndSelectionIsTheTopkInIndexOrder) {
   for (float& x : w) x = u(rng);
 
   kc::DeviceBuffer dkeys = upload(keys), dq = upload(q), dw = upload(w), dblock = upload(std::vector<int32_t>{0});
-  kc::CacheView view;
-  view.base = reinterpret_cast<uint64_t>(dkeys.get());
-  view.block_size = static_cast<int32_t>(entries);
-  view.block_stride = entries * hd * 4;
-  view.layer_stride = view.block_stride;
-  view.entry_bytes = hd * 4;
-  view.block_ids = static_cast<const int32_t*>(dblock.get());
+  const kc::CacheView view = one_block_view(dkeys, entries, hd, dblock);
   std::vector<int32_t> seq(rows, 0), pos(rows);
   for (int32_t r = 0; r < rows; ++r) pos[r] = visible[r] - 1;
   kc::DeviceBuffer dseq = upload(seq), dpos = upload(pos), dviews = upload(std::vector<kc::CacheView>{view});

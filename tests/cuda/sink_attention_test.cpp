@@ -35,18 +35,6 @@ INSTANTIATE_TEST_SUITE_P(Shapes, SinkAttention,
                          ::testing::Values(Case{64, 512, Keys::kSelected}, Case{16, 128, Keys::kAllEntries},
                                            Case{80, 64, Keys::kWindowOnly}, Case{64, 256, Keys::kSelected}));
 
-// A view of `entries` rows of `hd` floats in one block.
-kc::CacheView one_block(const kc::DeviceBuffer& rows, int64_t entries, int32_t hd, const kc::DeviceBuffer& block) {
-  kc::CacheView v;
-  v.base = reinterpret_cast<uint64_t>(rows.get());
-  v.block_size = static_cast<int32_t>(entries);
-  v.block_stride = entries * hd * 4;
-  v.layer_stride = v.block_stride;
-  v.entry_bytes = hd * 4;
-  v.block_ids = static_cast<const int32_t*>(block.get());
-  return v;
-}
-
 TEST_P(SinkAttention, MatchesDoublesInFp32AndOnTensorCores) {
   const Case c = GetParam();
   const int32_t nh = c.heads, hd = c.head_dim, window = 128, start = 150, S = 80, rate = 4, topk = 96;
@@ -108,8 +96,8 @@ TEST_P(SinkAttention, MatchesDoublesInFp32AndOnTensorCores) {
 
   kc::DeviceBuffer dq = upload(q), dkv = upload(kv), dring = upload(ring), dentry = upload(entry),
                    dsinks = upload(sinks), dblock = upload(std::vector<int32_t>{0});
-  const std::vector<kc::CacheView> views = {one_block(dring, window, hd, dblock),
-                                            one_block(dentry, entries, hd, dblock)};
+  const std::vector<kc::CacheView> views = {one_block_view(dring, window, hd, dblock),
+                                            one_block_view(dentry, entries, hd, dblock)};
   kc::DeviceBuffer dviews = upload(views), dseq = upload(seq), dpos = upload(pos),
                    dstart = upload(std::vector<int32_t>{start}), dend = upload(std::vector<int32_t>{start + S}),
                    drow0 = upload(std::vector<int32_t>{0}), dcount = upload(count), dsel = upload(selected);

@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <utility>
+#include <vector>
 
 #include "kernels/cuda/gemm.h"
 #include "kernels/cuda/gemm_invariant.h"
@@ -43,6 +44,8 @@ Gemm::~Gemm() {
 Gemm::Gemm(Gemm&& o) noexcept
     : handle_(std::exchange(o.handle_, nullptr)),
       workspace_(std::move(o.workspace_)),
+      group_ptrs_(std::move(o.group_ptrs_)),
+      grouped_unsupported_(o.grouped_unsupported_),
       stream_(o.stream_),
       invariant_(std::move(o.invariant_)) {}
 Gemm& Gemm::operator=(Gemm&& o) noexcept {
@@ -51,6 +54,8 @@ Gemm& Gemm::operator=(Gemm&& o) noexcept {
     if (handle_) cublasDestroy(static_cast<cublasHandle_t>(handle_));
     handle_ = std::exchange(o.handle_, nullptr);
     workspace_ = std::move(o.workspace_);
+    group_ptrs_ = std::move(o.group_ptrs_);
+    grouped_unsupported_ = o.grouped_unsupported_;
     stream_ = o.stream_;
     invariant_ = std::move(o.invariant_);
   }
@@ -112,6 +117,53 @@ Status Gemm::linear_batched(const void* x, int64_t M, int64_t K, int64_t lda, in
                                  &beta, y, cuda_type(out_type), static_cast<int>(ldc), stride_y,
                                  static_cast<int>(batch), compute, CUBLAS_GEMM_DEFAULT),
       "cublasGemmStridedBatchedEx");
+}
+
+Status Gemm::linear_grouped(const std::vector<Group>& groups, int64_t K, int64_t lda, int64_t N, DType in_type,
+                            int64_t ldc, DType out_type) {
+  if (!handle_) return Status::state("Gemm: no cuBLAS handle");
+  if (N <= 0 || K <= 0 || lda < K || ldc < N)
+    return Status::invalid_argument("Gemm::linear_grouped: bad shape N=" + std::to_string(N) +
+                                    " K=" + std::to_string(K));
+  std::vector<const Group*> live;
+  for (const Group& g : groups) {
+    if (g.M < 0) return Status::invalid_argument("Gemm::linear_grouped: a group of negative rows");
+    if (g.M > 0) live.push_back(&g);
+  }
+  if (live.empty()) return Status::ok();
+  auto each = [&]() -> Status {
+    for (const Group* g : live) DI_RETURN_IF_ERROR(linear(g->x, g->M, K, lda, g->w, N, in_type, g->y, ldc, out_type));
+    return Status::ok();
+  };
+  if (invariant_ || in_type == DType::kF32 || grouped_unsupported_ || live.size() == 1) return each();
+  const int G = static_cast<int>(live.size());
+  // Device arrays: W pointers, then x, then y (cuBLAS's A, B and C of the column-major product).
+  std::vector<const void*> ptrs(3 * size_t(G));
+  std::vector<int> m(G, static_cast<int>(N)), n(G), k(G, static_cast<int>(K)), lda_w(G, static_cast<int>(K)),
+      ldb(G, static_cast<int>(lda)), ldc_y(G, static_cast<int>(ldc)), size(G, 1);
+  std::vector<float> alpha(G, 1.f), beta(G, 0.f);
+  std::vector<cublasOperation_t> ta(G, CUBLAS_OP_T), tb(G, CUBLAS_OP_N);
+  for (int g = 0; g < G; ++g) {
+    ptrs[g] = live[g]->w;
+    ptrs[G + g] = live[g]->x;
+    ptrs[2 * G + g] = live[g]->y;
+    n[g] = static_cast<int>(live[g]->M);
+  }
+  const int64_t bytes = int64_t(ptrs.size()) * int64_t(sizeof(void*));
+  if (group_ptrs_.bytes() < bytes) DI_RETURN_IF_ERROR(group_ptrs_.allocate(bytes));
+  // From pageable memory the copy is staged before the call returns, so `ptrs` may go; it runs
+  // in stream order, after the products that read the previous contents.
+  DI_RETURN_IF_ERROR(copy_to_device_async(group_ptrs_.get(), ptrs.data(), bytes, stream_));
+  auto* dev = static_cast<const void* const*>(group_ptrs_.get());
+  const cublasStatus_t st = cublasGemmGroupedBatchedEx(
+      static_cast<cublasHandle_t>(handle_), ta.data(), tb.data(), m.data(), n.data(), k.data(), alpha.data(), dev,
+      cuda_type(in_type), lda_w.data(), dev + G, cuda_type(in_type), ldb.data(), beta.data(),
+      const_cast<void* const*>(dev + 2 * G), cuda_type(out_type), ldc_y.data(), G, size.data(), CUBLAS_COMPUTE_32F);
+  if (st == CUBLAS_STATUS_NOT_SUPPORTED) {
+    grouped_unsupported_ = true;
+    return each();
+  }
+  return cublas_status(st, "cublasGemmGroupedBatchedEx");
 }
 
 }  // namespace di::kernels::cuda

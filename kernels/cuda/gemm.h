@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "base/status.h"
 #include "kernels/cuda/device_buffer.h"
@@ -36,6 +37,20 @@ class Gemm {
                         int64_t stride_w, DType in_type, void* y, int64_t ldc, int64_t stride_y, DType out_type,
                         int64_t batch) const;
 
+  // One product per group, y_g = x_g W_g^T with x_g [M_g, K] (rows lda apart), W_g [N, K] and
+  // y_g [M_g, N] (rows ldc apart): MoE experts with their own row counts, as one cuBLAS grouped
+  // GEMM (sizes on the host, pointers uploaded on the stream). Groups of no rows are skipped.
+  // fp32 operands, batch-invariant mode, or a cuBLAS without a grouped kernel for the types take
+  // one linear() per group.
+  struct Group {
+    const void* x = nullptr;
+    int64_t M = 0;
+    const void* w = nullptr;
+    void* y = nullptr;
+  };
+  Status linear_grouped(const std::vector<Group>& groups, int64_t K, int64_t lda, int64_t N, DType in_type, int64_t ldc,
+                        DType out_type);
+
   // Batch-invariant mode (on: set before the first product, never while a graph is captured):
   // every call with the same weight shape runs one fixed kernel with no split of K, so a row's
   // result has the same bits whatever M is (gemm_invariant.h). Off: cuBLAS's default choice.
@@ -49,6 +64,8 @@ class Gemm {
  private:
   void* handle_ = nullptr;  // cublasHandle_t
   DeviceBuffer workspace_;  // set up front so calls can be captured in CUDA graphs
+  DeviceBuffer group_ptrs_;  // linear_grouped's device arrays of W, x and y pointers
+  bool grouped_unsupported_ = false;  // cuBLAS refused a grouped GEMM once: loop from then on
   void* stream_ = nullptr;
   std::unique_ptr<InvariantGemm> invariant_;  // null unless batch-invariant
 };

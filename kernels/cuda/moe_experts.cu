@@ -70,8 +70,16 @@ __global__ void scatter_add_kernel(const float* x, const int32_t* rows, const fl
     float* dst = y + static_cast<int64_t>(rows[i]) * dim;
     const float* src = x + i * dim;
     const float wi = w[i];
-    DI_FOR_COLS4(c, dim)
-    for (int64_t k = c; k < c + 4 && k < dim; ++k) atomicAdd(dst + k, src[k] * wi);  // a row may repeat (hash routing)
+    // Atomic: a row may repeat (hash routing). Hopper adds four floats in one atomic.
+    if (dim % 4 == 0) {
+      DI_FOR_COLS4(c, dim) {
+        const float4 v = *reinterpret_cast<const float4*>(src + c);
+        atomicAdd(reinterpret_cast<float4*>(dst + c), make_float4(v.x * wi, v.y * wi, v.z * wi, v.w * wi));
+      }
+    } else {
+      DI_FOR_COLS4(c, dim)
+      for (int64_t k = c; k < c + 4 && k < dim; ++k) atomicAdd(dst + k, src[k] * wi);
+    }
   }
 }
 

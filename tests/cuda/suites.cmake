@@ -2,7 +2,7 @@
 # (tests/cuda/CMakeLists.txt in the main build, scripts/gpu/CMakeLists.txt on the GPU machine),
 # so a test added to one cannot be missing from the other.
 set(DI_CUDA_SUITE_test_cuda_kernels rms_norm_test.cpp paged_attention_test.cpp token_mask_test.cpp fp8_linear_test.cpp
-    gemv_test.cpp)
+    gemv_test.cpp gemm_grouped_test.cpp)
 set(DI_CUDA_SUITE_test_cuda_models cuda_model_test.cpp llama_cuda_test.cpp llama_cuda_constrain_test.cpp
     device_sampler_test.cpp memory_check_cuda_test.cpp)
 set(DI_CUDA_SUITE_test_cuda_v4 v4_kernels_test.cpp indexer_topk_test.cpp sink_attention_test.cpp v4_cuda_test.cpp v4_quant_cuda_test.cpp

@@ -167,9 +167,10 @@ void run(const di::bench::BenchArgs& args, double bw, double flops, bool fp8, st
                         " prefill, one 8192-token prompt",
                     m, cc, r,
                     fp8 ? "median of 3; cuBLASLt block-scaled fp8 dense GEMMs (activations quantized per 1x128), "
-                          "routed experts dequantized to bf16 per expert, CUDA-core attention; floor at the bf16 rate"
-                        : "median of 3; cuBLAS dense GEMMs, one cuBLAS GEMM per routed expert (host-grouped), "
-                          "CUDA-core attention"});
+                          "routed experts dequantized to bf16 per expert, bf16 tensor-core attention and indexer "
+                          "scores; floor at the bf16 rate"
+                        : "median of 3; cuBLAS dense GEMMs, routed experts as cuBLAS grouped GEMMs over runs of "
+                          "experts (host-grouped), bf16 tensor-core attention and indexer scores"});
     std::printf("prefill S=%d: %s | %s | %s\n", S, m, cc, r);
   }
 

@@ -14,6 +14,7 @@
 #include "kernels/cuda/device.h"
 #include "kernels/cuda/elementwise.h"
 #include "kernels/cuda/gemv.h"
+#include "kernels/cuda/moe_experts.h"
 
 namespace di::engine::cuda {
 namespace kc = di::kernels::cuda;
@@ -186,6 +187,38 @@ Status DeviceModel::run_grouped_experts(kc::MoeGroupedArgs g, const float* x, in
   g.y = r.y;
   DI_RETURN_IF_ERROR(kc::moe_grouped_mlp(g, stream_));
   return kc::moe_combine_pairs(r.y, r.expert_weights, r.expert_ids, rows, g.top_k, g.hidden, out, stream_);
+}
+
+Status DeviceModel::experts_in_runs(const ExpertRuns& r) {
+  const std::vector<int64_t>& count = *r.count;
+  const int64_t E = static_cast<int64_t>(count.size()) - 1, H = r.hidden, I = r.inter, L = r.max_rows;
+  std::vector<kc::Gemm::Group> up, down;
+  // Pairs are contiguous in expert order, so a run is a span of pairs; an expert with more than L
+  // pairs (a hash table may route a token to it twice) spans runs.
+  int64_t e = 0, off = count[0];
+  while (off < count[E]) {
+    const int64_t run0 = off;
+    up.clear();
+    down.clear();
+    while (e < E && off < count[E]) {
+      if (off == count[e + 1]) {
+        ++e;
+        continue;
+      }
+      const int64_t n = std::min(count[e + 1] - off, L - (off - run0));
+      if (n <= 0) break;  // the run is full
+      const int64_t row = off - run0;
+      up.push_back({r.x16 + off * H, n, r.w13[e], r.gate_up + row * 2 * I});
+      down.push_back({r.act16 + row * I, n, r.w2[e], r.y + row * H});
+      off += n;
+    }
+    const int64_t rows = off - run0;
+    DI_RETURN_IF_ERROR(gemm_.linear_grouped(up, H, H, 2 * I, dtype_, 2 * I, DType::kF32));
+    DI_RETURN_IF_ERROR(kc::clamped_swiglu_bf16(r.gate_up, rows, I, r.limit, r.act16, stream_));
+    DI_RETURN_IF_ERROR(gemm_.linear_grouped(down, I, I, H, dtype_, H, DType::kF32));
+    DI_RETURN_IF_ERROR(kc::scatter_add_rows(r.y, r.rows + run0, r.weights + run0, rows, H, r.out, stream_));
+  }
+  return Status::ok();
 }
 
 Status DeviceModel::forward(const ForwardBatch& batch, std::vector<float>& logits) {

@@ -143,6 +143,26 @@ class DeviceModel : public Model {
   };
   Status run_grouped_experts(kernels::cuda::MoeGroupedArgs g, const float* x, int64_t rows, const RoutedPairs& r,
                              float* out);
+  // A prefill's routed experts with the pairs grouped on the host (ExpertRows), bf16 weights:
+  // every pair's row already gathered as bf16 (x16 [pairs, hidden], in expert order: expert e
+  // owns pairs count[e] .. count[e + 1] - 1), then runs of consecutive experts of at most
+  // max_rows pairs (the buffers' rows), each one grouped product for gate|up (w13[e]:
+  // [2 inter, hidden]), SwiGLU clipped at `limit` (infinity: plain) into bf16, one grouped
+  // product for down (w2[e]: [hidden, inter]), and the pairs' weighted scatter-add into `out`.
+  struct ExpertRuns {
+    const std::vector<int64_t>* count = nullptr;
+    std::vector<const void*> w13, w2;
+    const uint16_t* x16 = nullptr;
+    const int32_t* rows = nullptr;     // [pairs] token row of each pair
+    const float* weights = nullptr;    // [pairs]
+    int64_t hidden = 0, inter = 0, max_rows = 0;
+    float limit = 0.f;
+    float* gate_up = nullptr;          // [max_rows, 2 inter]
+    uint16_t* act16 = nullptr;         // [max_rows, inter]
+    float* y = nullptr;                // [max_rows, hidden]
+    float* out = nullptr;              // [tokens, hidden], added to
+  };
+  Status experts_in_runs(const ExpertRuns& r);
   // The routing's shape and scale, and the grouped MoE's shape, which every MoE family's config
   // spells the same way.
   template <typename Config>

@@ -277,10 +277,12 @@ Status MlaCudaModel::reserve(int64_t T, int64_t max_end, int64_t R, bool* moved)
   const int64_t gp = std::max<int64_t>(1, grouped_pairs_);
   const int64_t partial = std::max<int64_t>(
       1, kc::mla_attention_partial_floats(T, static_cast<int32_t>(nh), static_cast<int32_t>(kvl), splits_));
+  // The bf16 experts one run at a time: every pair's row as bf16, and a run's activation.
+  const bool runs16 = grouped_pairs_ == 0 && dtype_ != DType::kF32 && !experts_biased_;
   std::vector<int64_t> floats = {T * H,     T * H,     T * H,     T * qlr,  T * nh * qk, T * entry, T * nh * entry,
                                  T * nh * kvl, T * nh * v, partial, T * E, T * K,      T * H,     T * 2 * I,
                                  T * I,     T * H,     T * K,     gp * Im,  gp * H,      R * H,     (T * H + 1) / 2,
-                                 (T * qlr + 1) / 2};
+                                 (T * qlr + 1) / 2, runs16 ? (T * K * H + 1) / 2 : 1, runs16 ? (T * Im + 1) / 2 : 1};
   std::vector<int64_t> ints = {T * K, T * K, 2 * E + 2, gp};
   const void* before = act_.get();
   DI_ASSIGN_OR_RETURN(cuda::Workspace w, cuda::Workspace::carve(act_, std::move(floats), std::move(ints),
@@ -290,7 +292,7 @@ Status MlaCudaModel::reserve(int64_t T, int64_t max_end, int64_t R, bool* moved)
   a.olat = w.f32(), a.attn = w.f32(), a.partial = w.f32(), a.rlogits = w.f32(), a.ew = w.f32(), a.gx = w.f32();
   a.gu = w.f32(), a.act = w.f32(), a.y = w.f32(), a.erow_weights = w.f32(), a.pair_act = w.f32(),
   a.pair_y = w.f32();
-  a.head_x = w.f32(), a.h16 = w.f32(), a.qa16 = w.f32();
+  a.head_x = w.f32(), a.h16 = w.f32(), a.qa16 = w.f32(), a.gx16 = w.f32(), a.act16 = w.f32();
   a.eids = w.i32(), a.erows = w.i32(), a.offsets = w.i32(), a.slot_pair = w.i32();
   linear_stage_ = w.rest();
   const void* logits_before = logits_dev_.get();
@@ -502,6 +504,19 @@ Status MlaCudaModel::moe_routed_by_expert(const MlaCudaLayer& w) {
   // Which rows each expert takes: the routing comes back to the host (one sync per MoE layer).
   DI_ASSIGN_OR_RETURN(const std::vector<int64_t> count,
                       expert_rows_.group(a_.eids, a_.ew, T, K, E, a_.erows, a_.erow_weights, stream_, c.model_type));
+  if (dtype_ != DType::kF32 && !experts_biased_) {  // bf16: grouped products over runs of experts
+    auto* gx16 = reinterpret_cast<uint16_t*>(a_.gx16);
+    DI_RETURN_IF_ERROR(kc::gather_rows_bf16(a_.h, a_.erows, count[E], H, gx16, stream_));
+    ExpertRuns runs{.count = &count, .x16 = gx16, .rows = a_.erows, .weights = a_.erow_weights, .hidden = H,
+                    .inter = c.moe_intermediate_size, .max_rows = T,
+                    .limit = std::numeric_limits<float>::infinity(), .gate_up = a_.gu,
+                    .act16 = reinterpret_cast<uint16_t*>(a_.act16), .y = a_.y, .out = a_.out};
+    for (const MlaCudaMlp& ex : w.experts) {
+      runs.w13.push_back(ex.gate_up);
+      runs.w2.push_back(ex.down);
+    }
+    return experts_in_runs(runs);
+  }
   for (int64_t e = 0; e < E; ++e) {
     const int64_t n = count[e + 1] - count[e];  // distinct experts per token: at most T rows
     if (n == 0) continue;

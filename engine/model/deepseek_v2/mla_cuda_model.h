@@ -124,6 +124,7 @@ class MlaCudaModel final : public cuda::DeviceModel {
     float *x, *h, *out, *qa, *q, *ckv, *qlat, *olat, *attn, *partial, *rlogits, *ew, *gx, *gu, *act, *y;
     float *erow_weights, *pair_act, *pair_y, *head_x;
     float *h16, *qa16;  // h and qa rounded to bf16: the GEMM operand, staged once
+    float *gx16, *act16;  // bf16 storage: routed pairs' rows and a run's activation (bf16 models)
     int32_t *eids, *erows, *offsets, *slot_pair;
   } a_{};
   cuda::GraphCache graphs_;  // decode steps by (rows, context bucket)

@@ -687,7 +687,16 @@ Status V4CudaModel::moe_routed_by_expert(const V4CudaLayer& w) {
   const bool bf16 = dtype_ != DType::kF32;
   auto* gx16 = reinterpret_cast<uint16_t*>(a_.gx16);
   if (bf16) DI_RETURN_IF_ERROR(kc::gather_rows_bf16(a_.x, a_.erows, count[E], H, gx16, stream_));
-  if (bf16 && !w.experts.front().w13.is_fp8()) return experts_in_runs(w, count, gx16);
+  if (bf16 && !w.experts.front().w13.is_fp8()) {
+    ExpertRuns runs{.count = &count, .x16 = gx16, .rows = a_.erows, .weights = a_.erow_weights, .hidden = H,
+                    .inter = I, .max_rows = L, .limit = limit, .gate_up = a_.gu,
+                    .act16 = reinterpret_cast<uint16_t*>(a_.act16), .y = a_.y, .out = a_.out};
+    for (const V4CudaExpert& ex : w.experts) {
+      runs.w13.push_back(ex.w13.dense);
+      runs.w2.push_back(ex.w2.dense);
+    }
+    return experts_in_runs(runs);
+  }
   for (int64_t e = 0; e < E; ++e) {
     const V4CudaExpert& ex = w.experts[e];
     // A hash table may route a token to one expert twice: pieces of at most L rows each.
@@ -705,40 +714,6 @@ Status V4CudaModel::moe_routed_by_expert(const V4CudaLayer& w) {
       }
       DI_RETURN_IF_ERROR(kc::scatter_add_rows(a_.y, a_.erows + off, a_.erow_weights + off, n, H, a_.out, stream_));
     }
-  }
-  return Status::ok();
-}
-
-Status V4CudaModel::experts_in_runs(const V4CudaLayer& w, const std::vector<int64_t>& count, const uint16_t* gx16) {
-  const DeepseekV4Config& c = config_;
-  const int64_t L = rows_, H = c.hidden_size, E = c.n_routed_experts, I = c.moe_intermediate_size;
-  const float limit = static_cast<float>(c.swiglu_limit);
-  auto* act16 = reinterpret_cast<uint16_t*>(a_.act16);
-  std::vector<kc::Gemm::Group> up, down;
-  // Runs of consecutive experts' pairs (they are contiguous, in expert order) of at most L rows:
-  // the step's buffers hold L rows. Each run is one grouped product per projection.
-  int64_t e = 0, off = count[0];
-  while (off < count[E]) {
-    const int64_t run0 = off;
-    up.clear();
-    down.clear();
-    while (e < E && off < count[E]) {
-      if (off == count[e + 1]) {
-        ++e;
-        continue;
-      }
-      const int64_t n = std::min(count[e + 1] - off, L - (off - run0));
-      if (n <= 0) break;  // the run is full
-      const int64_t r = off - run0;
-      up.push_back({gx16 + off * H, n, w.experts[e].w13.dense, a_.gu + r * 2 * I});
-      down.push_back({act16 + r * I, n, w.experts[e].w2.dense, a_.y + r * H});
-      off += n;
-    }
-    const int64_t rows = off - run0;
-    DI_RETURN_IF_ERROR(gemm_.linear_grouped(up, H, H, 2 * I, dtype_, 2 * I, DType::kF32));
-    DI_RETURN_IF_ERROR(kc::clamped_swiglu_bf16(a_.gu, rows, I, limit, act16, stream_));
-    DI_RETURN_IF_ERROR(gemm_.linear_grouped(down, I, I, H, dtype_, H, DType::kF32));
-    DI_RETURN_IF_ERROR(kc::scatter_add_rows(a_.y, a_.erows + run0, a_.erow_weights + run0, rows, H, a_.out, stream_));
   }
   return Status::ok();
 }

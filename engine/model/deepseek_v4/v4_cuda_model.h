@@ -199,9 +199,6 @@ class V4CudaModel final : public cuda::DeviceModel {
   Status moe(int32_t layer, bool grouped);
   Status moe_routed_grouped(const V4CudaLayer& w);
   Status moe_routed_by_expert(const V4CudaLayer& w);
-  // The bf16 experts of moe_routed_by_expert as grouped products over runs of experts; `count`:
-  // the pairs' expert offsets, `gx16` every pair's row as bf16.
-  Status experts_in_runs(const V4CudaLayer& w, const std::vector<int64_t>& count, const uint16_t* gx16);
   Status head(const V4CudaHc& hc_head, const float* norm);
 
   DeepseekV4Config config_;

@@ -270,21 +270,65 @@ __global__ void __launch_bounds__(kRowThreads)
   }
 }
 
+// A block row per token row (no 64-bit division per element), its mixing weights in shared
+// memory; four channels a thread where the width allows. Each channel's sums run in the same order
+// as one channel a thread did, so the bits do not depend on the layout. HC > 0: hc known at
+// compile time (the streams stay in registers), 0: any hc.
+template <int HC, int V>
+__device__ __forceinline__ void hc_post_channels(const float* o, const float* cm, const float* pr, int32_t hc_any,
+                                                 int64_t dim, float* x, int64_t d) {
+  const int hc = HC > 0 ? HC : hc_any;
+  // V = 4: 16-byte accesses (dim % 4 == 0, so every stream's row stays aligned).
+  auto load = [&](const float* p, float (&r)[V]) {
+    if constexpr (V == 4) {
+      const float4 f = *reinterpret_cast<const float4*>(p);
+      r[0] = f.x, r[1] = f.y, r[2] = f.z, r[3] = f.w;
+    } else {
+      r[0] = *p;
+    }
+  };
+  float old[HC > 0 ? HC : kMaxHcStreams][V];
+#pragma unroll
+  for (int j = 0; j < hc; ++j) load(x + j * dim + d, old[j]);
+  float ov[V];
+  load(o + d, ov);
+#pragma unroll
+  for (int k = 0; k < hc; ++k) {
+    float y[V];
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      float acc = 0.f;
+#pragma unroll
+      for (int j = 0; j < hc; ++j) acc += cm[j * hc + k] * old[j][v];
+      y[v] = pr[k] * ov[v] + acc;
+    }
+    if constexpr (V == 4) {
+      *reinterpret_cast<float4*>(x + k * dim + d) = make_float4(y[0], y[1], y[2], y[3]);
+    } else {
+      x[k * dim + d] = y[0];
+    }
+  }
+}
+
+template <int HC>
 __global__ void hc_post_kernel(const float* out, const float* post, const float* comb, int64_t rows, int32_t hc,
                                int64_t dim, float* streams) {
   pdl_sync();
-  const int64_t n = rows * dim;
-  for (int64_t t = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; t < n; t += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t r = t / dim, d = t % dim;
+  __shared__ float cm[kMaxHcStreams * kMaxHcStreams], pr[kMaxHcStreams];
+  for (int64_t r = blockIdx.y; r < rows; r += gridDim.y) {
+    __syncthreads();  // the last row's weights are read
+    for (int i = threadIdx.x; i < hc * hc; i += blockDim.x) cm[i] = comb[r * hc * hc + i];
+    for (int i = threadIdx.x; i < hc; i += blockDim.x) pr[i] = post[r * hc + i];
+    __syncthreads();
     float* x = streams + r * hc * dim;
-    float old[kMaxHcStreams];
-    for (int j = 0; j < hc; ++j) old[j] = x[j * dim + d];
-    const float* cm = comb + r * hc * hc;
-    const float o = out[r * dim + d];
-    for (int k = 0; k < hc; ++k) {
-      float acc = 0.f;
-      for (int j = 0; j < hc; ++j) acc += cm[j * hc + k] * old[j];
-      x[k * dim + d] = post[r * hc + k] * o + acc;
+    const float* o = out + r * dim;
+    for (int64_t d = (int64_t{blockIdx.x} * blockDim.x + threadIdx.x) * 4; d < dim;
+         d += int64_t{gridDim.x} * blockDim.x * 4) {
+      if (dim % 4 == 0) {
+        hc_post_channels<HC, 4>(o, cm, pr, hc, dim, x, d);
+      } else {
+        for (int64_t e = d; e < d + 4 && e < dim; ++e) hc_post_channels<HC, 1>(o, cm, pr, hc, dim, x, e);
+      }
     }
   }
 }
@@ -369,9 +413,11 @@ Status hc_post(const float* out, const float* post, const float* comb, int64_t r
                float* streams, void* stream) {
   if (rows <= 0) return Status::ok();
   DI_RETURN_IF_ERROR(check_hc(hc));
-  int64_t blocks = (rows * dim + kThreads - 1) / kThreads;
-  if (blocks > 65535 * 8) blocks = 65535 * 8;
-  launch_pdl(hc_post_kernel, blocks, kThreads, 0, as_stream(stream), out, post, comb, rows, hc, dim, streams);
+  const int64_t col_blocks = (dim + 4 * kThreads - 1) / (4 * kThreads);
+  const dim3 grid(static_cast<uint32_t>(col_blocks), static_cast<uint32_t>(std::min<int64_t>(rows, 65535)));
+  // V4 ships hc_mult 4.
+  launch_pdl(hc == 4 ? hc_post_kernel<4> : hc_post_kernel<0>, grid, kThreads, 0, as_stream(stream), out, post, comb,
+             rows, hc, dim, streams);
   return launch_status("hc_post");
 }
 

@@ -195,6 +195,24 @@ TEST_F(V4Kernels, HyperConnectionsMatchCpu) {
   EXPECT_LE(e_head, 1e-5);
 }
 
+// hc_post alone on the CPU's post/comb: hc 4 (V4's, its compile-time instance) over a width of
+// 16-byte vectors, other hc and a width that is not a multiple of 4 (the scalar path).
+TEST_F(V4Kernels, HcPostMatchesCpuForEachStreamCountAndWidth) {
+  for (const auto [hc, H] : {std::pair<int, int64_t>{4, 1024}, {3, 98}, {8, 96}, {4, 98}}) {
+    HcCase k(hc, H, 6, 11);
+    const std::vector<float> out = random_vec(k.rows * H, k.rng);
+    std::vector<float> ref = k.streams;
+    v4::hc_post(k.c, out.data(), k.post.data(), k.comb.data(), k.rows, ref.data());
+    kc::DeviceBuffer dout = upload(out), dpost = upload(k.post), dcomb = upload(k.comb), ds = upload(k.streams);
+    ASSERT_TRUE(
+        kc::hc_post(dout.as<float>(), dpost.as<float>(), dcomb.as<float>(), k.rows, hc, H, ds.as<float>(), nullptr)
+            .is_ok());
+    const double e = max_rel(download(ds, ref.size()), ref);
+    std::printf("hc_post hc %d, width %lld: %.3g\n", hc, static_cast<long long>(H), e);
+    EXPECT_LE(e, 1e-6) << "hc " << hc << " width " << H;
+  }
+}
+
 // The few-row path the model takes at decode: hc_mix's partial sums over the raw streams, the
 // RMS folded into hc_pre / hc_head, rows spread over several blocks (hidden 1024: four slices a
 // row). Against the CPU model, and a row's bits alone equal to its bits in the batch. hc 4 is

@@ -50,6 +50,8 @@ class Gemm {
   };
   Status linear_grouped(const std::vector<Group>& groups, int64_t K, int64_t lda, int64_t N, DType in_type, int64_t ldc,
                         DType out_type);
+  // Whether cuBLAS refused a grouped GEMM (linear_grouped loops over linear() since).
+  bool grouped_refused() const { return grouped_unsupported_; }
 
   // Batch-invariant mode (on: set before the first product, never while a graph is captured):
   // every call with the same weight shape runs one fixed kernel with no split of K, so a row's

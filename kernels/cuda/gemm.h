@@ -40,8 +40,8 @@ class Gemm {
   // One product per group, y_g = x_g W_g^T with x_g [M_g, K] (rows lda apart), W_g [N, K] and
   // y_g [M_g, N] (rows ldc apart): MoE experts with their own row counts, as one cuBLAS grouped
   // GEMM (sizes on the host, pointers uploaded on the stream). Groups of no rows are skipped.
-  // fp32 operands, batch-invariant mode, or a cuBLAS without a grouped kernel for the types take
-  // one linear() per group.
+  // fp32 operands, batch-invariant mode, or a cuBLAS without a grouped kernel for the types (13.0
+  // has none for bf16 into fp32) take one linear() per group.
   struct Group {
     const void* x = nullptr;
     int64_t M = 0;

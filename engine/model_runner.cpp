@@ -67,6 +67,12 @@ struct TriedTokens {
   }
 };
 
+// The confidence of the draft tokens a step verified (the scheduler may verify fewer than drafted).
+std::span<const float> verified_confidence(const Sequence& seq, int32_t num_draft) {
+  return std::span<const float>(seq.draft_confidence)
+      .first(std::min(seq.draft_confidence.size(), static_cast<size_t>(std::max(0, num_draft))));
+}
+
 // Chooses the draft tokens of one propose_drafts() call (see DraftChooser).
 class Chooser final : public DraftChooser {
  public:
@@ -75,8 +81,9 @@ class Chooser final : public DraftChooser {
     int32_t max_drafts = 0;
     std::vector<double> confidence;
   };
-  Chooser(Sampler* sampler, const SpecCostModel* cost, bool variable, int32_t batch_seqs)
-      : sampler_(sampler), cost_(cost), variable_(variable), batch_seqs_(batch_seqs) {}
+  Chooser(Sampler* sampler, const SpecCostModel* cost, const DraftCalibration* calibration, bool variable,
+          int32_t batch_seqs)
+      : sampler_(sampler), cost_(cost), calibration_(calibration), variable_(variable), batch_seqs_(batch_seqs) {}
   std::vector<Input> inputs;
   int64_t steps = 0;
 
@@ -122,19 +129,21 @@ class Chooser final : public DraftChooser {
     Sequence& seq = *in.tried.seq;
     if (variable_) {
       in.confidence.push_back(confidence);
-      if (!draft_worth_extending(*cost_, in.confidence, batch_seqs_)) {
+      if (!draft_worth_extending(*cost_, *calibration_, in.confidence, batch_seqs_)) {
         in.confidence.pop_back();
         return -1;
       }
     }
     if (!in.tried.push(token)) return -1;
     seq.draft_tokens.push_back(token);
+    seq.draft_confidence.push_back(static_cast<float>(confidence));
     if (sampled) seq.draft_probs.insert(seq.draft_probs.end(), q_.begin(), q_.end());
     return token;
   }
 
   Sampler* sampler_;
   const SpecCostModel* cost_;
+  const DraftCalibration* calibration_;
   bool variable_;
   int32_t batch_seqs_;
   std::vector<float> work_;
@@ -250,6 +259,7 @@ Status ModelRunner::run_greedy_on_device(const ForwardBatch& batch, const Schedu
     verified_ += s.num_draft;
     num_accepted_ += v.accepted;
     drafts_.push_back({s.num_draft, v.accepted});
+    calibration_.observe(verified_confidence(*s.seq, s.num_draft), v.accepted);
     // The rejected positions' ring rows, the draft layer's among them, as before the step.
     const int64_t from = s.start + s.num_tokens;
     DI_RETURN_IF_ERROR(kv_->restore_ring_entries(*s.seq, from, from + s.num_draft, from + v.accepted,
@@ -261,7 +271,7 @@ Status ModelRunner::run_greedy_on_device(const ForwardBatch& batch, const Schedu
   // The next drafts: the model picked each first token; the chooser keeps it or ends the draft
   // there, and asks for the rest when a draft is longer.
   t0 = Clock::now();
-  Chooser chooser(sampler_, &cost_, draft_.variable, step_seqs_);
+  Chooser chooser(sampler_, &cost_, &calibration_, draft_.variable, step_seqs_);
   std::vector<DraftInput> inputs(n);
   std::vector<int32_t> tokens(n, -1);
   bool more = false;
@@ -269,6 +279,7 @@ Status ModelRunner::run_greedy_on_device(const ForwardBatch& batch, const Schedu
     Sequence& seq = *first[i].seq;
     seq.draft_tokens.clear();
     seq.draft_probs.clear();
+    seq.draft_confidence.clear();
     Chooser::Input in;
     in.tried.seq = &seq;
     const Result<SampledToken>& r = results[task_offset + i];
@@ -303,7 +314,7 @@ Status ModelRunner::propose(const ForwardBatch& batch, const ScheduledSequence* 
                             std::span<const SampleTask> tasks, size_t task_offset,
                             std::vector<Result<SampledToken>>& results) {
   const auto t0 = Clock::now();
-  Chooser chooser(sampler_, &cost_, draft_.variable, step_seqs_);
+  Chooser chooser(sampler_, &cost_, &calibration_, draft_.variable, step_seqs_);
   std::vector<DraftInput> inputs;
   std::vector<std::vector<int32_t>> next(n);
   for (size_t i = 0; i < n; ++i) {
@@ -326,6 +337,7 @@ Status ModelRunner::propose(const ForwardBatch& batch, const ScheduledSequence* 
       nx.insert(nx.end(), fresh.begin(), fresh.end());
       seq.draft_tokens.clear();
       seq.draft_probs.clear();
+      seq.draft_confidence.clear();
       bool ok = true;
       for (int32_t tok : fresh) ok = ok && in.tried.push(tok);
       in.max_drafts = ok ? draft_room(seq) : 0;
@@ -412,6 +424,7 @@ Status ModelRunner::run(const ForwardBatch& batch, const ScheduledSequence* firs
       verified_ += s.num_draft;
       num_accepted_ += kept;
       drafts_.push_back({s.num_draft, static_cast<int32_t>(kept)});
+      calibration_.observe(verified_confidence(seq, s.num_draft), static_cast<int32_t>(kept));
       const int64_t from = s.start + s.num_tokens;
       DI_RETURN_IF_ERROR(
           kv_->restore_ring_entries(seq, from, from + s.num_draft, from + kept, saved_rings_[row_offset + i]));
@@ -433,6 +446,7 @@ Status ModelRunner::run(const ForwardBatch& batch, const ScheduledSequence* firs
       if (first[i].samples()) {
         first[i].seq->draft_tokens.clear();
         first[i].seq->draft_probs.clear();
+        first[i].seq->draft_confidence.clear();
       }
   }
   return Status::ok();
@@ -458,7 +472,7 @@ Status ModelRunner::execute(const SchedulerOutput& out, std::span<const SampleTa
   propose_now_ = draft_.max_draft_tokens > 0;
   if (propose_now_ && draft_.variable && step_count_ % kProbeEvery != 0) {
     const double certain = 1.0;
-    propose_now_ = draft_worth_extending(cost_, std::span<const double>(&certain, 1), step_seqs_);
+    propose_now_ = draft_worth_extending(cost_, calibration_, std::span<const double>(&certain, 1), step_seqs_);
   }
   std::vector<PagedSequenceCache> views;
   views.reserve(n);

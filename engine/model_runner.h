@@ -93,6 +93,7 @@ class ModelRunner {
   bool per_sequence_;
   DraftOptions draft_;
   SpecCostModel cost_;
+  DraftCalibration calibration_;
   std::vector<float> logits_;
   std::vector<uint8_t> masked_;
   std::vector<SampleSpec> specs_;

@@ -59,14 +59,30 @@ double SpecCostModel::draft_seconds() const {
   return n_ > 0 ? fixed_seconds() * (kPriorDraft / kPriorFixed) : kPriorDraft;
 }
 
-bool draft_worth_extending(const SpecCostModel& cost, std::span<const double> confidence, int32_t batch_seqs) {
+void DraftCalibration::observe(std::span<const float> confidence, int32_t accepted) {
+  // Position j is reached when the j tokens before it were accepted: j <= accepted.
+  for (size_t j = 0; j < confidence.size() && j <= static_cast<size_t>(std::max(0, accepted)); ++j) {
+    const size_t b = std::min(j, kPositions - 1);
+    confident_[b] = confident_[b] * kDecay + std::clamp(static_cast<double>(confidence[j]), 0.0, 1.0);
+    accepted_[b] = accepted_[b] * kDecay + (j < static_cast<size_t>(accepted) ? 1.0 : 0.0);
+  }
+}
+
+double DraftCalibration::calibrated(size_t j, double confidence) const {
+  const size_t b = std::min(j, kPositions - 1);
+  return std::clamp(confidence * (accepted_[b] + 1.0) / (confident_[b] + 1.0), 0.0, 1.0);
+}
+
+bool draft_worth_extending(const SpecCostModel& cost, const DraftCalibration& calibration,
+                           std::span<const double> confidence, int32_t batch_seqs) {
   const size_t k = confidence.size();
   if (k == 0) return false;
-  const double fixed = cost.fixed_seconds() / std::max(1, batch_seqs);
-  const double per = cost.token_seconds() + cost.row_seconds(), draft = cost.draft_seconds();
+  const double share = 1.0 / std::max(1, batch_seqs);
+  const double fixed = cost.fixed_seconds() * share, draft = cost.draft_seconds() * share;
+  const double per = cost.token_seconds() + cost.row_seconds();
   double expected = 1, run = 1, shorter = 1;
   for (size_t j = 0; j < k; ++j) {
-    run *= std::clamp(confidence[j], 0.0, 1.0);
+    run *= calibration.calibrated(j, std::clamp(confidence[j], 0.0, 1.0));
     shorter = expected;
     expected += run;
   }

@@ -1,10 +1,11 @@
 // How many draft tokens a sequence proposes for its next step. Fixed: always the largest draft.
-// Variable: from the draft head's own confidence in each token (the probability it gave the token,
-// an uncalibrated estimate of the target accepting it) and the measured cost of a forward (fixed
-// part + per token), of the sampler (per logits row) and of a draft step: the draft stops growing
-// once one more token lowers the expected tokens per second of the step,
-//   E(k) = 1 + sum_{j<=k} prod_{i<=j} c_i   over   cost(k) = fixed / B + (k + 1) (token + row) + k draft,
-// with B the sequences sharing the step's fixed cost.
+// Variable: from the draft head's own confidence in each token (the probability it gave the token),
+// calibrated per draft position by what the target has accepted there, and the measured cost of a
+// forward (fixed part + per token), of the sampler (per logits row) and of a draft step: the draft
+// stops growing once one more token lowers the expected tokens per second of the step,
+//   E(k) = 1 + sum_{j<=k} prod_{i<=j} c_i   over   cost(k) = (fixed + k draft) / B + (k + 1) (token + row),
+// with B the sequences sharing the step: a forward's fixed part and a draft step (one pass of the
+// draft layer over every drafting sequence) are paid once for all of them.
 #pragma once
 
 #include <cstdint>
@@ -32,8 +33,27 @@ class SpecCostModel {
   double rows_ = 0, row_s_ = 0, steps_ = 0, step_s_ = 0;
 };
 
+// How far the draft head's confidence over- or understates what the target accepts, per draft
+// position: decayed sums, over the positions a verify reached (every earlier token accepted), of
+// the confidence there and of whether the target accepted it.
+class DraftCalibration {
+ public:
+  // One verified draft: confidence[j] of each drafted token, the first `accepted` of them kept.
+  void observe(std::span<const float> confidence, int32_t accepted);
+  // `confidence` at draft position j scaled by that position's accepted / confident sums, in
+  // [0, 1]; one pseudo-observation on each side, so nothing observed leaves it as it is.
+  double calibrated(size_t j, double confidence) const;
+
+ private:
+  static constexpr size_t kPositions = 8;  // later positions share the last one's sums
+  static constexpr double kDecay = 0.99;
+  double confident_[kPositions] = {}, accepted_[kPositions] = {};
+};
+
 // True when a draft of `confidence.size()` tokens (confidence[i]: the draft head's probability of
-// token i) is expected to give more tokens per second than one token shorter.
-bool draft_worth_extending(const SpecCostModel& cost, std::span<const double> confidence, int32_t batch_seqs);
+// token i, calibrated by `calibration`) is expected to give more tokens per second than one token
+// shorter.
+bool draft_worth_extending(const SpecCostModel& cost, const DraftCalibration& calibration,
+                           std::span<const double> confidence, int32_t batch_seqs);
 
 }  // namespace di::engine

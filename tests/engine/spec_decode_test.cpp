@@ -141,29 +141,74 @@ TEST(SpecCostModel, BatchesOfOneSizeStillSplitTheCost) {
 // prior cost follows the forward's, so a sure draft token pays (an absolute 2 ms prior said no).
 TEST(SpecCostModel, UntimedDraftStepsCostTheirShareOfTheMeasuredForward) {
   SpecCostModel m;
+  const DraftCalibration cal;
   for (int i = 0; i < 50; ++i) m.observe_forward(1 + i % 4, 0.0005 + 0.00001 * (1 + i % 4));
   EXPECT_NEAR(m.draft_seconds(), m.fixed_seconds() * 0.2, 1e-9);
   const std::vector<double> sure = {0.9};
-  EXPECT_TRUE(draft_worth_extending(m, sure, 1));
+  EXPECT_TRUE(draft_worth_extending(m, cal, sure, 1));
   m.observe_draft_steps(1, 0.002);  // once timed, the measurement decides
   EXPECT_NEAR(m.draft_seconds(), 0.002, 1e-12);
-  EXPECT_FALSE(draft_worth_extending(m, sure, 1));
+  EXPECT_FALSE(draft_worth_extending(m, cal, sure, 1));
 }
 
 TEST(SpecDraftLength, LongerDraftsOnlyWhileConfidentEnough) {
   SpecCostModel m;  // fixed cost 10 ms, 1 ms a token, 1 ms a draft step
+  const DraftCalibration cal;
   for (int i = 0; i < 50; ++i) m.observe_forward(1 + i % 4, 0.010 + 0.001 * (1 + i % 4));
   m.observe_rows(1, 0.0);
   m.observe_draft_steps(1, 0.001);
   const std::vector<double> sure = {0.95, 0.95, 0.95};
-  EXPECT_TRUE(draft_worth_extending(m, std::span(sure).first(1), 1));
-  EXPECT_TRUE(draft_worth_extending(m, sure, 1));
+  EXPECT_TRUE(draft_worth_extending(m, cal, std::span(sure).first(1), 1));
+  EXPECT_TRUE(draft_worth_extending(m, cal, sure, 1));
   const std::vector<double> unsure = {0.9, 0.05};
-  EXPECT_FALSE(draft_worth_extending(m, unsure, 1));
+  EXPECT_FALSE(draft_worth_extending(m, cal, unsure, 1));
   // Sixty sequences share the fixed cost: a token's own cost dominates, so only sure drafts pay.
   const std::vector<double> fair = {0.6};
-  EXPECT_TRUE(draft_worth_extending(m, fair, 1));
-  EXPECT_FALSE(draft_worth_extending(m, fair, 60));
+  EXPECT_TRUE(draft_worth_extending(m, cal, fair, 1));
+  EXPECT_FALSE(draft_worth_extending(m, cal, fair, 60));
+}
+
+// A draft step is one pass for every drafting sequence: with the forward's fixed cost it is
+// shared by the batch. Four sequences, a step of 0.4 ms fixed, 0.02 ms a token and a 0.3 ms draft
+// pass (a memory-bound GPU forward): a 0.8-confident token pays at batch 4 as at batch 1; counted
+// whole for each sequence, the draft pass made drafting at batch 4 look like a loss.
+TEST(SpecDraftLength, TheDraftPassIsSharedByTheBatch) {
+  SpecCostModel m;
+  for (int i = 0; i < 50; ++i) m.observe_forward(4 + i % 4, 0.0004 + 0.00002 * (4 + i % 4));
+  m.observe_rows(1, 0.0);
+  m.observe_draft_steps(1, 0.0003);
+  const DraftCalibration cal;
+  const std::vector<double> likely = {0.8};
+  EXPECT_TRUE(draft_worth_extending(m, cal, likely, 1));
+  EXPECT_TRUE(draft_worth_extending(m, cal, likely, 4));
+}
+
+// An overconfident draft head: it says 0.9 where the target accepts half of the first tokens and
+// a fifth of the second. The calibration learns each position's rate, and the draft that looked
+// worth two tokens is worth one.
+TEST(SpecDraftLength, CalibrationScalesConfidenceToWhatTheTargetAccepts) {
+  DraftCalibration cal;
+  EXPECT_DOUBLE_EQ(cal.calibrated(0, 0.9), 0.9);  // nothing observed: as given
+  const std::vector<float> conf = {0.9f, 0.9f};
+  for (int i = 0; i < 500; ++i) {
+    // Of ten drafts: five stop at the first token, four at the second, one keeps both.
+    const int r = i % 10;
+    cal.observe(conf, r < 5 ? 0 : r < 9 ? 1 : 2);
+  }
+  EXPECT_NEAR(cal.calibrated(0, 0.9), 0.5, 0.02);
+  EXPECT_NEAR(cal.calibrated(1, 0.9), 0.2, 0.03);
+  EXPECT_NEAR(cal.calibrated(0, 0.45), 0.25, 0.02);
+  EXPECT_DOUBLE_EQ(cal.calibrated(0, 0.0), 0.0);
+
+  SpecCostModel m;  // fixed cost 10 ms, 1 ms a token, 1 ms a draft step
+  for (int i = 0; i < 50; ++i) m.observe_forward(1 + i % 4, 0.010 + 0.001 * (1 + i % 4));
+  m.observe_rows(1, 0.0);
+  m.observe_draft_steps(1, 0.001);
+  const DraftCalibration raw;
+  const std::vector<double> two = {0.9, 0.9};
+  EXPECT_TRUE(draft_worth_extending(m, raw, two, 1));
+  EXPECT_FALSE(draft_worth_extending(m, cal, two, 1));
+  EXPECT_TRUE(draft_worth_extending(m, cal, std::span(two).first(1), 1));
 }
 
 }  // namespace

@@ -306,19 +306,14 @@ void LLMEngine::cancel(uint64_t request_id) {
 // ---- step thread ------------------------------------------------------------------------------
 
 void LLMEngine::Impl::update_snapshot() {
-  const KvCacheStats ks = kv->stats();
   EngineGauges g;
   g.num_waiting = static_cast<int64_t>(scheduler->num_waiting());
   g.num_running = static_cast<int64_t>(scheduler->num_running());
-  g.kv_blocks_total = ks.num_blocks;
-  g.kv_blocks_free = ks.num_free_blocks;
-  g.kv_blocks_cached = ks.num_cached_blocks;
-  g.prefix_queries = ks.prefix_queries;
-  g.prefix_hits = ks.prefix_hits;
   g.num_preemptions = scheduler->num_preemptions();
+  g.kv = kv->stats();
   metrics.set_gauges(g);
   std::lock_guard<std::mutex> l(mu);
-  kv_snapshot = ks;
+  kv_snapshot = g.kv;
 }
 
 void LLMEngine::Impl::finish_seq(RequestState& req, Sequence& seq, FinishReason reason, std::string error,

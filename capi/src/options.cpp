@@ -105,9 +105,44 @@ di_status set_value(di_options* options, const char* key, OptionType type, di_er
   return DI_OK;
 }
 
+// A string or JSON option set from text (get_text's counterpart): a string must be UTF-8
+// without NUL bytes, and NULL reads as "" only with len 0; JSON text must parse.
+di_status set_text(di_options* options, const char* key, OptionType type, const char* text,
+                   size_t len, di_error** err) {
+  return set_value(options, key, type, err, [&](const OptionKey&, di_options::Value* out) -> di_status {
+    const std::string where = std::string("option \"") + key + "\": ";
+    if (type == OptionType::kJson) {
+      if (text == nullptr) return fail(err, DI_E_INVALID_ARG, where + "json is NULL");
+      auto parsed = json::parse(text, text + len, nullptr, /*allow_exceptions=*/false);
+      if (parsed.is_discarded()) return fail(err, DI_E_PARSE, where + "not valid JSON");
+      *out = make_value_json(std::move(parsed));
+      return DI_OK;
+    }
+    if (text == nullptr && len != 0) return fail(err, DI_E_INVALID_ARG, where + "value is NULL");
+    std::string s(text == nullptr ? "" : text, len);
+    if (!di::utf8_valid(s)) return fail(err, DI_E_INVALID_ARG, where + "invalid UTF-8");
+    if (s.find('\0') != std::string::npos)
+      return fail(err, DI_E_INVALID_ARG, where + "contains a NUL byte");
+    *out = make_value_str(std::move(s));
+    return DI_OK;
+  });
+}
+
+// An integer or floating-point option's value, copied out.
+template <class T>
+di_status get_number(const di_options* options, const char* key, OptionType type, T* value,
+                     di_error** err) {
+  DI_REQUIRE_ARG(value, err);
+  return get_value(options, key, type, err, [&](const di_options::Value& v) { *value = std::get<T>(v.v); });
+}
+
 // A string or JSON option's text, borrowed from the options.
 di_status get_text(const di_options* options, const char* key, OptionType type, const char** text,
                    size_t* len, di_error** err) {
+  // Named as the C parameter is: di_options_get_str's `value`, di_options_get_json's `json`.
+  if (text == nullptr)
+    return fail(err, DI_E_INVALID_ARG,
+                std::string(type == OptionType::kJson ? "json" : "value") + ": must not be NULL");
   return get_value(options, key, type, err, [&](const di_options::Value& v) {
     *text = v.text.c_str();
     if (len != nullptr) *len = v.text.size();
@@ -182,35 +217,14 @@ DI_API di_status di_options_set_f64(di_options* options, const char* key, double
 DI_API di_status di_options_set_str(di_options* options, const char* key, const char* value,
                                     size_t len, di_error** err) {
   DI_API_BEGIN
-  return di::capi::set_value(
-      options, key, OptionType::kString, err,
-      [&](const di::capi::OptionKey&, di_options::Value* out) -> di_status {
-        const std::string where = std::string("option \"") + key + "\": ";
-        if (value == nullptr && len != 0)
-          return fail(err, DI_E_INVALID_ARG, where + "value is NULL");
-        std::string s(value == nullptr ? "" : value, len);
-        if (!di::utf8_valid(s)) return fail(err, DI_E_INVALID_ARG, where + "invalid UTF-8");
-        if (s.find('\0') != std::string::npos)
-          return fail(err, DI_E_INVALID_ARG, where + "contains a NUL byte");
-        *out = di::capi::make_value_str(std::move(s));
-        return DI_OK;
-      });
+  return di::capi::set_text(options, key, OptionType::kString, value, len, err);
   DI_API_END(err)
 }
 
 DI_API di_status di_options_set_json(di_options* options, const char* key, const char* json,
                                      size_t len, di_error** err) {
   DI_API_BEGIN
-  return di::capi::set_value(
-      options, key, OptionType::kJson, err,
-      [&](const di::capi::OptionKey&, di_options::Value* out) -> di_status {
-        const std::string where = std::string("option \"") + key + "\": ";
-        if (json == nullptr) return fail(err, DI_E_INVALID_ARG, where + "json is NULL");
-        auto parsed = nlohmann::json::parse(json, json + len, nullptr, /*allow_exceptions=*/false);
-        if (parsed.is_discarded()) return fail(err, DI_E_PARSE, where + "not valid JSON");
-        *out = di::capi::make_value_json(std::move(parsed));
-        return DI_OK;
-      });
+  return di::capi::set_text(options, key, OptionType::kJson, json, len, err);
   DI_API_END(err)
 }
 
@@ -239,25 +253,20 @@ DI_API di_status di_options_update_json(di_options* options, const char* json, s
 DI_API di_status di_options_get_i64(const di_options* options, const char* key, int64_t* value,
                                     di_error** err) {
   DI_API_BEGIN
-  DI_REQUIRE_ARG(value, err);
-  return di::capi::get_value(options, key, OptionType::kInt64, err,
-                             [&](const di_options::Value& v) { *value = std::get<int64_t>(v.v); });
+  return di::capi::get_number(options, key, OptionType::kInt64, value, err);
   DI_API_END(err)
 }
 
 DI_API di_status di_options_get_f64(const di_options* options, const char* key, double* value,
                                     di_error** err) {
   DI_API_BEGIN
-  DI_REQUIRE_ARG(value, err);
-  return di::capi::get_value(options, key, OptionType::kDouble, err,
-                             [&](const di_options::Value& v) { *value = std::get<double>(v.v); });
+  return di::capi::get_number(options, key, OptionType::kDouble, value, err);
   DI_API_END(err)
 }
 
 DI_API di_status di_options_get_str(const di_options* options, const char* key,
                                     const char** value, size_t* len, di_error** err) {
   DI_API_BEGIN
-  DI_REQUIRE_ARG(value, err);
   return di::capi::get_text(options, key, OptionType::kString, value, len, err);
   DI_API_END(err)
 }
@@ -265,7 +274,6 @@ DI_API di_status di_options_get_str(const di_options* options, const char* key,
 DI_API di_status di_options_get_json(const di_options* options, const char* key,
                                      const char** json, size_t* len, di_error** err) {
   DI_API_BEGIN
-  DI_REQUIRE_ARG(json, err);
   return di::capi::get_text(options, key, OptionType::kJson, json, len, err);
   DI_API_END(err)
 }

@@ -5,9 +5,11 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "base/escape.h"
 #include "base/hex.h"
 #include "engine/constrain/char_class.h"
 #include "engine/constrain/json_raw_string.h"
@@ -228,15 +230,11 @@ class EbnfParser {
         continue;
       }
       char e = t_[pos_++];
+      if (std::optional<char> c = single_char_escape(e, "nrt\\\"'[]")) {
+        s += *c;
+        continue;
+      }
       switch (e) {
-        case 'n': s += '\n'; break;
-        case 'r': s += '\r'; break;
-        case 't': s += '\t'; break;
-        case '\\': s += '\\'; break;
-        case '"': s += '"'; break;
-        case '\'': s += '\''; break;
-        case '[': s += '['; break;
-        case ']': s += ']'; break;
         case 'x': {
           DI_ASSIGN_OR_RETURN(uint32_t v, read_hex(2));
           s += utf8(v);

@@ -11,6 +11,7 @@
 #include "base/status.h"
 #include "engine/kv/block_pool.h"
 #include "engine/kv/cache_layout.h"
+#include "engine/kv/kv_cache_stats.h"
 #include "engine/kv/slot_pool.h"
 #include "engine/model/model.h"
 #include "engine/sequence.h"
@@ -23,16 +24,6 @@ struct KvCacheConfig {
   int64_t max_model_len = 0;
   bool enable_prefix_caching = true;
   CacheMemory* memory = nullptr;  // the model's device memory; null: host memory
-};
-
-struct KvCacheStats {
-  int32_t num_blocks = 0;
-  int32_t num_free_blocks = 0;
-  int32_t num_cached_blocks = 0;
-  int32_t num_slots = 0;
-  int32_t num_checkpoints = 0;
-  int64_t prefix_queries = 0;      // prompt tokens looked up
-  int64_t prefix_hits = 0;         // prompt tokens served from the cache
 };
 
 // The SequenceCache a sequence hands to the model: (group, layer, index) -> its block or slot.

@@ -136,10 +136,11 @@ nlohmann::json acceptance_by_position(const std::vector<int64_t>& drafted, const
 std::string EngineMetrics::to_json() const {
   std::lock_guard<std::mutex> l(mu_);
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  const double usage = gauges_.kv_blocks_total > 0
-      ? 1.0 - static_cast<double>(gauges_.kv_blocks_free) / static_cast<double>(gauges_.kv_blocks_total) : 0.0;
-  const double hit_rate = gauges_.prefix_queries > 0
-      ? static_cast<double>(gauges_.prefix_hits) / static_cast<double>(gauges_.prefix_queries) : 0.0;
+  const KvCacheStats& kv = gauges_.kv;
+  const double usage = kv.num_blocks > 0
+      ? 1.0 - static_cast<double>(kv.num_free_blocks) / static_cast<double>(kv.num_blocks) : 0.0;
+  const double hit_rate = kv.prefix_queries > 0
+      ? static_cast<double>(kv.prefix_hits) / static_cast<double>(kv.prefix_queries) : 0.0;
   // The busy basis: forward time against the wall time from the first step's start to the last
   // one's end, so idle time before the first request does not count (idle gaps between requests
   // do: a scraper takes deltas over the period it calls steady).
@@ -163,12 +164,12 @@ std::string EngineMetrics::to_json() const {
       {"spec_draft_tokens_per_step", draft_steps_ > 0 ? static_cast<double>(draft_tokens_) / draft_steps_ : 0.0},
       {"spec_acceptance_by_position", acceptance_by_position(drafted_at_, accepted_at_)},
       {"num_preemptions", gauges_.num_preemptions},
-      {"kv_blocks_total", gauges_.kv_blocks_total},
-      {"kv_blocks_free", gauges_.kv_blocks_free},
-      {"kv_blocks_cached", gauges_.kv_blocks_cached},
+      {"kv_blocks_total", kv.num_blocks},
+      {"kv_blocks_free", kv.num_free_blocks},
+      {"kv_blocks_cached", kv.num_cached_blocks},
       {"kv_cache_usage", usage},
-      {"prefix_cache_queries", gauges_.prefix_queries},
-      {"prefix_cache_hits", gauges_.prefix_hits},
+      {"prefix_cache_queries", kv.prefix_queries},
+      {"prefix_cache_hits", kv.prefix_hits},
       {"prefix_cache_hit_rate", hit_rate},
       {"uptime_seconds", elapsed},
       {"generation_tokens_per_second", elapsed > 0 ? static_cast<double>(generation_tokens_) / elapsed : 0.0},

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/kv/kv_cache_stats.h"
+
 namespace di::engine {
 
 class Histogram {
@@ -27,15 +29,12 @@ class Histogram {
   double sum_ = 0;
 };
 
+// The scheduler's queues and the KV cache as of the last step.
 struct EngineGauges {
   int64_t num_waiting = 0;
   int64_t num_running = 0;
-  int64_t kv_blocks_total = 0;
-  int64_t kv_blocks_free = 0;
-  int64_t kv_blocks_cached = 0;
-  int64_t prefix_queries = 0;
-  int64_t prefix_hits = 0;
   int64_t num_preemptions = 0;
+  KvCacheStats kv;
 };
 
 // One engine step's wall time split into consecutive phases, in seconds, as the step thread

@@ -3,6 +3,9 @@
 #include "recipe/chat_template/lexer.h"
 
 #include <cctype>
+#include <optional>
+
+#include "base/escape.h"
 
 namespace di::recipe::chat_template {
 namespace {
@@ -164,18 +167,9 @@ Result<std::vector<Token>> tokenize(std::string_view source) {
           if (src[j] == '\\') {
             if (j + 1 >= src.size()) return error("a string literal is never closed");
             const char e = src[j + 1];
-            switch (e) {
-              case 'n': s += '\n'; break;
-              case 't': s += '\t'; break;
-              case 'r': s += '\r'; break;
-              case 'b': s += '\b'; break;
-              case 'f': s += '\f'; break;
-              case 'v': s += '\v'; break;
-              case '\\': s += '\\'; break;
-              case '\'': s += '\''; break;
-              case '"': s += '"'; break;
-              default: return error(std::string("unsupported escape \\") + e + " in a string literal");
-            }
+            const std::optional<char> c = single_char_escape(e, "ntrbfv\\'\"");
+            if (!c) return error(std::string("unsupported escape \\") + e + " in a string literal");
+            s += *c;
             j += 2;
             continue;
           }

@@ -15,6 +15,24 @@ const FixtureId kQwen3{"qwen3", "qwen3_qk_norm"};
 const FixtureId kV2{"deepseek_v2", "deepseek_v2_lite_greedy"};
 const FixtureId kV3{"deepseek_v3", "deepseek_v3_qlora_yarn"};
 
+// One top-level field of a fixture's config set to a value its parser must reject.
+struct BadField {
+  FixtureId config;
+  const char* field;
+  json value;
+};
+
+// Each bad field, on its own, fails `parse` with an error that names the field.
+template <class Parse>
+void expect_each_named(Parse parse, std::initializer_list<BadField> cases) {
+  for (const BadField& bad : cases) {
+    SCOPED_TRACE(bad.field);
+    json c = read_config(bad.config);
+    c[bad.field] = bad.value;
+    expect_error_mentions(parse(c).status(), bad.field);
+  }
+}
+
 TEST(FamilyConfig, DenseDefaultsFollowEachModelType) {
   auto qwen2 = engine::llama::parse_llama_config(read_config(kQwen2));
   ASSERT_TRUE(qwen2.is_ok()) << qwen2.status().message();
@@ -50,24 +68,16 @@ TEST(FamilyConfig, OldStyleRopeScalingIsRead) {
 }
 
 TEST(FamilyConfig, BadDenseFieldsAreNamed) {
+  expect_each_named(engine::llama::parse_llama_config, {{kLlama, "num_key_value_heads", 3},
+                                                        {kQwen2, "use_sliding_window", true},
+                                                        {kQwen3, "hidden_act", "gelu"},
+                                                        {kLlama, "hidden_size", "wide"}});
   json c = read_config(kLlama);
-  c["num_key_value_heads"] = 3;
-  expect_error_mentions(engine::llama::parse_llama_config(c).status(), "num_key_value_heads");
-  c = read_config(kLlama);
   c["rope_parameters"]["rope_type"] = "dynamic";
   expect_error_mentions(engine::llama::parse_llama_config(c).status(), "rope_parameters.rope_type");
   c = read_config(kLlama);
   c["rope_parameters"].erase("low_freq_factor");
   expect_error_mentions(engine::llama::parse_llama_config(c).status(), "low_freq_factor");
-  c = read_config(kQwen2);
-  c["use_sliding_window"] = true;
-  expect_error_mentions(engine::llama::parse_llama_config(c).status(), "use_sliding_window");
-  c = read_config(kQwen3);
-  c["hidden_act"] = "gelu";
-  expect_error_mentions(engine::llama::parse_llama_config(c).status(), "hidden_act");
-  c = read_config(kLlama);
-  c["hidden_size"] = "wide";
-  expect_error_mentions(engine::llama::parse_llama_config(c).status(), "hidden_size");
 }
 
 TEST(FamilyConfig, MlaRoutingFollowsTheModelType) {
@@ -87,27 +97,13 @@ TEST(FamilyConfig, MlaRoutingFollowsTheModelType) {
 }
 
 TEST(FamilyConfig, BadMlaFieldsAreNamed) {
-  json c = read_config(kV3);
-  c["n_group"] = 3;
-  expect_error_mentions(engine::deepseek_v2::parse_mla_config(c).status(), "n_group");
-  c = read_config(kV3);
-  c["topk_group"] = 5;
-  expect_error_mentions(engine::deepseek_v2::parse_mla_config(c).status(), "topk_group");
-  c = read_config(kV3);
-  c["scoring_func"] = "softmax";
-  expect_error_mentions(engine::deepseek_v2::parse_mla_config(c).status(), "scoring_func");
-  c = read_config(kV2);
-  c["topk_method"] = "noaux_tc";
-  expect_error_mentions(engine::deepseek_v2::parse_mla_config(c).status(), "topk_method");
-  c = read_config(kV2);
-  c["num_experts_per_tok"] = 9;
-  expect_error_mentions(engine::deepseek_v2::parse_mla_config(c).status(), "num_experts_per_tok");
-  c = read_config(kV2);
-  c["qk_rope_head_dim"] = 7;
-  expect_error_mentions(engine::deepseek_v2::parse_mla_config(c).status(), "qk_rope_head_dim");
-  c = read_config(kV2);
-  c["moe_layer_freq"] = 2;
-  expect_error_mentions(engine::deepseek_v2::parse_mla_config(c).status(), "moe_layer_freq");
+  expect_each_named(engine::deepseek_v2::parse_mla_config, {{kV3, "n_group", 3},
+                                                            {kV3, "topk_group", 5},
+                                                            {kV3, "scoring_func", "softmax"},
+                                                            {kV2, "topk_method", "noaux_tc"},
+                                                            {kV2, "num_experts_per_tok", 9},
+                                                            {kV2, "qk_rope_head_dim", 7},
+                                                            {kV2, "moe_layer_freq", 2}});
 }
 
 TEST(FamilyLoader, MissingTensorIsNamed) {

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <utility>
 
+#include "kernels/cuda/cublas_util.h"
 #include "kernels/cuda/fp8_gemm.h"
 
 namespace di::kernels::cuda {
@@ -17,31 +18,14 @@ static_assert(sizeof(cublasLtMatmulAlgo_t) == 64, "Fp8Gemm::Algo holds a cublasL
 
 constexpr int64_t kWorkspace = int64_t{32} << 20;
 
-Status lt_status(cublasStatus_t s, const char* what) {
-  if (s == CUBLAS_STATUS_SUCCESS) return Status::ok();
-  return Status::device(std::string(what) + ": " + cublasGetStatusName(s) + ": " + cublasGetStatusString(s));
-}
-
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
-
-// Owns the descriptors of one call.
-struct LtCall {
-  cublasLtMatmulDesc_t desc = nullptr;
-  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
-  ~LtCall() {
-    if (c) cublasLtMatrixLayoutDestroy(c);
-    if (b) cublasLtMatrixLayoutDestroy(b);
-    if (a) cublasLtMatrixLayoutDestroy(a);
-    if (desc) cublasLtMatmulDescDestroy(desc);
-  }
-};
 
 }  // namespace
 
 Result<Fp8Gemm> Fp8Gemm::create(void* stream) {
   Fp8Gemm g;
   cublasLtHandle_t h = nullptr;
-  DI_RETURN_IF_ERROR(lt_status(cublasLtCreate(&h), "cublasLtCreate"));
+  DI_RETURN_IF_ERROR(cublas_status(cublasLtCreate(&h), "cublasLtCreate"));
   g.handle_ = h;
   g.stream_ = stream;
   DI_RETURN_IF_ERROR(g.workspace_.allocate(kWorkspace));
@@ -80,7 +64,7 @@ Result<const Fp8Gemm::Algo*> Fp8Gemm::algo(int64_t M, const Fp8Matrix& w, int64_
   const auto key = std::make_tuple(M, w.rows, w.cols, ldx, ldy, w.block_rows);
   if (auto it = algos_.find(key); it != algos_.end()) return &it->second;
   cublasLtMatmulPreference_t pref = nullptr;
-  DI_RETURN_IF_ERROR(lt_status(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate"));
+  DI_RETURN_IF_ERROR(cublas_status(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate"));
   uint64_t ws = static_cast<uint64_t>(kWorkspace);
   cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
   cublasLtMatmulHeuristicResult_t result{};
@@ -90,7 +74,7 @@ Result<const Fp8Gemm::Algo*> Fp8Gemm::algo(int64_t M, const Fp8Matrix& w, int64_
       static_cast<cublasLtMatrixLayout_t>(a), static_cast<cublasLtMatrixLayout_t>(b),
       static_cast<cublasLtMatrixLayout_t>(c), static_cast<cublasLtMatrixLayout_t>(c), pref, 1, &result, &found);
   cublasLtMatmulPreferenceDestroy(pref);
-  DI_RETURN_IF_ERROR(lt_status(s, "cublasLtMatmulAlgoGetHeuristic (fp8 block-scaled)"));
+  DI_RETURN_IF_ERROR(cublas_status(s, "cublasLtMatmulAlgoGetHeuristic (fp8 block-scaled)"));
   if (found < 1)
     return Status::unsupported("cuBLASLt has no block-scaled fp8 algorithm for M=" + std::to_string(M) +
                                " N=" + std::to_string(w.rows) + " K=" + std::to_string(w.cols));
@@ -107,18 +91,18 @@ Status Fp8Gemm::linear(const uint8_t* xq, int64_t ldx, const float* x_scales, in
       !aligned16(y) || !aligned16(x_scales))
     return Status::invalid_argument("Fp8Gemm::linear: unsupported layout M=" + std::to_string(M) +
                                     " N=" + std::to_string(w.rows) + " K=" + std::to_string(w.cols));
-  LtCall call;
-  DI_RETURN_IF_ERROR(lt_status(cublasLtMatmulDescCreate(&call.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+  LtMatmulDescs call;
+  DI_RETURN_IF_ERROR(cublas_status(cublasLtMatmulDescCreate(&call.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F),
                                "cublasLtMatmulDescCreate"));
   const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
   cublasLtMatmulDescSetAttribute(call.desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta));
   cublasLtMatmulDescSetAttribute(call.desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb));
   const cublasLtMatmulMatrixScale_t a_mode = CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
   const cublasLtMatmulMatrixScale_t b_mode = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
-  DI_RETURN_IF_ERROR(lt_status(
+  DI_RETURN_IF_ERROR(cublas_status(
       cublasLtMatmulDescSetAttribute(call.desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &a_mode, sizeof(a_mode)),
       "cublasLtMatmulDescSetAttribute(A_SCALE_MODE)"));
-  DI_RETURN_IF_ERROR(lt_status(
+  DI_RETURN_IF_ERROR(cublas_status(
       cublasLtMatmulDescSetAttribute(call.desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &b_mode, sizeof(b_mode)),
       "cublasLtMatmulDescSetAttribute(B_SCALE_MODE)"));
   const void* a_scale = w.scale;
@@ -126,17 +110,17 @@ Status Fp8Gemm::linear(const uint8_t* xq, int64_t ldx, const float* x_scales, in
   cublasLtMatmulDescSetAttribute(call.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &a_scale, sizeof(a_scale));
   cublasLtMatmulDescSetAttribute(call.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &b_scale, sizeof(b_scale));
   const uint64_t N = static_cast<uint64_t>(w.rows), K = static_cast<uint64_t>(w.cols), Mu = static_cast<uint64_t>(M);
-  DI_RETURN_IF_ERROR(lt_status(cublasLtMatrixLayoutCreate(&call.a, CUDA_R_8F_E4M3, K, N, static_cast<int64_t>(K)),
+  DI_RETURN_IF_ERROR(cublas_status(cublasLtMatrixLayoutCreate(&call.a, CUDA_R_8F_E4M3, K, N, static_cast<int64_t>(K)),
                                "cublasLtMatrixLayoutCreate(A)"));
   DI_RETURN_IF_ERROR(
-      lt_status(cublasLtMatrixLayoutCreate(&call.b, CUDA_R_8F_E4M3, K, Mu, ldx), "cublasLtMatrixLayoutCreate(B)"));
+      cublas_status(cublasLtMatrixLayoutCreate(&call.b, CUDA_R_8F_E4M3, K, Mu, ldx), "cublasLtMatrixLayoutCreate(B)"));
   DI_RETURN_IF_ERROR(
-      lt_status(cublasLtMatrixLayoutCreate(&call.c, CUDA_R_32F, N, Mu, ldy), "cublasLtMatrixLayoutCreate(C)"));
+      cublas_status(cublasLtMatrixLayoutCreate(&call.c, CUDA_R_32F, N, Mu, ldy), "cublasLtMatrixLayoutCreate(C)"));
   DI_ASSIGN_OR_RETURN(const Algo* chosen, algo(M, w, ldx, ldy, call.desc, call.a, call.b, call.c));
   cublasLtMatmulAlgo_t lt_algo;
   std::memcpy(&lt_algo, chosen->bytes, sizeof(lt_algo));
   const float alpha = 1.f, beta = 0.f;
-  return lt_status(cublasLtMatmul(static_cast<cublasLtHandle_t>(handle_), call.desc, &alpha, w.data, call.a, xq, call.b,
+  return cublas_status(cublasLtMatmul(static_cast<cublasLtHandle_t>(handle_), call.desc, &alpha, w.data, call.a, xq, call.b,
                                   &beta, y, call.c, y, call.c, &lt_algo, workspace_.get(), kWorkspace,
                                   static_cast<cudaStream_t>(stream_)),
                    "cublasLtMatmul (fp8 block-scaled)");

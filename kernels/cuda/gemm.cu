@@ -6,17 +6,13 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/cuda/cublas_util.h"
 #include "kernels/cuda/gemm.h"
 #include "kernels/cuda/gemm_invariant.h"
 #include "kernels/cuda/gemv.h"
 
 namespace di::kernels::cuda {
 namespace {
-
-Status cublas_status(cublasStatus_t s, const char* what) {
-  if (s == CUBLAS_STATUS_SUCCESS) return Status::ok();
-  return Status::device(std::string(what) + ": " + cublasGetStatusName(s) + ": " + cublasGetStatusString(s));
-}
 
 cudaDataType_t cuda_type(DType t) { return t == DType::kF32 ? CUDA_R_32F : CUDA_R_16BF; }
 

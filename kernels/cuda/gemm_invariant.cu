@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "kernels/cuda/cublas_util.h"
 #include "kernels/cuda/common.cuh"
 #include "kernels/cuda/gemm_invariant.h"
 
@@ -20,11 +21,6 @@ constexpr int64_t kPlanRows = 64;
 constexpr int64_t kCheckRows[] = {1, 7, 4096};
 constexpr int kHeuristicResults = 16;
 
-Status lt_status(cublasStatus_t s, const char* what) {
-  if (s == CUBLAS_STATUS_SUCCESS) return Status::ok();
-  return Status::device(std::string(what) + ": " + cublasGetStatusName(s) + ": " + cublasGetStatusString(s));
-}
-
 cudaDataType_t lt_type(DType t) { return t == DType::kF32 ? CUDA_R_32F : CUDA_R_16BF; }
 
 // The largest power of two up to 16 dividing the address and every byte stride given.
@@ -35,39 +31,27 @@ int64_t alignment(const void* p, int64_t a_bytes, int64_t b_bytes) {
   return a;
 }
 
-// The descriptors of one product at a given M; destroyed with it.
-struct LtDescs {
-  cublasLtMatmulDesc_t desc = nullptr;
-  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
-  ~LtDescs() {
-    if (c) cublasLtMatrixLayoutDestroy(c);
-    if (b) cublasLtMatrixLayoutDestroy(b);
-    if (a) cublasLtMatrixLayoutDestroy(a);
-    if (desc) cublasLtMatmulDescDestroy(desc);
-  }
-};
-
 Status batch_layout(cublasLtMatrixLayout_t l, int64_t batch, int64_t stride) {
   if (batch <= 1) return Status::ok();
   const int32_t count = static_cast<int32_t>(batch);
-  DI_RETURN_IF_ERROR(lt_status(
+  DI_RETURN_IF_ERROR(cublas_status(
       cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)), "batch count"));
-  return lt_status(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+  return cublas_status(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
                                                     sizeof(stride)),
                    "batch stride");
 }
 
-Status make_descs(const GemmCall& c, int64_t M, LtDescs& d) {
+Status make_descs(const GemmCall& c, int64_t M, LtMatmulDescs& d) {
   // fp32 operands stay on fp32 FMA: cuBLASLt uses TF32 only when asked (COMPUTE_32F_FAST_TF32).
-  DI_RETURN_IF_ERROR(lt_status(cublasLtMatmulDescCreate(&d.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "desc"));
+  DI_RETURN_IF_ERROR(cublas_status(cublasLtMatmulDescCreate(&d.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "desc"));
   const cublasOperation_t t = CUBLAS_OP_T, n = CUBLAS_OP_N;
   DI_RETURN_IF_ERROR(
-      lt_status(cublasLtMatmulDescSetAttribute(d.desc, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof(t)), "transa"));
+      cublas_status(cublasLtMatmulDescSetAttribute(d.desc, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof(t)), "transa"));
   DI_RETURN_IF_ERROR(
-      lt_status(cublasLtMatmulDescSetAttribute(d.desc, CUBLASLT_MATMUL_DESC_TRANSB, &n, sizeof(n)), "transb"));
-  DI_RETURN_IF_ERROR(lt_status(cublasLtMatrixLayoutCreate(&d.a, lt_type(c.in_type), c.K, c.N, c.K), "layout W"));
-  DI_RETURN_IF_ERROR(lt_status(cublasLtMatrixLayoutCreate(&d.b, lt_type(c.in_type), c.K, M, c.lda), "layout x"));
-  DI_RETURN_IF_ERROR(lt_status(cublasLtMatrixLayoutCreate(&d.c, lt_type(c.out_type), c.N, M, c.ldc), "layout y"));
+      cublas_status(cublasLtMatmulDescSetAttribute(d.desc, CUBLASLT_MATMUL_DESC_TRANSB, &n, sizeof(n)), "transb"));
+  DI_RETURN_IF_ERROR(cublas_status(cublasLtMatrixLayoutCreate(&d.a, lt_type(c.in_type), c.K, c.N, c.K), "layout W"));
+  DI_RETURN_IF_ERROR(cublas_status(cublasLtMatrixLayoutCreate(&d.b, lt_type(c.in_type), c.K, M, c.lda), "layout x"));
+  DI_RETURN_IF_ERROR(cublas_status(cublasLtMatrixLayoutCreate(&d.c, lt_type(c.out_type), c.N, M, c.ldc), "layout y"));
   DI_RETURN_IF_ERROR(batch_layout(d.a, c.batch, c.stride_w));
   DI_RETURN_IF_ERROR(batch_layout(d.b, c.batch, c.stride_x));
   return batch_layout(d.c, c.batch, c.stride_y);
@@ -126,7 +110,7 @@ Status invariant_gemm_fallback(const GemmCall& c, void* stream) {
 
 Result<InvariantGemm*> InvariantGemm::create(void* stream, void* workspace, int64_t workspace_bytes) {
   cublasLtHandle_t h = nullptr;
-  DI_RETURN_IF_ERROR(lt_status(cublasLtCreate(&h), "cublasLtCreate"));
+  DI_RETURN_IF_ERROR(cublas_status(cublasLtCreate(&h), "cublasLtCreate"));
   auto* g = new InvariantGemm();
   g->lt_ = h;
   g->stream_ = stream;
@@ -148,10 +132,10 @@ int64_t InvariantGemm::own_kernel_plans() const {
 Result<InvariantGemm::Plan> InvariantGemm::make_plan(const GemmCall& c, int64_t align) {
   Plan plan;
   auto lt = static_cast<cublasLtHandle_t>(lt_);
-  LtDescs d;
+  LtMatmulDescs d;
   DI_RETURN_IF_ERROR(make_descs(c, kPlanRows, d));
   cublasLtMatmulPreference_t pref = nullptr;
-  DI_RETURN_IF_ERROR(lt_status(cublasLtMatmulPreferenceCreate(&pref), "preference"));
+  DI_RETURN_IF_ERROR(cublas_status(cublasLtMatmulPreferenceCreate(&pref), "preference"));
   const uint64_t ws = static_cast<uint64_t>(workspace_bytes_);
   const uint32_t a_w = static_cast<uint32_t>(align & 0xff), a_x = static_cast<uint32_t>((align >> 8) & 0xff),
                  a_y = static_cast<uint32_t>((align >> 16) & 0xff);
@@ -179,7 +163,7 @@ Result<InvariantGemm::Plan> InvariantGemm::make_plan(const GemmCall& c, int64_t 
       continue;
     bool ok = true;
     for (int64_t rows : kCheckRows) {
-      LtDescs at;
+      LtMatmulDescs at;
       DI_RETURN_IF_ERROR(make_descs(c, rows, at));
       cublasLtMatmulHeuristicResult_t check;
       if (cublasLtMatmulAlgoCheck(lt, at.desc, at.a, at.b, at.c, at.c, &algo, &check) != CUBLAS_STATUS_SUCCESS ||
@@ -196,12 +180,12 @@ Result<InvariantGemm::Plan> InvariantGemm::make_plan(const GemmCall& c, int64_t 
 }
 
 Status InvariantGemm::run_lt(const Plan& p, const GemmCall& c, int64_t /*align*/) {
-  LtDescs d;
+  LtMatmulDescs d;
   DI_RETURN_IF_ERROR(make_descs(c, c.M, d));
   cublasLtMatmulAlgo_t algo;
   std::memcpy(&algo, p.algo.data(), sizeof(algo));
   const float alpha = 1.f;
-  return lt_status(cublasLtMatmul(static_cast<cublasLtHandle_t>(lt_), d.desc, &alpha, c.w, d.a, c.x, d.b, &c.beta,
+  return cublas_status(cublasLtMatmul(static_cast<cublasLtHandle_t>(lt_), d.desc, &alpha, c.w, d.a, c.x, d.b, &c.beta,
                                   c.y, d.c, c.y, d.c, &algo, workspace_, static_cast<size_t>(workspace_bytes_),
                                   static_cast<cudaStream_t>(stream_)),
                    "cublasLtMatmul (batch-invariant)");

@@ -68,12 +68,7 @@ class DeviceModel : public Model {
   // The ModelInfo fields every family's config spells the same way.
   template <typename Config>
   void set_info(std::string family, std::string model_dir, const Config& c) {
-    info_.family = std::move(family);
-    info_.model_dir = std::move(model_dir);
-    info_.vocab_size = c.vocab_size;
-    info_.max_position_embeddings = c.max_position_embeddings;
-    info_.bos_token_id = c.bos_token_id;
-    info_.eos_token_ids = c.eos_token_ids;
+    info_ = model_info_from(std::move(family), std::move(model_dir), c);
     info_.device = "cuda";
   }
 

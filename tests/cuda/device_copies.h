@@ -10,6 +10,7 @@
 
 #include "kernels/cuda/cache_view.h"
 #include "kernels/cuda/device_buffer.h"
+#include "kernels/cuda/token_batch.h"
 
 namespace di::test {
 
@@ -44,5 +45,31 @@ inline kernels::cuda::CacheView one_block_view(const kernels::cuda::DeviceBuffer
   v.block_ids = static_cast<const int32_t*>(block.get());
   return v;
 }
+
+// One sequence's step as the varlen kernels read it: the rows' sequence (-1: padding) and
+// position, the sequence's first new position and row 0, `new_rows` new tokens, and its cache
+// views (one per group). Holds the device arrays the TokenBatch points to.
+struct OneSequenceBatch {
+  OneSequenceBatch(const std::vector<int32_t>& seq, const std::vector<int32_t>& pos, int32_t start, int32_t new_rows,
+                   const std::vector<kernels::cuda::CacheView>& views)
+      : d_seq(upload(seq)),
+        d_pos(upload(pos)),
+        d_start(upload(std::vector<int32_t>{start})),
+        d_end(upload(std::vector<int32_t>{start + new_rows})),
+        d_row0(upload(std::vector<int32_t>{0})),
+        d_views(upload(views)) {
+    batch.num_tokens = static_cast<int32_t>(seq.size());
+    batch.num_seqs = 1;
+    batch.num_groups = static_cast<int32_t>(views.size());
+    batch.seq = static_cast<const int32_t*>(d_seq.get());
+    batch.pos = static_cast<const int32_t*>(d_pos.get());
+    batch.seq_start = static_cast<const int32_t*>(d_start.get());
+    batch.seq_end = static_cast<const int32_t*>(d_end.get());
+    batch.seq_row0 = static_cast<const int32_t*>(d_row0.get());
+    batch.views = static_cast<const kernels::cuda::CacheView*>(d_views.get());
+  }
+  kernels::cuda::DeviceBuffer d_seq, d_pos, d_start, d_end, d_row0, d_views;
+  kernels::cuda::TokenBatch batch;
+};
 
 }  // namespace di::test

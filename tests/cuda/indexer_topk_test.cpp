@@ -50,19 +50,14 @@ TEST_P(IndexerTopk, ScoresMatchDoublesAndSelectionIsTheTopkInIndexOrder) {
   const kc::CacheView view = one_block_view(dkeys, entries, hd, dblock);
   std::vector<int32_t> seq(rows, 0), pos(rows);
   for (int32_t r = 0; r < rows; ++r) pos[r] = visible[r] - 1;
-  kc::DeviceBuffer dseq = upload(seq), dpos = upload(pos), dviews = upload(std::vector<kc::CacheView>{view});
+  const OneSequenceBatch step(seq, pos, 0, rows, {view});
   kc::DeviceBuffer dscores, dsel, dcount;
   ASSERT_TRUE(dscores.allocate(int64_t{rows} * entries * 4).is_ok());
   ASSERT_TRUE(dsel.allocate(int64_t{rows} * topk * 4).is_ok());
   ASSERT_TRUE(dcount.allocate(int64_t{rows} * 4).is_ok());
 
   kc::IndexerVarlenArgs a;
-  a.batch.num_tokens = rows;
-  a.batch.num_seqs = 1;
-  a.batch.num_groups = 1;
-  a.batch.seq = static_cast<const int32_t*>(dseq.get());
-  a.batch.pos = static_cast<const int32_t*>(dpos.get());
-  a.batch.views = static_cast<const kc::CacheView*>(dviews.get());
+  a.batch = step.batch;
   a.q = dq.as<float>();
   a.weights = dw.as<float>();
   a.heads = heads;

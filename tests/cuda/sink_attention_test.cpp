@@ -98,24 +98,15 @@ TEST_P(SinkAttention, MatchesDoublesInFp32AndOnTensorCores) {
                    dsinks = upload(sinks), dblock = upload(std::vector<int32_t>{0});
   const std::vector<kc::CacheView> views = {one_block_view(dring, window, hd, dblock),
                                             one_block_view(dentry, entries, hd, dblock)};
-  kc::DeviceBuffer dviews = upload(views), dseq = upload(seq), dpos = upload(pos),
-                   dstart = upload(std::vector<int32_t>{start}), dend = upload(std::vector<int32_t>{start + S}),
-                   drow0 = upload(std::vector<int32_t>{0}), dcount = upload(count), dsel = upload(selected);
+  const OneSequenceBatch step(seq, pos, start, S, views);
+  kc::DeviceBuffer dcount = upload(count), dsel = upload(selected);
   kc::DeviceBuffer dout, dpartial;
   ASSERT_TRUE(dout.allocate(int64_t{rows} * nh * hd * 4).is_ok());
   const int32_t splits = 4;
   ASSERT_TRUE(dpartial.allocate(kc::sink_attention_varlen_partial_floats(rows, nh, hd, splits) * 4).is_ok());
 
   kc::SinkAttentionVarlenArgs a;
-  a.batch.num_tokens = rows;
-  a.batch.num_seqs = 1;
-  a.batch.num_groups = 2;
-  a.batch.seq = static_cast<const int32_t*>(dseq.get());
-  a.batch.pos = static_cast<const int32_t*>(dpos.get());
-  a.batch.seq_start = static_cast<const int32_t*>(dstart.get());
-  a.batch.seq_end = static_cast<const int32_t*>(dend.get());
-  a.batch.seq_row0 = static_cast<const int32_t*>(drow0.get());
-  a.batch.views = static_cast<const kc::CacheView*>(dviews.get());
+  a.batch = step.batch;
   a.q = dq.as<float>();
   a.kv = dkv.as<float>();
   a.sinks = dsinks.as<float>();

@@ -293,14 +293,7 @@ __global__ void __launch_bounds__(kThreads) mla_attention_tc_kernel(MlaAttention
     });
     __syncthreads();
     {
-      const float al0 = alpha_s[g], al1 = alpha_s[g + 8];
-#pragma unroll
-      for (int j = 0; j < kTcMaxColTiles; ++j) {
-        acc[j][0] *= al0;
-        acc[j][1] *= al0;
-        acc[j][2] *= al1;
-        acc[j][3] *= al1;
-      }
+      scale_rows(acc, alpha_s[g], alpha_s[g + 8]);
 #pragma unroll
       for (int kk = 0; kk < kTile / 8; ++kk) {
         const int k = kk * 8 + t;

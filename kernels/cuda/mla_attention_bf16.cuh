@@ -131,14 +131,7 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(MlaAttentionArgs a,
     });
     __syncthreads();
     {
-      const float al0 = alpha_s[g], al1 = alpha_s[g + 8];
-#pragma unroll
-      for (int j = 0; j < kMaxColTiles; ++j) {
-        acc[j][0] *= al0;
-        acc[j][1] *= al0;
-        acc[j][2] *= al1;
-        acc[j][3] *= al1;
-      }
+      scale_rows(acc, alpha_s[g], alpha_s[g + 8]);
       uint32_t pa[2][4];
       ldmatrix_x4(pa[0], ps + a_row * kProbStride + a_col);
       ldmatrix_x4(pa[1], ps + a_row * kProbStride + 16 + a_col);

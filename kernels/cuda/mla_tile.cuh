@@ -59,12 +59,7 @@ __device__ __forceinline__ void softmax_tile(const float* ss, int score_stride, 
 #pragma unroll
   for (int o = 8; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
   __syncwarp();
-  if ((tid & 15) == 0) {
-    const float alpha = expf(m_old - m_new);  // 0 while the running max is -inf
-    alpha_s[h] = alpha;
-    l_s[h] = l_s[h] * alpha + sum;
-    m_s[h] = m_new;
-  }
+  if ((tid & 15) == 0) update_softmax_stats(m_s, l_s, alpha_s, h, m_old, m_new, sum);
 }
 
 // The block's 16 heads from the accumulators of this warp's column tiles warp * per_warp ...:

@@ -55,4 +55,27 @@ __device__ __forceinline__ void mma_m16n8k16_bf16(float (&d)[4], const uint32_t 
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+// An online softmax's step for one head after a tile: the correction of what was accumulated
+// (0 while the running max is -inf), the running sum with the tile's `sum`, and the new max.
+__device__ __forceinline__ void update_softmax_stats(float* m_s, float* l_s, float* alpha_s, int h, float m_old,
+                                                     float m_new, float sum) {
+  const float alpha = expf(m_old - m_new);
+  alpha_s[h] = alpha;
+  l_s[h] = l_s[h] * alpha + sum;
+  m_s[h] = m_new;
+}
+
+// Accumulator tiles rescaled by their rows' corrections: rows g (c0, c1) by `top`, rows g + 8
+// (c2, c3) by `bottom`.
+template <int N>
+__device__ __forceinline__ void scale_rows(float (&acc)[N][4], float top, float bottom) {
+#pragma unroll
+  for (int j = 0; j < N; ++j) {
+    acc[j][0] *= top;
+    acc[j][1] *= top;
+    acc[j][2] *= bottom;
+    acc[j][3] *= bottom;
+  }
+}
+
 }  // namespace di::kernels::cuda

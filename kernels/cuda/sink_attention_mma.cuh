@@ -164,23 +164,11 @@ __global__ void __launch_bounds__(kThreads, 1) attention_kernel(SinkAttentionVar
       sum += __shfl_xor_sync(0xffffffffu, sum, 1);
       sum += __shfl_xor_sync(0xffffffffu, sum, 2);
       __syncwarp();
-      if ((tid & 3) == 0) {
-        const float alpha = expf(m_old - m_new);  // 0 while the running max is -inf
-        alpha_s[h] = alpha;
-        l_s[h] = l_s[h] * alpha + sum;
-        m_s[h] = m_new;
-      }
+      if ((tid & 3) == 0) update_softmax_stats(m_s, l_s, alpha_s, h, m_old, m_new, sum);
     }
     __syncthreads();
     {  // O = alpha O + P V for 16 heads x half the channels
-      const float al0 = alpha_s[hm + g], al1 = alpha_s[hm + g + 8];
-#pragma unroll
-      for (int j = 0; j < kColTiles; ++j) {
-        acc[j][0] *= al0;
-        acc[j][1] *= al0;
-        acc[j][2] *= al1;
-        acc[j][3] *= al1;
-      }
+      scale_rows(acc, alpha_s[hm + g], alpha_s[hm + g + 8]);
       uint32_t pa[2][4];
       ldmatrix_x4(pa[0], ps + (hm + a_row) * kProb + a_col);
       ldmatrix_x4(pa[1], ps + (hm + a_row) * kProb + 16 + a_col);

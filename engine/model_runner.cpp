@@ -68,8 +68,8 @@ struct TriedTokens {
 };
 
 // The confidence of the draft tokens a step verified (the scheduler may verify fewer than drafted).
-std::span<const float> verified_confidence(const Sequence& seq, int32_t num_draft) {
-  return std::span<const float>(seq.draft_confidence)
+std::span<const double> verified_confidence(const Sequence& seq, int32_t num_draft) {
+  return std::span<const double>(seq.draft_confidence)
       .first(std::min(seq.draft_confidence.size(), static_cast<size_t>(std::max(0, num_draft))));
 }
 
@@ -79,7 +79,6 @@ class Chooser final : public DraftChooser {
   struct Input {
     TriedTokens tried;
     int32_t max_drafts = 0;
-    std::vector<double> confidence;
   };
   Chooser(Sampler* sampler, const SpecCostModel* cost, const DraftCalibration* calibration, bool variable,
           int32_t batch_seqs)
@@ -123,20 +122,17 @@ class Chooser final : public DraftChooser {
   }
 
  private:
-  // The draft's length rule, then the token into the sequence (and q_, a sampled draft's
-  // distribution, into its draft_probs).
+  // The draft's length rule over the sequence's draft so far and this token, then the token into
+  // the sequence (and q_, a sampled draft's distribution, into its draft_probs).
   int32_t take(Input& in, int32_t token, double confidence, bool sampled) {
     Sequence& seq = *in.tried.seq;
-    if (variable_) {
-      in.confidence.push_back(confidence);
-      if (!draft_worth_extending(*cost_, *calibration_, in.confidence, batch_seqs_)) {
-        in.confidence.pop_back();
-        return -1;
-      }
+    seq.draft_confidence.push_back(confidence);
+    if ((variable_ && !draft_worth_extending(*cost_, *calibration_, seq.draft_confidence, batch_seqs_)) ||
+        !in.tried.push(token)) {
+      seq.draft_confidence.pop_back();
+      return -1;
     }
-    if (!in.tried.push(token)) return -1;
     seq.draft_tokens.push_back(token);
-    seq.draft_confidence.push_back(static_cast<float>(confidence));
     if (sampled) seq.draft_probs.insert(seq.draft_probs.end(), q_.begin(), q_.end());
     return token;
   }

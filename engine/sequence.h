@@ -56,7 +56,7 @@ struct Sequence {
   // was drawn from ([draft_tokens.size()][vocab]; empty: drawn by argmax).
   std::vector<int32_t> draft_tokens;
   std::vector<float> draft_probs;
-  std::vector<float> draft_confidence;  // the draft head's probability of each draft token
+  std::vector<double> draft_confidence;  // the draft head's probability of each draft token
 
   int64_t num_tokens() const { return static_cast<int64_t>(token_ids.size()); }
   int64_t num_output_tokens() const { return num_tokens() - num_prompt_tokens; }

@@ -59,11 +59,11 @@ double SpecCostModel::draft_seconds() const {
   return n_ > 0 ? fixed_seconds() * (kPriorDraft / kPriorFixed) : kPriorDraft;
 }
 
-void DraftCalibration::observe(std::span<const float> confidence, int32_t accepted) {
+void DraftCalibration::observe(std::span<const double> confidence, int32_t accepted) {
   // Position j is reached when the j tokens before it were accepted: j <= accepted.
   for (size_t j = 0; j < confidence.size() && j <= static_cast<size_t>(std::max(0, accepted)); ++j) {
     const size_t b = std::min(j, kPositions - 1);
-    confident_[b] = confident_[b] * kDecay + std::clamp(static_cast<double>(confidence[j]), 0.0, 1.0);
+    confident_[b] = confident_[b] * kDecay + std::clamp(confidence[j], 0.0, 1.0);
     accepted_[b] = accepted_[b] * kDecay + (j < static_cast<size_t>(accepted) ? 1.0 : 0.0);
   }
 }

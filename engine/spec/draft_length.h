@@ -39,7 +39,7 @@ class SpecCostModel {
 class DraftCalibration {
  public:
   // One verified draft: confidence[j] of each drafted token, the first `accepted` of them kept.
-  void observe(std::span<const float> confidence, int32_t accepted);
+  void observe(std::span<const double> confidence, int32_t accepted);
   // `confidence` at draft position j scaled by that position's accepted / confident sums, in
   // [0, 1]; one pseudo-observation on each side, so nothing observed leaves it as it is.
   double calibrated(size_t j, double confidence) const;

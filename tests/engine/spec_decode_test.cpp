@@ -189,7 +189,7 @@ TEST(SpecDraftLength, TheDraftPassIsSharedByTheBatch) {
 TEST(SpecDraftLength, CalibrationScalesConfidenceToWhatTheTargetAccepts) {
   DraftCalibration cal;
   EXPECT_DOUBLE_EQ(cal.calibrated(0, 0.9), 0.9);  // nothing observed: as given
-  const std::vector<float> conf = {0.9f, 0.9f};
+  const std::vector<double> conf = {0.9, 0.9};
   for (int i = 0; i < 500; ++i) {
     // Of ten drafts: five stop at the first token, four at the second, one keeps both.
     const int r = i % 10;

@@ -92,7 +92,7 @@ Result<std::unique_ptr<Model>> load_model(const std::string& model_dir,
     ScopedWeightProgress current(&progress);
     auto model = resolved.device == "cuda" ? cuda->create(type, model_dir, config, resolved)
                                            : f.create(model_dir, config, resolved);
-    // "auto" asked for whatever runs: a checkpoint the CUDA path refuses (fp8 V3, say) runs on
+    // "auto" asked for whatever runs: a checkpoint the CUDA path refuses (a shape its kernels do not take, say) runs on
     // the CPU instead, as the log says.
     if (!model.is_ok() && model.status().code() == StatusCode::kUnsupported && options.device == "auto" &&
         resolved.device == "cuda") {

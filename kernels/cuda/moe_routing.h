@@ -2,7 +2,8 @@
 // experts chosen by the (optionally biased: the correction bias steers the choice only) score
 // top-k, optionally limited to the best expert groups (V2 group-limited greedy, V3 noaux_tc), or
 // by the token's row of a hash table (V4); weights = the chosen scores, optionally normalised
-// over the chosen ones, times the routed scaling factor. fp32; one thread per token.
+// over the chosen ones, times the routed scaling factor. fp32; a warp per token up to 256
+// experts, a block per token beyond.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +21,7 @@ enum class GroupScore : int32_t {
 };
 
 struct RoutingArgs {
-  float* logits = nullptr;         // [rows, experts]; overwritten with the scores
+  const float* logits = nullptr;   // [rows, experts]
   int64_t rows = 0;
   int32_t experts = 0;
   int32_t top_k = 0;
@@ -37,6 +38,7 @@ struct RoutingArgs {
   float routed_scaling = 1.f;
   int32_t* expert_ids = nullptr;   // [rows, top_k]
   float* expert_weights = nullptr;  // [rows, top_k]
+  bool force_block = false;  // the block-per-token kernel at any width (tests compare the two)
 };
 
 // The most experts per token this kernel picks.

@@ -44,8 +44,9 @@ __global__ void rope_interleaved_kernel(float* x, int64_t row_stride, int64_t co
   }
 }
 
-__global__ void rms_norm_rope_kernel(float* x, const float* w, int64_t heads, int64_t dim, int64_t stride, float eps,
-                                     const int32_t* positions, const float* inv_freq, int64_t rot_dim, float scale) {
+__global__ void rms_norm_rope_kernel(float* x, const float* w, int64_t heads, int64_t dim, int64_t norm_dim,
+                                     int64_t stride, float eps, const int32_t* positions, const float* inv_freq,
+                                     int64_t rot_dim, float scale) {
   pdl_sync();
   extern __shared__ float rot[];  // the normed rotary channels
   __shared__ float cs[kMaxRotPairs], sn[kMaxRotPairs];
@@ -53,10 +54,10 @@ __global__ void rms_norm_rope_kernel(float* x, const float* w, int64_t heads, in
   float* xr = x + row * stride + (blockIdx.x % heads) * dim;
   row_angles(static_cast<float>(positions[row]), inv_freq, half, scale, cs, sn);
   float ss = 0.f;
-  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) ss += xr[i] * xr[i];
-  const float inv = rsqrtf(block_sum(ss) / static_cast<float>(dim) + eps);  // syncs: x read, angles written
+  for (int64_t i = threadIdx.x; i < norm_dim; i += blockDim.x) ss += xr[i] * xr[i];
+  const float inv = rsqrtf(block_sum(ss) / static_cast<float>(norm_dim) + eps);  // syncs: x read, angles written
   for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) {
-    const float y = xr[i] * inv * (w ? w[i] : 1.f);
+    const float y = i < norm_dim ? xr[i] * inv * (w ? w[i] : 1.f) : xr[i];
     if (i < rot0) xr[i] = y;
     else rot[i - rot0] = y;
   }
@@ -72,15 +73,18 @@ __global__ void rms_norm_rope_kernel(float* x, const float* w, int64_t heads, in
 
 Status rms_norm_rope_at(float* x, const float* weight, int64_t rows, int64_t heads, int64_t dim, int64_t stride,
                         float eps, const int32_t* positions, const float* inv_freq, int64_t rot_dim, float scale,
-                        void* stream) {
+                        void* stream, int64_t norm_dim) {
   if (rows <= 0) return Status::ok();
+  if (norm_dim < 0) norm_dim = dim;
   if (heads < 1 || dim < 1 || rot_dim <= 0 || rot_dim % 2 || rot_dim > dim || rot_dim > 2 * kMaxRotPairs ||
-      !positions)
+      !positions || norm_dim < 1 || (norm_dim != dim && norm_dim > dim - rot_dim))
     return Status::invalid_argument("rms_norm_rope_at: rot_dim " + std::to_string(rot_dim) +
-                                    " must be even and <= dim " + std::to_string(dim) + ", positions given");
-  // rms_norm's block size for this dim: the same partial sums, so the same bits.
-  const int threads = dim >= 4096 ? 1024 : dim >= 1024 ? 512 : 128;
-  launch_pdl(rms_norm_rope_kernel, rows * heads, threads, rot_dim * sizeof(float), as_stream(stream), x, weight, heads, dim, stride, eps, positions, inv_freq, rot_dim, scale);
+                                    " must be even and <= dim " + std::to_string(dim) + ", positions given, norm_dim " +
+                                    std::to_string(norm_dim) + " dim or at most dim - rot_dim");
+  // rms_norm's block size for the normed width: the same partial sums, so the same bits.
+  const int threads = norm_dim >= 4096 ? 1024 : norm_dim >= 1024 ? 512 : 128;
+  launch_pdl(rms_norm_rope_kernel, rows * heads, threads, rot_dim * sizeof(float), as_stream(stream), x, weight, heads,
+             dim, norm_dim, stride, eps, positions, inv_freq, rot_dim, scale);
   return launch_status("rms_norm_rope_at");
 }
 

@@ -26,9 +26,12 @@ Status rope_interleaved_at(float* x, int64_t rows, int64_t row_stride, int64_t c
 // rms_norm (elementwise.h: each of a row's `heads` vectors of `dim` floats, `stride` between rows,
 // times `weight` [dim] when given) and then rope_interleaved_at (forward) on the same vectors, in
 // one launch with the two ops' arithmetic and so their bits: V4 norms and ropes its queries and
-// its key a layer, four decode launches of a few microseconds each before.
+// its key a layer, four decode launches of a few microseconds each before. `norm_dim` below dim
+// (and at most dim - rot_dim) norms only each vector's first norm_dim channels (weight
+// [norm_dim]) and leaves the rest as they are before the rope: DeepSeek-V2/V3's latent entry,
+// kv_a_layernorm over the latent and rope over k_pe.
 Status rms_norm_rope_at(float* x, const float* weight, int64_t rows, int64_t heads, int64_t dim, int64_t stride,
                         float eps, const int32_t* positions, const float* inv_freq, int64_t rot_dim, float scale,
-                        void* stream);
+                        void* stream, int64_t norm_dim = -1);
 
 }  // namespace di::kernels::cuda

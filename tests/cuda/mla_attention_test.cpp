@@ -12,6 +12,7 @@
 #include "kernels/cuda/device.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/mla_attention.h"
+#include "kernels/cuda/mla_query.h"
 #include "tests/cuda/bf16_bits.h"
 #include "tests/cuda/cuda_suite.h"
 
@@ -197,6 +198,42 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MlaAttention,
                          ::testing::Values(Shape{20, 512, 64},  // V2-Lite's latent, more heads than a block
                                            Shape{4, 24, 8},     // the fixtures' sizes
                                            Shape{16, 32, 8}));
+
+// The absorbed query's staging: q_nope rounded to bf16 in place of the old conversion, q_pe copied
+// into the latent query's rope channels in place of the strided copy, nothing else written.
+TEST(MlaStageQuery, RoundsTheNopeHalfAndCopiesTheRopeHalf) {
+  if (kc::device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  const int64_t rows = 5, heads = 3, nope = 16, rope = 8, latent = 32, qk = nope + rope, entry = latent + rope;
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.f, 3.f);
+  std::vector<float> q(rows * heads * qk);
+  for (float& x : q) x = normal(rng);
+  const float kSentinel = -12345.f;
+  kc::DeviceBuffer dq, d16, dlat;
+  const float* q_dev = upload(dq, q);
+  upload(d16, std::vector<uint16_t>(rows * heads * qk, 0xffff));
+  upload(dlat, std::vector<float>(rows * heads * entry, kSentinel));
+  for (const bool with16 : {true, false}) {
+    ASSERT_TRUE(kc::mla_stage_query(q_dev, rows, heads, nope, rope, latent, with16 ? d16.get() : nullptr,
+                                    dlat.as<float>(), nullptr)
+                    .is_ok());
+    std::vector<uint16_t> got16(rows * heads * qk);
+    std::vector<float> lat(rows * heads * entry);
+    ASSERT_TRUE(kc::copy_to_host(got16.data(), d16.get(), static_cast<int64_t>(got16.size() * 2)).is_ok());
+    ASSERT_TRUE(kc::copy_to_host(lat.data(), dlat.get(), static_cast<int64_t>(lat.size() * 4)).is_ok());
+    for (int64_t v = 0; v < rows * heads; ++v) {
+      for (int64_t c = 0; c < qk; ++c) {
+        const uint16_t want = c < nope ? to_bf16(q[v * qk + c]) : 0xffff;  // the rope half stays as it was
+        EXPECT_EQ(got16[v * qk + c], want) << "vector " << v << " channel " << c;
+      }
+      for (int64_t c = 0; c < entry; ++c) {
+        const float want = c < latent ? kSentinel : q[v * qk + nope + (c - latent)];
+        EXPECT_EQ(lat[v * entry + c], want) << "vector " << v << " latent channel " << c;
+      }
+    }
+  }
+  EXPECT_FALSE(kc::mla_stage_query(q_dev, 1, 0, nope, rope, latent, nullptr, dlat.as<float>(), nullptr).is_ok());
+}
 
 }  // namespace
 }  // namespace di::test

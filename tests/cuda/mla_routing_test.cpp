@@ -1,6 +1,8 @@
 // moe_route's DeepSeek-V2/V3 modes (softmax greedy, softmax group-limited greedy, sigmoid +
 // correction bias + group top-k noaux_tc, with and without norm_topk_prob) against the CPU
-// router of the deepseek_v2 family (moe.cpp's route_token) on random router logits.
+// router of the deepseek_v2 family (moe.cpp's route_token) on random router logits, through
+// both kernels (a warp per token up to 256 experts, a block per token) and at V2-Lite's 64,
+// V3's 256 and a 320-expert width past the warp kernel's.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -21,6 +23,8 @@ namespace v2 = di::engine::deepseek_v2;
 struct Mode {
   v2::Routing routing;
   bool norm_topk_prob;
+  int32_t experts = 64;
+  bool force_block = false;
 };
 
 class MlaRouting : public CudaTestWithParam<Mode> {};
@@ -28,10 +32,10 @@ class MlaRouting : public CudaTestWithParam<Mode> {};
 TEST_P(MlaRouting, MatchesCpuRouterOnRandomLogits) {
   const Mode mode = GetParam();
   v2::MlaConfig c;
-  c.n_routed_experts = 64;
-  c.num_experts_per_tok = 6;
+  c.n_routed_experts = mode.experts;
+  c.num_experts_per_tok = mode.experts >= 256 ? 8 : 6;
   c.n_group = 8;
-  c.topk_group = 3;
+  c.topk_group = mode.experts >= 256 ? 4 : 3;
   c.routing = mode.routing;
   c.norm_topk_prob = mode.norm_topk_prob;
   c.routed_scaling_factor = 2.5;
@@ -68,6 +72,7 @@ TEST_P(MlaRouting, MatchesCpuRouterOnRandomLogits) {
   r.routed_scaling = static_cast<float>(c.routed_scaling_factor);
   r.expert_ids = dids.as<int32_t>();
   r.expert_weights = dw.as<float>();
+  r.force_block = mode.force_block;
   ASSERT_TRUE(kc::moe_route(r, nullptr).is_ok());
   std::vector<int32_t> ids(rows * K);
   std::vector<float> wts(rows * K);
@@ -85,17 +90,27 @@ TEST_P(MlaRouting, MatchesCpuRouterOnRandomLogits) {
       worst = std::max(worst, std::fabs(double(wts[row * K + k]) - ref_w[k]) / (std::fabs(ref_w[k]) + 1e-12));
     }
   }
-  std::printf("routing %d norm %d: expert id mismatches %lld, worst weight rel err %.3g\n",
-              static_cast<int>(mode.routing), mode.norm_topk_prob, static_cast<long long>(id_mismatch), worst);
+  std::printf("routing %d norm %d, %d experts%s: expert id mismatches %lld, worst weight rel err %.3g\n",
+              static_cast<int>(mode.routing), mode.norm_topk_prob, mode.experts, mode.force_block ? " (block)" : "",
+              static_cast<long long>(id_mismatch), worst);
   EXPECT_EQ(id_mismatch, 0);
   EXPECT_LE(worst, 1e-5);
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, MlaRouting,
-                         ::testing::Values(Mode{v2::Routing::kSoftmaxGreedy, false},
-                                           Mode{v2::Routing::kSoftmaxGroupLimited, false},
-                                           Mode{v2::Routing::kSigmoidNoAux, true},
-                                           Mode{v2::Routing::kSigmoidNoAux, false}));
+std::vector<Mode> modes() {
+  std::vector<Mode> out;
+  for (const Mode base : {Mode{v2::Routing::kSoftmaxGreedy, false}, Mode{v2::Routing::kSoftmaxGroupLimited, false},
+                          Mode{v2::Routing::kSigmoidNoAux, true}, Mode{v2::Routing::kSigmoidNoAux, false}})
+    for (const auto& [experts, force_block] : {std::pair{64, false}, {64, true}, {256, false}, {320, false}}) {
+      Mode m = base;
+      m.experts = experts;
+      m.force_block = force_block;
+      out.push_back(m);
+    }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, MlaRouting, ::testing::ValuesIn(modes()));
 
 TEST(MlaRoutingArgs, BadGroupingIsRejected) {
   kc::RoutingArgs r;

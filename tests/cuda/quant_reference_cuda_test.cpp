@@ -37,10 +37,6 @@ class QuantReferenceCuda : public ::testing::TestWithParam<std::string> {
     engine::ModelOptions opts;
     opts.device = "cuda";
     auto m = engine::load_model(model_dir(GetParam(), "quantized"), opts);
-    // DeepSeek-V3's fp8 layers have no CUDA path yet (create_mla_model says so); the test runs
-    // by itself once they do.
-    if (!m.is_ok() && m.status().code() == StatusCode::kUnsupported)
-      GTEST_SKIP() << GetParam() << " on cuda: " << m.status().message();
     ASSERT_TRUE(m.is_ok()) << m.status().message();
     model = std::move(m).value();
     ASSERT_EQ(model->info().device, "cuda");
@@ -89,7 +85,6 @@ TEST_P(QuantReferenceCuda, GreedyMatchesTransformersWhileTheReferenceDecides) {
               compared, f.greedy.size());
 }
 
-// DeepSeek-V3's fp8 layers have no CUDA path yet: its case skips on the load's kUnsupported.
 INSTANTIATE_TEST_SUITE_P(Models, QuantReferenceCuda, ::testing::Values("v4_fp8_fp4", "v3_fp8"));
 
 }  // namespace

@@ -141,6 +141,35 @@ TEST_F(V4Kernels, FusedNormRopeEqualsNormThenRope) {
   }
 }
 
+// The same launch over DeepSeek-V2/V3's latent entry: kv_a_layernorm over the first 512
+// channels (norm_dim), then rope over the 64 k_pe channels left unnormed: the bits of rms_norm
+// over the latent followed by rope_interleaved_at over the entry.
+TEST_F(V4Kernels, FusedNormRopeOverALatentEntryEqualsNormThenRope) {
+  std::mt19937 rng(5);
+  const int64_t rows = 4, latent = 512, rot = 64, entry = latent + rot;
+  const std::vector<int32_t> pos = {0, 1, 900, 4095};
+  std::vector<float> inv(rot / 2);
+  for (size_t i = 0; i < inv.size(); ++i) inv[i] = std::pow(10000.f, -2.f * static_cast<float>(i) / rot);
+  kc::DeviceBuffer dpos = upload(pos), dinv = upload(inv);
+  const std::vector<float> x = random_vec(rows * entry, rng, -3.f, 3.f), w = random_vec(latent, rng, 0.5f, 1.5f);
+  kc::DeviceBuffer a = upload(x), b = upload(x), dw = upload(w);
+  const auto* dp = static_cast<const int32_t*>(dpos.get());
+  const float* di = dinv.as<float>();
+  ASSERT_TRUE(
+      kc::rms_norm(a.get(), dw.get(), a.get(), rows, 1, latent, entry, 1e-6f, kc::DType::kF32, nullptr).is_ok());
+  ASSERT_TRUE(kc::rope_interleaved_at(a.as<float>(), rows, entry, 1, entry, entry, dp, di, rot, 0.9f, false, nullptr)
+                  .is_ok());
+  ASSERT_TRUE(kc::rms_norm_rope_at(b.as<float>(), dw.as<float>(), rows, 1, entry, entry, 1e-6f, dp, di, rot, 0.9f,
+                                   nullptr, latent)
+                  .is_ok());
+  const std::vector<float> ref = download(a, x.size()), got = download(b, x.size());
+  EXPECT_EQ(std::memcmp(ref.data(), got.data(), ref.size() * sizeof(float)), 0);
+  // A norm width that reaches into the rotated channels is refused.
+  EXPECT_FALSE(kc::rms_norm_rope_at(b.as<float>(), dw.as<float>(), rows, 1, entry, entry, 1e-6f, dp, di, rot, 0.9f,
+                                    nullptr, latent + 1)
+                   .is_ok());
+}
+
 TEST_F(V4Kernels, HyperConnectionsMatchCpu) {
   HcCase k(4, 96, 5, 2);
   const int64_t rows = k.rows, hc = k.hc, H = k.H, mix = k.mix, W = k.W;

@@ -21,6 +21,7 @@
 #include "kernels/cuda/elementwise.h"
 #include "kernels/cuda/mla_attention.h"
 #include "kernels/cuda/mla_norm.h"
+#include "kernels/cuda/mla_query.h"
 #include "kernels/cuda/mla_rope.h"
 #include "kernels/cuda/moe_experts.h"
 #include "kernels/cuda/moe_grouped.h"
@@ -77,15 +78,19 @@ Status MlaCudaModel::init_device() {
   return upload_f32(rope_.inv_freq(), inv_freq_);
 }
 
-Status MlaCudaModel::put_mlp(const MlpWeights& h, MlaCudaMlp& d) {
+Status MlaCudaModel::put_linear(std::initializer_list<const kernels::LinearWeight*> parts, const std::string& name,
+                                cuda::DeviceLinear& d) {
+  DI_ASSIGN_OR_RETURN(d, cuda::upload_linear(weights_, std::span(parts.begin(), parts.size()), name, stream_));
+  if (d.is_fp8()) largest_fp8_ = std::max(largest_fp8_, d.out * d.in);
+  return Status::ok();
+}
+
+Status MlaCudaModel::put_mlp(const MlpWeights& h, MlaCudaMlp& d, const std::string& name) {
   const int64_t I = h.intermediate, H = config_.hidden_size;
   d.inter = I;
   if (I == 0) return Status::ok();
-  std::vector<float> gu(static_cast<size_t>(2 * I * H));
-  std::memcpy(gu.data(), h.gate.f32(), static_cast<size_t>(I * H) * 4);
-  std::memcpy(gu.data() + I * H, h.up.f32(), static_cast<size_t>(I * H) * 4);
-  DI_ASSIGN_OR_RETURN(d.gate_up, weights_.put(gu.data(), 2 * I * H));
-  DI_ASSIGN_OR_RETURN(d.down, weights_.put(h.down.f32(), H * I));
+  DI_RETURN_IF_ERROR(put_linear({&h.gate, &h.up}, name + ".gate_proj|up_proj", d.gate_up));
+  DI_RETURN_IF_ERROR(put_linear({&h.down}, name + ".down_proj", d.down));
   if (h.gate_bias || h.up_bias) {
     std::vector<float> b(static_cast<size_t>(2 * I), 0.f);
     if (h.gate_bias) std::memcpy(b.data(), h.gate_bias, static_cast<size_t>(I) * 4);
@@ -98,8 +103,8 @@ Status MlaCudaModel::put_mlp(const MlpWeights& h, MlaCudaMlp& d) {
 
 Status MlaCudaModel::upload(const MlaWeights& w) {
   const MlaConfig& c = config_;
-  const int64_t H = c.hidden_size, V = c.vocab_size, nh = c.num_attention_heads, qk = c.qk_head_dim();
-  const int64_t nope = c.qk_nope_head_dim, v = c.v_head_dim, kvl = c.kv_lora_rank, rope = c.qk_rope_head_dim;
+  const int64_t H = c.hidden_size, V = c.vocab_size, nh = c.num_attention_heads;
+  const int64_t nope = c.qk_nope_head_dim, v = c.v_head_dim, kvl = c.kv_lora_rank;
   const int64_t E = c.n_routed_experts;
   // The embedding table stays fp32 (rows are gathered into fp32 activations); the head takes the
   // model dtype.
@@ -112,46 +117,43 @@ Status MlaCudaModel::upload(const MlaWeights& w) {
     const MlaLayerWeights& h = w.layers[l];
     const MlaAttentionWeights& a = h.attn;
     MlaCudaLayer& d = layers_[l];
+    const std::string at = "model.layers." + std::to_string(l) + ".self_attn.", mlp = "model.layers." + std::to_string(l) + ".mlp";
     DI_ASSIGN_OR_RETURN(d.input_norm, weights_.put_f32(h.input_layernorm, H));
     DI_ASSIGN_OR_RETURN(d.post_norm, weights_.put_f32(h.post_attention_layernorm, H));
     if (c.q_lora_rank > 0) {
       const int64_t r = c.q_lora_rank;
-      DI_ASSIGN_OR_RETURN(d.q_a_proj, weights_.put(a.q_a_proj.f32(), r * H));
+      DI_RETURN_IF_ERROR(put_linear({&a.q_a_proj}, at + "q_a_proj", d.q_a_proj));
       DI_ASSIGN_OR_RETURN(d.q_a_bias, weights_.put_f32(a.q_a_bias, r));
       DI_ASSIGN_OR_RETURN(d.q_a_norm, weights_.put_f32(a.q_a_layernorm, r));
-      DI_ASSIGN_OR_RETURN(d.q_b_proj, weights_.put(a.q_b_proj.f32(), nh * qk * r));
+      DI_RETURN_IF_ERROR(put_linear({&a.q_b_proj}, at + "q_b_proj", d.q_b_proj));
     } else {
-      DI_ASSIGN_OR_RETURN(d.q_proj, weights_.put(a.q_proj.f32(), nh * qk * H));
+      DI_RETURN_IF_ERROR(put_linear({&a.q_proj}, at + "q_proj", d.q_proj));
     }
-    DI_ASSIGN_OR_RETURN(d.kv_a_proj, weights_.put(a.kv_a_proj.f32(), (kvl + rope) * H));
-    DI_ASSIGN_OR_RETURN(d.kv_a_bias, weights_.put_f32(a.kv_a_bias, kvl + rope));
+    DI_RETURN_IF_ERROR(put_linear({&a.kv_a_proj}, at + "kv_a_proj_with_mqa", d.kv_a_proj));
+    DI_ASSIGN_OR_RETURN(d.kv_a_bias, weights_.put_f32(a.kv_a_bias, kvl + c.qk_rope_head_dim));
     DI_ASSIGN_OR_RETURN(d.kv_a_norm, weights_.put_f32(a.kv_a_layernorm, kvl));
     DI_ASSIGN_OR_RETURN(d.kv_b_proj, weights_.put(a.kv_b_proj, nh * (nope + v) * kvl));
     DI_ASSIGN_OR_RETURN(d.w_uk_t, weights_.put(a.w_uk_t, nh * kvl * nope));
-    DI_ASSIGN_OR_RETURN(d.o_proj, weights_.put(a.o_proj.f32(), H * nh * v));
+    DI_RETURN_IF_ERROR(put_linear({&a.o_proj}, at + "o_proj", d.o_proj));
     DI_ASSIGN_OR_RETURN(d.o_bias, weights_.put_f32(a.o_bias, H));
     d.is_moe = h.is_moe;
     if (!h.is_moe) {
-      DI_RETURN_IF_ERROR(put_mlp(h.mlp, d.mlp));
+      DI_RETURN_IF_ERROR(put_mlp(h.mlp, d.mlp, mlp));
       continue;
     }
     DI_ASSIGN_OR_RETURN(d.router, weights_.put(h.moe.gate, E * H));
     DI_ASSIGN_OR_RETURN(d.correction_bias, weights_.put_f32(h.moe.e_score_correction_bias, E));
     d.experts.resize(E);
-    for (int64_t e = 0; e < E; ++e) DI_RETURN_IF_ERROR(put_mlp(h.moe.experts[e], d.experts[e]));
-    DI_RETURN_IF_ERROR(put_mlp(h.moe.shared, d.shared));
+    for (int64_t e = 0; e < E; ++e)
+      DI_RETURN_IF_ERROR(put_mlp(h.moe.experts[e], d.experts[e], mlp + ".experts." + std::to_string(e)));
+    DI_RETURN_IF_ERROR(put_mlp(h.moe.shared, d.shared, mlp + ".shared_experts"));
   }
-  return Status::ok();
+  return reserve_dequant_stage(largest_fp8_);
 }
 
 Result<std::unique_ptr<Model>> MlaCudaModel::load(const std::string& model_dir, MlaConfig config,
                                                   std::unique_ptr<MlaWeights> host, const ModelOptions& options) {
   DI_RETURN_IF_ERROR(check_shape(config));
-  // The upload takes fp32 host weights; fp8 checkpoints run on the CPU for now. Checked here, the
-  // one door to this model (the CUDA backend library calls it directly).
-  if (!host->store.first_quantized.empty())
-    return Status::unsupported("device 'cuda': tensor '" + host->store.first_quantized +
-                               "' is fp8, which the CUDA path of DeepSeek-V2/V3 does not run yet (use device 'cpu')");
   DType dtype = DType::kBF16;
   if (const TensorView* t = host->store.checkpoint->find("model.embed_tokens.weight"))
     dtype = t->dtype == engine::DType::kF32 ? DType::kF32 : DType::kBF16;
@@ -177,14 +179,21 @@ Status MlaCudaModel::randomize(uint64_t seed) {
                                                      false, stream_));
     return static_cast<const void*>(p);
   };
+  auto lin = [&](int64_t n, int64_t k) -> Result<cuda::DeviceLinear> {
+    cuda::DeviceLinear d;
+    DI_ASSIGN_OR_RETURN(d.dense, mat(n, k));
+    d.out = n;
+    d.in = k;
+    return d;
+  };
   auto vec = [&](int64_t n, float offset, float scale) -> Result<const float*> {
     DI_ASSIGN_OR_RETURN(void* p, weights_.put_random(n, offset, scale, ++next, true, stream_));
     return static_cast<const float*>(p);
   };
   auto mlp_w = [&](int64_t I, MlaCudaMlp& d) -> Status {
     d.inter = I;
-    DI_ASSIGN_OR_RETURN(d.gate_up, mat(2 * I, H));
-    DI_ASSIGN_OR_RETURN(d.down, mat(H, I));
+    DI_ASSIGN_OR_RETURN(d.gate_up, lin(2 * I, H));
+    DI_ASSIGN_OR_RETURN(d.down, lin(H, I));
     return Status::ok();
   };
   DI_ASSIGN_OR_RETURN(embed_, vec(V * H, 0.f, 1.f));
@@ -196,17 +205,17 @@ Status MlaCudaModel::randomize(uint64_t seed) {
     DI_ASSIGN_OR_RETURN(d.input_norm, vec(H, 1.f, 0.f));
     DI_ASSIGN_OR_RETURN(d.post_norm, vec(H, 1.f, 0.f));
     if (c.q_lora_rank > 0) {
-      DI_ASSIGN_OR_RETURN(d.q_a_proj, mat(c.q_lora_rank, H));
+      DI_ASSIGN_OR_RETURN(d.q_a_proj, lin(c.q_lora_rank, H));
       DI_ASSIGN_OR_RETURN(d.q_a_norm, vec(c.q_lora_rank, 1.f, 0.f));
-      DI_ASSIGN_OR_RETURN(d.q_b_proj, mat(nh * qk, c.q_lora_rank));
+      DI_ASSIGN_OR_RETURN(d.q_b_proj, lin(nh * qk, c.q_lora_rank));
     } else {
-      DI_ASSIGN_OR_RETURN(d.q_proj, mat(nh * qk, H));
+      DI_ASSIGN_OR_RETURN(d.q_proj, lin(nh * qk, H));
     }
-    DI_ASSIGN_OR_RETURN(d.kv_a_proj, mat(kvl + rd, H));
+    DI_ASSIGN_OR_RETURN(d.kv_a_proj, lin(kvl + rd, H));
     DI_ASSIGN_OR_RETURN(d.kv_a_norm, vec(kvl, 1.f, 0.f));
     DI_ASSIGN_OR_RETURN(d.kv_b_proj, mat(nh * (nope + v), kvl));
     DI_ASSIGN_OR_RETURN(d.w_uk_t, mat(nh * kvl, nope));
-    DI_ASSIGN_OR_RETURN(d.o_proj, mat(H, nh * v));
+    DI_ASSIGN_OR_RETURN(d.o_proj, lin(H, nh * v));
     d.is_moe = c.is_moe_layer(l);
     if (!d.is_moe) {
       DI_RETURN_IF_ERROR(mlp_w(c.intermediate_size, d.mlp));
@@ -234,24 +243,46 @@ Result<std::unique_ptr<MlaCudaModel>> MlaCudaModel::random(MlaConfig config, DTy
   return m;
 }
 
+// Per layer four device arrays of E pointers: gate_up codes or values, down's, then (fp8) their
+// scales. One format for all experts: the grouped kernels take one.
 Status MlaCudaModel::build_expert_tables() {
   const int64_t L = config_.num_hidden_layers, E = config_.n_routed_experts;
   experts_biased_ = false;
+  experts_fp8_ = false;
   if (E == 0) return Status::ok();
-  std::vector<const void*> table(static_cast<size_t>(2 * L * E), nullptr);
+  std::vector<const void*> table(static_cast<size_t>(4 * L * E), nullptr);
+  auto data = [](const cuda::DeviceLinear& d) -> const void* { return d.is_fp8() ? d.fp8.data : d.dense; };
+  bool first = true;
   for (int64_t l = 0; l < L; ++l) {
     if (!layers_[l].is_moe) continue;
     for (int64_t e = 0; e < E; ++e) {
       const MlaCudaMlp& x = layers_[l].experts[e];
+      const bool fp8 = x.gate_up.is_fp8();
+      if (fp8 != x.down.is_fp8() || (!first && fp8 != experts_fp8_))
+        return Status::unsupported("device 'cuda': layer " + std::to_string(l) + " expert " + std::to_string(e) +
+                                   " mixes fp8 and dense weights with the other experts; the grouped expert kernels "
+                                   "take one format");
+      experts_fp8_ = fp8;
+      first = false;
       experts_biased_ |= x.gate_up_bias || x.down_bias;
-      table[(2 * l) * E + e] = x.gate_up;
-      table[(2 * l + 1) * E + e] = x.down;
+      table[(4 * l) * E + e] = data(x.gate_up);
+      table[(4 * l + 1) * E + e] = data(x.down);
+      table[(4 * l + 2) * E + e] = x.gate_up.fp8.scale;
+      table[(4 * l + 3) * E + e] = x.down.fp8.scale;
     }
   }
+  if (experts_fp8_ && experts_biased_)
+    return Status::unsupported("device 'cuda': fp8 routed experts with biases have no CUDA path");
+  if (experts_fp8_ && (config_.hidden_size % 16 || config_.moe_intermediate_size % 16))
+    return Status::unsupported("device 'cuda': fp8 routed experts need hidden_size and moe_intermediate_size "
+                               "multiples of 16 (got " + std::to_string(config_.hidden_size) + " and " +
+                               std::to_string(config_.moe_intermediate_size) + ")");
   DI_ASSIGN_OR_RETURN(const void* const* base, upload_table(table, expert_tables_));
   for (int64_t l = 0; l < L; ++l) {
-    layers_[l].gate_up_table = base + (2 * l) * E;
-    layers_[l].down_table = base + (2 * l + 1) * E;
+    layers_[l].gate_up_table = base + (4 * l) * E;
+    layers_[l].down_table = base + (4 * l + 1) * E;
+    layers_[l].gate_up_scale_table = reinterpret_cast<const float* const*>(base + (4 * l + 2) * E);
+    layers_[l].down_scale_table = reinterpret_cast<const float* const*>(base + (4 * l + 3) * E);
   }
   return Status::ok();
 }
@@ -285,8 +316,10 @@ Status MlaCudaModel::reserve(int64_t T, int64_t max_end, int64_t R, bool* moved)
                                  (T * qlr + 1) / 2, runs16 ? (T * K * H + 1) / 2 : 1, runs16 ? (T * Im + 1) / 2 : 1};
   std::vector<int64_t> ints = {T * K, T * K, 2 * E + 2, gp};
   const void* before = act_.get();
-  DI_ASSIGN_OR_RETURN(cuda::Workspace w, cuda::Workspace::carve(act_, std::move(floats), std::move(ints),
-                                                                std::max(T, R) * max_k * 2));
+  const int64_t stage_rows = std::max(T, R), bf16_stage = (stage_rows * max_k * 2 + 255) / 256 * 256;
+  DI_ASSIGN_OR_RETURN(cuda::Workspace w,
+                      cuda::Workspace::carve(act_, std::move(floats), std::move(ints),
+                                             bf16_stage + (largest_fp8_ > 0 ? fp8_stage_bytes(stage_rows, max_k) : 0)));
   Act& a = a_;
   a.x = w.f32(), a.h = w.f32(), a.out = w.f32(), a.qa = w.f32(), a.q = w.f32(), a.ckv = w.f32(), a.qlat = w.f32();
   a.olat = w.f32(), a.attn = w.f32(), a.partial = w.f32(), a.rlogits = w.f32(), a.ew = w.f32(), a.gx = w.f32();
@@ -295,6 +328,7 @@ Status MlaCudaModel::reserve(int64_t T, int64_t max_end, int64_t R, bool* moved)
   a.head_x = w.f32(), a.h16 = w.f32(), a.qa16 = w.f32(), a.gx16 = w.f32(), a.act16 = w.f32();
   a.eids = w.i32(), a.erows = w.i32(), a.offsets = w.i32(), a.slot_pair = w.i32();
   linear_stage_ = w.rest();
+  fp8_stage_ = static_cast<uint8_t*>(linear_stage_) + bf16_stage;
   const void* logits_before = logits_dev_.get();
   DI_RETURN_IF_ERROR(cuda::grow_buffer(logits_dev_, R * c.vocab_size * 4));
   *moved = act_.get() != before || logits_dev_.get() != logits_before;
@@ -326,13 +360,6 @@ Result<float*> MlaCudaModel::enqueue_forward(const ForwardBatch& batch, int64_t*
 }
 
 Status MlaCudaModel::check_forward() { return bad_id_.check(config_.model_type); }
-
-Status MlaCudaModel::proj(const float* x, const void* x16, int64_t rows, int64_t K, const void* w, int64_t N,
-                          float* y) {
-  if (dtype_ == DType::kF32) return gemm_.linear(x, rows, K, K, w, N, DType::kF32, y, N, DType::kF32);
-  if (!x16) return linear(x, rows, K, K, w, N, y, N);  // not staged: rounded on the way
-  return gemm_.linear(x16, rows, K, K, w, N, dtype_, y, N, DType::kF32);
-}
 
 Status MlaCudaModel::run_step(bool grouped_moe) {
   const MlaConfig& c = config_;
@@ -385,39 +412,42 @@ Status MlaCudaModel::attention(int32_t layer) {
   const int64_t qk = nope + rd, entry = kvl + rd;
   if (c.q_lora_rank > 0) {
     const int64_t r = c.q_lora_rank;
-    DI_RETURN_IF_ERROR(proj(a_.h, a_.h16, T, H, w.q_a_proj, r, a_.qa));
+    DI_RETURN_IF_ERROR(project(w.q_a_proj, a_.h, H, a_.h16, T, a_.qa, r));
     if (w.q_a_bias) DI_RETURN_IF_ERROR(kc::add_bias(a_.qa, w.q_a_bias, T, r, r, DType::kF32, stream_));
     if (dtype_ == DType::kF32) {
       DI_RETURN_IF_ERROR(kc::rms_norm(a_.qa, w.q_a_norm, a_.qa, T, 1, r, r, kLatentNormEps, DType::kF32, stream_));
     } else {
       DI_RETURN_IF_ERROR(kc::rms_norm_with_bf16(a_.qa, w.q_a_norm, a_.qa, a_.qa16, T, r, kLatentNormEps, stream_));
     }
-    DI_RETURN_IF_ERROR(proj(a_.qa, a_.qa16, T, r, w.q_b_proj, nh * qk, a_.q));
+    DI_RETURN_IF_ERROR(project(w.q_b_proj, a_.qa, r, a_.qa16, T, a_.q, nh * qk));
   } else {
-    DI_RETURN_IF_ERROR(proj(a_.h, a_.h16, T, H, w.q_proj, nh * qk, a_.q));
+    DI_RETURN_IF_ERROR(project(w.q_proj, a_.h, H, a_.h16, T, a_.q, nh * qk));
   }
-  DI_RETURN_IF_ERROR(proj(a_.h, a_.h16, T, H, w.kv_a_proj, entry, a_.ckv));
+  DI_RETURN_IF_ERROR(project(w.kv_a_proj, a_.h, H, a_.h16, T, a_.ckv, entry));
   if (w.kv_a_bias) DI_RETURN_IF_ERROR(kc::add_bias(a_.ckv, w.kv_a_bias, T, entry, entry, DType::kF32, stream_));
-  DI_RETURN_IF_ERROR(kc::rms_norm(a_.ckv, w.kv_a_norm, a_.ckv, T, 1, kvl, entry, kLatentNormEps, DType::kF32, stream_));
   DI_RETURN_IF_ERROR(rope(a_.q, nh * qk, nh, qk));
-  DI_RETURN_IF_ERROR(rope(a_.ckv, entry, 1, entry));
+  if (config_.rope_interleave) {  // kv_a_layernorm over the latent and rope over k_pe in one launch
+    DI_RETURN_IF_ERROR(kc::rms_norm_rope_at(a_.ckv, w.kv_a_norm, T, 1, entry, entry, kLatentNormEps, tb.pos,
+                                            inv_freq_.as<const float>(), rope_.dim(), rope_.attention_scaling(),
+                                            stream_, kvl));
+  } else {
+    DI_RETURN_IF_ERROR(
+        kc::rms_norm(a_.ckv, w.kv_a_norm, a_.ckv, T, 1, kvl, entry, kLatentNormEps, DType::kF32, stream_));
+    DI_RETURN_IF_ERROR(rope(a_.ckv, entry, 1, entry));
+  }
   // Every row's entry goes to its position of the latent cache before any row attends to it.
   DI_RETURN_IF_ERROR(kc::write_ring_rows_varlen(tb, a_.ckv, entry, entry, 0, layer, kNoWrap, 0, stream_,
                                                 latent_bf16_ ? DType::kBF16 : DType::kF32));
 
   // Absorbed queries: each head's q_nope through its key up-projection into latent space (one
-  // batched GEMM over the heads), rope as is.
+  // batched GEMM over the heads), rope as is (staged with the GEMM's bf16 operand).
   const int64_t wb = kc::dtype_bytes(dtype_);
-  const void* qn = a_.q;
-  if (dtype_ != DType::kF32) {
-    DI_RETURN_IF_ERROR(kc::convert_from_f32(a_.q, T * nh * qk, linear_stage_, dtype_, stream_));
-    qn = linear_stage_;
-  }
+  const bool stage16 = dtype_ != DType::kF32;
+  DI_RETURN_IF_ERROR(
+      kc::mla_stage_query(a_.q, T, nh, nope, rd, kvl, stage16 ? linear_stage_ : nullptr, a_.qlat, stream_));
+  const void* qn = stage16 ? linear_stage_ : static_cast<const void*>(a_.q);
   DI_RETURN_IF_ERROR(gemm_.linear_batched(qn, T, nope, nh * qk, qk, w.w_uk_t, kvl, kvl * nope, dtype_, a_.qlat,
                                           nh * entry, entry, DType::kF32, nh));
-  DI_RETURN_IF_ERROR(kc::cuda_status(cudaMemcpy2DAsync(a_.qlat + kvl, entry * 4, a_.q + nope, qk * 4, rd * 4, T * nh,
-                                                       cudaMemcpyDeviceToDevice, static_cast<cudaStream_t>(stream_)),
-                                     "cudaMemcpy2DAsync"));
   // MQA with one K=V head of latent | rope over every position so far, all heads in one launch.
   kc::MlaAttentionArgs args;
   args.batch = tb;
@@ -444,17 +474,17 @@ Status MlaCudaModel::attention(int32_t layer) {
   const void* w_uv = static_cast<const uint8_t*>(w.kv_b_proj) + nope * kvl * wb;
   DI_RETURN_IF_ERROR(gemm_.linear_batched(ol, T, kvl, nh * kvl, kvl, w_uv, v, (nope + v) * kvl, dtype_, a_.attn, nh * v,
                                           v, DType::kF32, nh));
-  DI_RETURN_IF_ERROR(linear(a_.attn, T, nh * v, nh * v, w.o_proj, H, a_.out, H));
+  DI_RETURN_IF_ERROR(project(w.o_proj, a_.attn, nh * v, nullptr, T, a_.out, H));
   if (w.o_bias) DI_RETURN_IF_ERROR(kc::add_bias(a_.out, w.o_bias, T, H, H, DType::kF32, stream_));
   return Status::ok();
 }
 
 Status MlaCudaModel::mlp(const MlaCudaMlp& m, const float* x, const void* x16, int64_t rows, float* y) {
   const int64_t H = config_.hidden_size, I = m.inter;
-  DI_RETURN_IF_ERROR(proj(x, x16, rows, H, m.gate_up, 2 * I, a_.gu));
+  DI_RETURN_IF_ERROR(project(m.gate_up, x, H, x16, rows, a_.gu, 2 * I));
   if (m.gate_up_bias) DI_RETURN_IF_ERROR(kc::add_bias(a_.gu, m.gate_up_bias, rows, 2 * I, 2 * I, DType::kF32, stream_));
   DI_RETURN_IF_ERROR(kc::silu_and_mul(a_.gu, rows, I, a_.act, DType::kF32, stream_));
-  DI_RETURN_IF_ERROR(linear(a_.act, rows, I, I, m.down, H, y, H));
+  DI_RETURN_IF_ERROR(project(m.down, a_.act, I, nullptr, rows, y, H));
   if (m.down_bias) DI_RETURN_IF_ERROR(kc::add_bias(y, m.down_bias, rows, H, H, DType::kF32, stream_));
   return Status::ok();
 }
@@ -463,7 +493,11 @@ Status MlaCudaModel::moe(int32_t layer, bool grouped) {
   const MlaConfig& c = config_;
   const MlaCudaLayer& w = layers_[layer];
   const int64_t T = rows_, H = c.hidden_size, E = c.n_routed_experts;
-  DI_RETURN_IF_ERROR(proj(a_.h, a_.h16, T, H, w.router, E, a_.rlogits));
+  cuda::DeviceLinear router;
+  router.dense = w.router;
+  router.out = E;
+  router.in = H;
+  DI_RETURN_IF_ERROR(project(router, a_.h, H, a_.h16, T, a_.rlogits, E));
   kc::RoutingArgs r = routing_args(c);
   r.logits = a_.rlogits;
   r.rows = T;
@@ -493,6 +527,10 @@ Status MlaCudaModel::moe_routed_grouped(const MlaCudaLayer& w) {
   kc::MoeGroupedArgs g = moe_grouped_args(config_);
   g.w13 = w.gate_up_table;
   g.w2 = w.down_table;
+  g.fp8 = experts_fp8_;
+  g.w13_scale = w.gate_up_scale_table;
+  g.w2_scale = w.down_scale_table;
+  g.fp8_block_rows = experts_fp8_ ? w.experts.front().gate_up.fp8.block_rows : 1;
   g.swiglu_limit = std::numeric_limits<float>::infinity();  // plain SwiGLU: no clip
   return run_grouped_experts(
       g, a_.h, rows_, {a_.eids, a_.ew, a_.offsets, a_.slot_pair, a_.pair_act, a_.pair_y, bad_id_.device()}, a_.out);
@@ -504,16 +542,33 @@ Status MlaCudaModel::moe_routed_by_expert(const MlaCudaLayer& w) {
   // Which rows each expert takes: the routing comes back to the host (one sync per MoE layer).
   DI_ASSIGN_OR_RETURN(const std::vector<int64_t> count,
                       expert_rows_.group(a_.eids, a_.ew, T, K, E, a_.erows, a_.erow_weights, stream_, c.model_type));
-  if (dtype_ != DType::kF32 && !experts_biased_) {  // bf16: grouped products over runs of experts
-    auto* gx16 = reinterpret_cast<uint16_t*>(a_.gx16);
-    DI_RETURN_IF_ERROR(kc::gather_rows_bf16(a_.h, a_.erows, count[E], H, gx16, stream_));
+  const bool bf16 = dtype_ != DType::kF32 && !experts_biased_;
+  auto* gx16 = reinterpret_cast<uint16_t*>(a_.gx16);
+  if (bf16) DI_RETURN_IF_ERROR(kc::gather_rows_bf16(a_.h, a_.erows, count[E], H, gx16, stream_));
+  if (bf16 && experts_fp8_) {  // each expert's pairs against its fp8 weights (bf16 rows, as gathered)
+    const int64_t I = c.moe_intermediate_size;
+    const float no_clip = std::numeric_limits<float>::infinity();
+    auto* act16 = reinterpret_cast<uint16_t*>(a_.act16);
+    for (int64_t e = 0; e < E; ++e) {
+      const int64_t n = count[e + 1] - count[e];  // distinct experts per token: at most T rows
+      if (n == 0) continue;
+      const MlaCudaMlp& ex = w.experts[e];
+      DI_RETURN_IF_ERROR(project(ex.gate_up, nullptr, H, gx16 + count[e] * H, n, a_.gu, 2 * I));
+      DI_RETURN_IF_ERROR(kc::clamped_swiglu_bf16(a_.gu, n, I, no_clip, act16, stream_));
+      DI_RETURN_IF_ERROR(project(ex.down, nullptr, I, act16, n, a_.y, H));
+      DI_RETURN_IF_ERROR(
+          kc::scatter_add_rows(a_.y, a_.erows + count[e], a_.erow_weights + count[e], n, H, a_.out, stream_));
+    }
+    return Status::ok();
+  }
+  if (bf16) {  // grouped products over runs of experts
     ExpertRuns runs{.count = &count, .x16 = gx16, .rows = a_.erows, .weights = a_.erow_weights, .hidden = H,
                     .inter = c.moe_intermediate_size, .max_rows = T,
                     .limit = std::numeric_limits<float>::infinity(), .gate_up = a_.gu,
                     .act16 = reinterpret_cast<uint16_t*>(a_.act16), .y = a_.y, .out = a_.out};
     for (const MlaCudaMlp& ex : w.experts) {
-      runs.w13.push_back(ex.gate_up);
-      runs.w2.push_back(ex.down);
+      runs.w13.push_back(ex.gate_up.dense);
+      runs.w2.push_back(ex.down.dense);
     }
     return experts_in_runs(runs);
   }

@@ -1,6 +1,7 @@
 // MlaCudaModel: deepseek_v2 / deepseek_v3 on one CUDA GPU, op for op the CPU MlaModel (the
 // reference it must match): large matrices in the checkpoint's dtype (fp32 or bf16, fp32
-// accumulation; bf16 GEMM operands staged once per norm), activations, norms and the latent
+// accumulation; bf16 GEMM operands staged once per norm; DeepSeek-V3/R1's fp8 projections and
+// experts as shipped, with their 128 x 128 block scales), activations, norms and the latent
 // cache in fp32. Attention always takes the weight-absorbed form: MQA in latent space with one
 // K=V head of kv_lora_rank + rope channels. Every op runs once for all rows of a step (prefill
 // chunks and decode tokens of many sequences, through a TokenBatch), all heads in one launch;
@@ -11,10 +12,12 @@
 
 #ifdef DI_WITH_CUDA
 
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "engine/model/cuda/device_linear.h"
 #include "engine/model/cuda/device_model.h"
 #include "engine/model/cuda/device_weights.h"
 #include "engine/model/cuda/expert_id_check.h"
@@ -28,10 +31,10 @@
 namespace di::engine::deepseek_v2 {
 
 // A SwiGLU MLP on the device: gate|up fused [2 inter, hidden], down [hidden, inter] in the model
-// dtype; fp32 biases, null when absent.
+// dtype or fp8; fp32 biases, null when absent.
 struct MlaCudaMlp {
-  const void* gate_up = nullptr;
-  const void* down = nullptr;
+  cuda::DeviceLinear gate_up;
+  cuda::DeviceLinear down;
   const float* gate_up_bias = nullptr;
   const float* down_bias = nullptr;
   int64_t inter = 0;
@@ -40,17 +43,17 @@ struct MlaCudaMlp {
 struct MlaCudaLayer {
   const float* input_norm = nullptr;
   const float* post_norm = nullptr;
-  const void* q_proj = nullptr;  // no q_lora
-  const void* q_a_proj = nullptr;
+  cuda::DeviceLinear q_proj;  // no q_lora
+  cuda::DeviceLinear q_a_proj;
   const float* q_a_bias = nullptr;
   const float* q_a_norm = nullptr;
-  const void* q_b_proj = nullptr;
-  const void* kv_a_proj = nullptr;
+  cuda::DeviceLinear q_b_proj;
+  cuda::DeviceLinear kv_a_proj;
   const float* kv_a_bias = nullptr;
   const float* kv_a_norm = nullptr;
-  const void* kv_b_proj = nullptr;  // [heads * (nope + v), kv_lora_rank]
+  const void* kv_b_proj = nullptr;  // [heads * (nope + v), kv_lora_rank], model dtype (dequantized at load)
   const void* w_uk_t = nullptr;     // [heads, kv_lora_rank, nope]
-  const void* o_proj = nullptr;
+  cuda::DeviceLinear o_proj;
   const float* o_bias = nullptr;
   bool is_moe = false;
   MlaCudaMlp mlp;     // dense layers
@@ -58,8 +61,11 @@ struct MlaCudaLayer {
   const float* correction_bias = nullptr;
   std::vector<MlaCudaMlp> experts;
   MlaCudaMlp shared;  // inter 0: none
-  const void* const* gate_up_table = nullptr;  // device [experts] of the experts' gate_up / down pointers
+  // Device arrays [experts] of the experts' gate_up / down codes or values, and (fp8) their scales.
+  const void* const* gate_up_table = nullptr;
   const void* const* down_table = nullptr;
+  const float* const* gate_up_scale_table = nullptr;
+  const float* const* down_scale_table = nullptr;
 };
 
 class MlaCudaModel final : public cuda::DeviceModel {
@@ -84,15 +90,16 @@ class MlaCudaModel final : public cuda::DeviceModel {
   Status init_device();
   Status upload(const MlaWeights& host);
   Status randomize(uint64_t seed);
-  Status put_mlp(const MlpWeights& h, MlaCudaMlp& d);
+  Status put_mlp(const MlpWeights& h, MlaCudaMlp& d, const std::string& name);
+  // One projection up in its stored format; records the largest fp8 one for the dequant stage.
+  Status put_linear(std::initializer_list<const kernels::LinearWeight*> parts, const std::string& name,
+                    cuda::DeviceLinear& d);
   Status build_expert_tables();
   // Workspaces for `rows` rows, contexts up to `max_end` tokens and `logit_rows` logits rows;
   // sets *moved when they had to be reallocated.
   Status reserve(int64_t rows, int64_t max_end, int64_t logit_rows, bool* moved);
   // The whole forward over the uploaded StepBatch, into logits_dev_ (capturable when `grouped_moe`).
   Status run_step(bool grouped_moe);
-  // y [rows, N] = x W^T with x as staged (x16 for bf16 weights, x for fp32; a null x16 stages x now).
-  Status proj(const float* x, const void* x16, int64_t rows, int64_t K, const void* w, int64_t N, float* y);
   Status rope(float* x, int64_t row_stride, int64_t count, int64_t width);
   Status attention(int32_t layer);
   Status mlp(const MlaCudaMlp& m, const float* x, const void* x16, int64_t rows, float* y);
@@ -105,6 +112,8 @@ class MlaCudaModel final : public cuda::DeviceModel {
   bool enforce_eager_ = false;
   bool experts_biased_ = false;  // routed experts with biases: grouped on the host
   bool latent_bf16_ = false;     // the latent cache holds bf16 entries (set from the dtype and widths)
+  bool experts_fp8_ = false;     // routed experts in fp8 (DeepSeek-V3/R1 as shipped)
+  int64_t largest_fp8_ = 0;      // elements of the largest fp8 projection (its dequant stage)
 
   cuda::DeviceWeights weights_;
   const float* embed_ = nullptr;  // fp32: rows are gathered into fp32 activations

@@ -162,8 +162,9 @@ __global__ void grouped_pass_kernel(MoeGroupedArgs a) {
         load_vec<W, VEC>(wg, k0, fg);
         if constexpr (kGateUp) load_vec<W, VEC>(wu, k0, fu);
         if constexpr (kFp8) {  // a 16-wide chunk lies in one 128-wide scale block
-          const float sg = fp8_scale(wscale, a.fp8_block_rows, wrows, K, n, k0);
-          const float su = kGateUp ? fp8_scale(wscale, a.fp8_block_rows, wrows, K, a.inter + n, k0) : 0.f;
+          const int32_t br = kGateUp ? a.fp8_block_rows : a.fp8_w2_block_rows;
+          const float sg = fp8_scale(wscale, br, wrows, K, n, k0);
+          const float su = kGateUp ? fp8_scale(wscale, br, wrows, K, a.inter + n, k0) : 0.f;
 #pragma unroll
           for (int v = 0; v < VEC; ++v) {
             fg[v] *= sg;
@@ -361,10 +362,11 @@ __global__ void __launch_bounds__(kFp8MmaWarps * 32) fp8_mma_pass_kernel(MoeGrou
   const float* ws = kGateUp ? a.w13_scale[e] : a.w2_scale[e];
   const uint8_t* g_lo = w + (n0 + g) * K + 16 * t;
   const uint8_t* u_lo = w + (a.inter + n0 + g) * K + 16 * t;
-  const ScaleRow sg_lo = scale_row(ws, a.fp8_block_rows, wrows, K, n0 + g);
-  const ScaleRow sg_hi = scale_row(ws, a.fp8_block_rows, wrows, K, n0 + g + 8);
-  const ScaleRow su_lo = scale_row(ws, a.fp8_block_rows, wrows, K, a.inter + n0 + g);
-  const ScaleRow su_hi = scale_row(ws, a.fp8_block_rows, wrows, K, a.inter + n0 + g + 8);
+  const int32_t br = kGateUp ? a.fp8_block_rows : a.fp8_w2_block_rows;
+  const ScaleRow sg_lo = scale_row(ws, br, wrows, K, n0 + g);
+  const ScaleRow sg_hi = scale_row(ws, br, wrows, K, n0 + g + 8);
+  const ScaleRow su_lo = scale_row(ws, br, wrows, K, a.inter + n0 + g);
+  const ScaleRow su_hi = scale_row(ws, br, wrows, K, a.inter + n0 + g + 8);
   const float limit = a.swiglu_limit;
   const uint4 zero = make_uint4(0, 0, 0, 0);
   for (int32_t r0 = begin; r0 < end; r0 += kMmaRows) {
@@ -508,7 +510,8 @@ Status moe_grouped_mlp(const MoeGroupedArgs& a, void* stream) {
   if (a.top_k < 1 || a.hidden <= 0 || a.inter <= 0 || a.experts < 1)
     return Status::invalid_argument("moe_grouped_mlp: top_k, hidden, inter and experts must be > 0");
   if (a.fp8) {
-    if (!a.w13_scale || !a.w2_scale || (a.fp8_block_rows != 1 && a.fp8_block_rows != 128))
+    auto layout_ok = [](int32_t b) { return b == 1 || b == 128; };
+    if (!a.w13_scale || !a.w2_scale || !layout_ok(a.fp8_block_rows) || !layout_ok(a.fp8_w2_block_rows))
       return Status::invalid_argument("moe_grouped_mlp: fp8 experts need their scale tables and 1 or 128 block rows");
     // bf16 activations and rows in 64-wide chunks (16-column tiles): the tensor cores.
     if (a.dtype == DType::kBF16 && a.hidden % 64 == 0 && a.inter % 64 == 0 && !a.force_cuda_cores)

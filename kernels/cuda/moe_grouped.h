@@ -46,8 +46,10 @@ struct MoeGroupedArgs {
   // accumulation); true keeps them on the CUDA-core kernel (tests compare the two).
   bool force_cuda_cores = false;
   // fp8 experts: w13[e] / w2[e] point at e4m3 codes and w13_scale[e] / w2_scale[e] at their fp32
-  // scales, laid out as Fp8Matrix says for fp8_block_rows 128 (row-major [rows / 128, in / 128])
-  // or 1 (the VEC128 layout [in / 128][rows]). `dtype` is then the activations' rounding (bf16
+  // scales, laid out as Fp8Matrix says for block rows 128 (row-major [rows / 128, in / 128]) or 1
+  // (the VEC128 layout [in / 128][rows]): fp8_block_rows for w13, fp8_w2_block_rows for w2 (a
+  // gate|up stacked from parts that split a 128-row block keeps a scale per row while its down
+  // matrix keeps the grid). `dtype` is then the activations' rounding (bf16
   // models round x to bf16, fp32 ones keep it). hidden and inter multiples of 16; with bf16
   // activations and multiples of 64 they run on the tensor cores too (force_cuda_cores keeps them
   // off), the codes made bf16 in registers.
@@ -55,6 +57,7 @@ struct MoeGroupedArgs {
   const float* const* w13_scale = nullptr;
   const float* const* w2_scale = nullptr;
   int32_t fp8_block_rows = 1;
+  int32_t fp8_w2_block_rows = 1;
 };
 Status moe_grouped_mlp(const MoeGroupedArgs& args, void* stream);
 

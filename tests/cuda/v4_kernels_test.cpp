@@ -596,7 +596,7 @@ void check_grouped_experts(ExpertWeights kind, bool cuda_cores, uint32_t seed) {
     g.fp8 = true;
     g.w13_scale = ts13.as<const float*>();
     g.w2_scale = ts2.as<const float*>();
-    g.fp8_block_rows = kind == ExpertWeights::kFp8Blocks ? 128 : 1;
+    g.fp8_block_rows = g.fp8_w2_block_rows = kind == ExpertWeights::kFp8Blocks ? 128 : 1;
   }
   ASSERT_TRUE(kc::moe_grouped_mlp(g, nullptr).is_ok());
   ASSERT_TRUE(kc::moe_combine_pairs(y.as<float>(), dw.as<float>(), dids.as<int32_t>(), rows, K, H, dout.as<float>(),

@@ -531,6 +531,7 @@ Status MlaCudaModel::moe_routed_grouped(const MlaCudaLayer& w) {
   g.w13_scale = w.gate_up_scale_table;
   g.w2_scale = w.down_scale_table;
   g.fp8_block_rows = experts_fp8_ ? w.experts.front().gate_up.fp8.block_rows : 1;
+  g.fp8_w2_block_rows = experts_fp8_ ? w.experts.front().down.fp8.block_rows : 1;
   g.swiglu_limit = std::numeric_limits<float>::infinity();  // plain SwiGLU: no clip
   return run_grouped_experts(
       g, a_.h, rows_, {a_.eids, a_.ew, a_.offsets, a_.slot_pair, a_.pair_act, a_.pair_y, bad_id_.device()}, a_.out);

@@ -670,6 +670,7 @@ Status V4CudaModel::moe_routed_grouped(const V4CudaLayer& w) {
   g.w13_scale = w.w13_scale_table;
   g.w2_scale = w.w2_scale_table;
   g.fp8_block_rows = first.fp8.block_rows;
+  g.fp8_w2_block_rows = w.experts.front().w2.fp8.block_rows;
   g.swiglu_limit = static_cast<float>(config_.swiglu_limit);
   return run_grouped_experts(
       g, a_.x, rows_, {a_.eids, a_.ew, a_.offsets, a_.slot_pair, a_.pair_act, a_.pair_y, bad_id_.device()}, a_.out);

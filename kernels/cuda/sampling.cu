@@ -187,18 +187,25 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kThreads)
   const int lo = min(V, rank * span), hi = min(V, lo + span);  // this block's slice of the vocabulary
   const SampleRowDesc r = rows[row];
   const float* in = logits + static_cast<int64_t>(r.logits_row) * V;
-  float* x = work + static_cast<int64_t>(row) * V;
   uint64_t* w = weights + static_cast<int64_t>(row) * V;
   SampleResultDesc& res = out[row];
   const bool writer = rank == 0;  // writes the result (but the logprob, which the token's owner writes)
 
-  for (int i = lo + threadIdx.x; i < hi; i += kThreads) x[i] = in[i];
-  __syncthreads();
-  for (int kind = 0; kind < 4; ++kind) {
+  // A row without edits reads its logits where they are: the copy was a dependent load and store
+  // per element, a greedy decode row's longest pass. The branch is the row's, so the cluster's.
+  const bool edited = r.edit_begin[4] > r.edit_begin[0];
+  if (edited) {
+#pragma unroll 4
+    for (int i = lo + threadIdx.x; i < hi; i += kThreads) work[static_cast<int64_t>(row) * V + i] = in[i];
+    __syncthreads();
+  }
+  const float* x = edited ? work + static_cast<int64_t>(row) * V : in;
+  float* edit_x = work + static_cast<int64_t>(row) * V;
+  for (int kind = 0; kind < 4 && edited; ++kind) {
     for (int e = r.edit_begin[kind] + threadIdx.x; e < r.edit_begin[kind + 1]; e += kThreads) {
       const SampleEditDesc d = edits[e];
       if (d.token < lo || d.token >= hi) continue;
-      float& v = x[d.token];
+      float& v = edit_x[d.token];
       if (kind == 0) v += d.value;
       else if (kind == 1) v = -INFINITY;
       else if (kind == 2) v = v > 0 ? v / d.value : v * d.value;
@@ -210,6 +217,7 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kThreads)
   // Max (first index wins ties) and the NaN check.
   Best best{-INFINITY, -1};
   int nan = 0;
+#pragma unroll 4
   for (int i = lo + threadIdx.x; i < hi; i += kThreads) {
     const float v = x[i];
     if (isnan(v)) nan = 1;

@@ -43,7 +43,7 @@ Result<std::unique_ptr<Model>> create_unguarded(const std::string& type, const s
   }
   if (is_mla(type)) {
     DI_ASSIGN_OR_RETURN(deepseek_v2::MlaConfig config, deepseek_v2::parse_mla_config(json));
-    DI_ASSIGN_OR_RETURN(auto weights, deepseek_v2::load_mla_weights(dir, config));
+    DI_ASSIGN_OR_RETURN(auto weights, deepseek_v2::load_mla_weights(dir, config, /*for_device=*/true));
     return deepseek_v2::MlaCudaModel::load(dir, std::move(config), std::move(weights), options);
   }
   if (type == "deepseek_v4") {

@@ -171,7 +171,7 @@ Status load_mtp_layer(WeightLoader& w, WeightStore& store, const MlaConfig& c, c
 
 // The MTP layers as a decoder can run them, from the views the main loader took, by a loader
 // of their own so that a missing or unknown MTP tensor only turns speculative decoding off.
-void load_mtp_layers(const MlaConfig& c, MlaWeights& weights) {
+void load_mtp_layers(const MlaConfig& c, MlaWeights& weights, bool for_device) {
   if (c.num_nextn_predict_layers < 1) {
     if (!weights.mtp.empty())
       weights.mtp_unavailable = "config.json sets num_nextn_predict_layers 0 (its " +
@@ -182,6 +182,7 @@ void load_mtp_layers(const MlaConfig& c, MlaWeights& weights) {
   for (int32_t k = 0; k < c.num_nextn_predict_layers; ++k) {
     WeightLoader w(weights.store, c.model_type);
     w.set_quant(c.quant);
+    w.keep_bf16(for_device);
     const Status st = load_mtp_layer(w, weights.store, c, weights, k, weights.mtp_layers[k]);
     if (!st.is_ok()) {
       weights.mtp_layers.clear();
@@ -193,11 +194,13 @@ void load_mtp_layers(const MlaConfig& c, MlaWeights& weights) {
 
 }  // namespace
 
-Result<std::unique_ptr<MlaWeights>> load_mla_weights(const std::string& model_dir, const MlaConfig& c) {
+Result<std::unique_ptr<MlaWeights>> load_mla_weights(const std::string& model_dir, const MlaConfig& c,
+                                                     bool for_device) {
   auto weights = std::make_unique<MlaWeights>();
   DI_ASSIGN_OR_RETURN(weights->store.checkpoint, Checkpoint::open(model_dir));
   WeightLoader w(weights->store, c.model_type);
   w.set_quant(c.quant);
+  w.keep_bf16(for_device);
   DI_ASSIGN_OR_RETURN(DecoderEnds ends, load_decoder_ends(w, c.vocab_size, c.hidden_size, c.tie_word_embeddings));
   weights->embed = ends.embed;
   weights->norm = ends.norm;
@@ -209,7 +212,7 @@ Result<std::unique_ptr<MlaWeights>> load_mla_weights(const std::string& model_di
   for (int32_t l : mtp_layers_in(*weights->store.checkpoint, c.num_hidden_layers)) extra.push_back(layer_prefix(l));
   weights->mtp = w.take_prefix(extra);
   DI_RETURN_IF_ERROR(w.check_all_taken());
-  load_mtp_layers(c, *weights);
+  load_mtp_layers(c, *weights, for_device);
   return weights;
 }
 

@@ -93,6 +93,9 @@ struct MlaWeights {
   std::string mtp_unavailable;
 };
 
-Result<std::unique_ptr<MlaWeights>> load_mla_weights(const std::string& model_dir, const MlaConfig& config);
+// `for_device`: projections stored as BF16 come as they are stored (WeightFormat::kBf16, read in
+// place from the mapping) instead of as fp32 copies, for a device upload.
+Result<std::unique_ptr<MlaWeights>> load_mla_weights(const std::string& model_dir, const MlaConfig& config,
+                                                     bool for_device = false);
 
 }  // namespace di::engine::deepseek_v2

@@ -26,16 +26,10 @@ double prom_value(const std::string& prom, const std::string& series) {
 
 StepTiming timing_at(steady_clock::time_point start, double schedule, double prepare, double forward,
                      double sample, double output) {
-  StepTiming t;
-  t.schedule = schedule;
-  t.prepare = prepare;
-  t.forward = forward;
-  t.sample = sample;
-  t.output = output;
-  t.start = start;
-  t.end = start + duration_cast<steady_clock::duration>(
-                      std::chrono::duration<double>(schedule + prepare + forward + sample + output));
-  return t;
+  const auto took = duration_cast<steady_clock::duration>(
+      std::chrono::duration<double>(schedule + prepare + forward + sample + output));
+  return {.schedule = schedule, .prepare = prepare, .forward = forward, .sample = sample,
+          .output = output, .start = start, .end = start + took};
 }
 
 TEST(StepMetrics, AggregatesPhasesHistogramAndBusyBasis) {

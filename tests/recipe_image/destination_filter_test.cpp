@@ -2,6 +2,8 @@
 // successors), IPv6 spellings of IPv4 addresses, and the policy's allow/deny rules.
 #include <gtest/gtest.h>
 
+#include <initializer_list>
+
 #include "recipe/image/destination_filter.h"
 
 namespace di::recipe::image {
@@ -13,45 +15,30 @@ AddressClass cls(const char* text) {
   return ip ? classify_address(*ip) : AddressClass::kReserved;
 }
 
+// Every one of `addresses` classifies as `expected`.
+void expect_class(AddressClass expected, std::initializer_list<const char*> addresses) {
+  for (const char* text : addresses) EXPECT_EQ(cls(text), expected) << text;
+}
+
 TEST(DestinationFilter, ClassifiesSpecialPurposeAddresses) {
-  EXPECT_EQ(cls("127.0.0.1"), AddressClass::kLoopback);
-  EXPECT_EQ(cls("127.255.0.9"), AddressClass::kLoopback);
-  EXPECT_EQ(cls("::1"), AddressClass::kLoopback);
-  EXPECT_EQ(cls("10.1.2.3"), AddressClass::kPrivate);
-  EXPECT_EQ(cls("172.16.0.1"), AddressClass::kPrivate);
-  EXPECT_EQ(cls("172.31.255.255"), AddressClass::kPrivate);
-  EXPECT_EQ(cls("192.168.1.1"), AddressClass::kPrivate);
-  EXPECT_EQ(cls("100.64.0.1"), AddressClass::kPrivate);
-  EXPECT_EQ(cls("fd12:3456::1"), AddressClass::kPrivate);
-  EXPECT_EQ(cls("169.254.1.1"), AddressClass::kLinkLocal);
-  EXPECT_EQ(cls("fe80::1"), AddressClass::kLinkLocal);
-  EXPECT_EQ(cls("224.0.0.1"), AddressClass::kMulticast);
-  EXPECT_EQ(cls("239.255.255.250"), AddressClass::kMulticast);
-  EXPECT_EQ(cls("ff02::1"), AddressClass::kMulticast);
-  EXPECT_EQ(cls("169.254.169.254"), AddressClass::kCloudMetadata);
-  EXPECT_EQ(cls("fd00:ec2::254"), AddressClass::kCloudMetadata);
-  EXPECT_EQ(cls("100.100.100.200"), AddressClass::kCloudMetadata);
-  EXPECT_EQ(cls("0.0.0.0"), AddressClass::kUnspecified);
-  EXPECT_EQ(cls("::"), AddressClass::kUnspecified);
-  EXPECT_EQ(cls("255.255.255.255"), AddressClass::kReserved);
-  EXPECT_EQ(cls("192.0.2.10"), AddressClass::kReserved);
-  EXPECT_EQ(cls("2001:db8::1"), AddressClass::kReserved);
+  expect_class(AddressClass::kLoopback, {"127.0.0.1", "127.255.0.9", "::1"});
+  expect_class(AddressClass::kPrivate, {"10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.1.1",
+                                        "100.64.0.1", "fd12:3456::1"});
+  expect_class(AddressClass::kLinkLocal, {"169.254.1.1", "fe80::1"});
+  expect_class(AddressClass::kMulticast, {"224.0.0.1", "239.255.255.250", "ff02::1"});
+  expect_class(AddressClass::kCloudMetadata, {"169.254.169.254", "fd00:ec2::254", "100.100.100.200"});
+  expect_class(AddressClass::kUnspecified, {"0.0.0.0", "::"});
+  expect_class(AddressClass::kReserved, {"255.255.255.255", "192.0.2.10", "2001:db8::1"});
   // Ordinary public addresses, including neighbours of the private blocks.
-  EXPECT_EQ(cls("8.8.8.8"), AddressClass::kPublic);
-  EXPECT_EQ(cls("172.32.0.1"), AddressClass::kPublic);
-  EXPECT_EQ(cls("172.15.255.255"), AddressClass::kPublic);
-  EXPECT_EQ(cls("100.128.0.1"), AddressClass::kPublic);
-  EXPECT_EQ(cls("2606:4700:4700::1111"), AddressClass::kPublic);
+  expect_class(AddressClass::kPublic, {"8.8.8.8", "172.32.0.1", "172.15.255.255", "100.128.0.1",
+                                       "2606:4700:4700::1111"});
 }
 
 TEST(DestinationFilter, IPv6SpellingsOfInternalIPv4AreStillInternal) {
-  EXPECT_EQ(cls("::ffff:127.0.0.1"), AddressClass::kLoopback);
-  EXPECT_EQ(cls("::ffff:169.254.169.254"), AddressClass::kCloudMetadata);
-  EXPECT_EQ(cls("::ffff:a9fe:a9fe"), AddressClass::kCloudMetadata);
-  EXPECT_EQ(cls("::10.0.0.1"), AddressClass::kPrivate);
-  EXPECT_EQ(cls("64:ff9b::192.168.0.1"), AddressClass::kPrivate);
-  EXPECT_EQ(cls("2002:7f00:1::"), AddressClass::kLoopback);  // 6to4 of 127.0.0.1
-  EXPECT_EQ(cls("::ffff:8.8.8.8"), AddressClass::kPublic);
+  expect_class(AddressClass::kLoopback, {"::ffff:127.0.0.1", "2002:7f00:1::"});  // and 6to4 of it
+  expect_class(AddressClass::kCloudMetadata, {"::ffff:169.254.169.254", "::ffff:a9fe:a9fe"});
+  expect_class(AddressClass::kPrivate, {"::10.0.0.1", "64:ff9b::192.168.0.1"});
+  expect_class(AddressClass::kPublic, {"::ffff:8.8.8.8"});
 }
 
 TEST(DestinationFilter, ParsesOnlyStrictNumericAddresses) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 #include "recipe/image/base64.h"
 #include "recipe/image/data_url.h"
@@ -78,15 +79,13 @@ TEST(DataUrl, MalformedUrlsNameTheField) {
 }
 
 TEST(MediaType, ParsesDeclaredTypesLikeTheRecipe) {
-  EXPECT_EQ(parse_media_type("image/jpeg"), MediaType::kJpeg);
-  EXPECT_EQ(parse_media_type("IMAGE/JPG"), MediaType::kJpeg);
-  EXPECT_EQ(parse_media_type("image/png; charset=binary"), MediaType::kPng);
-  EXPECT_EQ(parse_media_type(" image/webp "), MediaType::kWebp);
-  EXPECT_EQ(parse_media_type("image/gif"), MediaType::kGif);
-  EXPECT_FALSE(parse_media_type("image/bmp"));
-  EXPECT_FALSE(parse_media_type("text/plain"));
-  EXPECT_FALSE(parse_media_type("png"));
-  EXPECT_FALSE(parse_media_type(""));
+  const std::pair<const char*, MediaType> declared[] = {
+      {"image/jpeg", MediaType::kJpeg}, {"IMAGE/JPG", MediaType::kJpeg},
+      {"image/png; charset=binary", MediaType::kPng}, {" image/webp ", MediaType::kWebp},
+      {"image/gif", MediaType::kGif}};
+  for (const auto& [text, type] : declared) EXPECT_EQ(parse_media_type(text), type) << text;
+  for (const char* text : {"image/bmp", "text/plain", "png", ""})
+    EXPECT_FALSE(parse_media_type(text)) << text;
 }
 
 TEST(MediaType, SniffsFileSignatures) {
@@ -146,12 +145,12 @@ TEST(ImageSource, Base64BlocksAreDecodedWithPaddingNormalized) {
 }
 
 TEST(ImageSource, DetailParsesTheFourLevels) {
-  EXPECT_EQ(parse_image_detail("low"), ImageDetail::kLow);
-  EXPECT_EQ(parse_image_detail("high"), ImageDetail::kHigh);
-  EXPECT_EQ(parse_image_detail("original"), ImageDetail::kOriginal);
-  EXPECT_EQ(parse_image_detail("auto"), ImageDetail::kAuto);
-  EXPECT_FALSE(parse_image_detail("medium"));
-  EXPECT_FALSE(parse_image_detail("LOW"));
+  const std::pair<const char*, ImageDetail> levels[] = {{"low", ImageDetail::kLow},
+                                                        {"high", ImageDetail::kHigh},
+                                                        {"original", ImageDetail::kOriginal},
+                                                        {"auto", ImageDetail::kAuto}};
+  for (const auto& [word, level] : levels) EXPECT_EQ(parse_image_detail(word), level) << word;
+  for (const char* word : {"medium", "LOW"}) EXPECT_FALSE(parse_image_detail(word)) << word;
 }
 
 TEST(ImageRefSource, ConvertsWhatTheRequestParsersCollect) {

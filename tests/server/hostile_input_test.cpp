@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -145,15 +146,15 @@ TEST(HostileGrammar, EbnfWithTenThousandNestedGroupsIsALimitNotACrash) {
 
 // Row 12: only a prompt over the context is context_length_exceeded.
 TEST(EngineLimitCodes, NameTheLimitThatWasHit) {
-  using server::engine_limit_code;
-  EXPECT_EQ(engine_limit_code("prompt: 9000 tokens + max_tokens 100 exceed max_model_len 4096"),
-            "context_length_exceeded");
-  EXPECT_EQ(engine_limit_code("grammar: over the compile work budget of 20000000 units"), "grammar_too_complex");
-  EXPECT_EQ(engine_limit_code("constraint: json_schema: #/properties/a: schema nesting deeper than 48"),
-            "grammar_too_deep");
-  EXPECT_EQ(engine_limit_code("regex: groups and quantifiers nested deeper than 64 (at offset 64)"),
-            "grammar_too_deep");
-  EXPECT_EQ(engine_limit_code("n: 9 completions exceed max_num_seqs 8"), "n_too_large");
+  // {the engine's DI_E_LIMIT message, the code the server answers with}
+  const std::pair<const char*, const char*> cases[] = {
+      {"prompt: 9000 tokens + max_tokens 100 exceed max_model_len 4096", "context_length_exceeded"},
+      {"grammar: over the compile work budget of 20000000 units", "grammar_too_complex"},
+      {"constraint: json_schema: #/properties/a: schema nesting deeper than 48", "grammar_too_deep"},
+      {"regex: groups and quantifiers nested deeper than 64 (at offset 64)", "grammar_too_deep"},
+      {"n: 9 completions exceed max_num_seqs 8", "n_too_large"},
+  };
+  for (const auto& [message, code] : cases) EXPECT_EQ(server::engine_limit_code(message), code) << message;
 }
 
 }  // namespace

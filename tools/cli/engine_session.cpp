@@ -6,7 +6,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <iterator>
+#include <stdexcept>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "recipe/tokenizer/tokenizer.h"
@@ -221,36 +225,48 @@ struct FlagMap {
   bool engine;
 };
 
-// The value flags: the engine keys under the CLI's own names, and a --key-with-dashes for every
-// numeric sampling key of di_options_schema (the scalar sampling fields, seed), so that a new
-// sampling field needs no change here. The boolean ones are also switches (parse_common_switch).
+// The engine keys the CLI takes as value flags. Each is --key-with-dashes, but for the three
+// whose CLI names are shorter than their keys (kShortEngineFlags).
+constexpr std::string_view kEngineValueKeys[] = {
+    "num_threads", "max_model_len", "max_num_seqs", "max_num_batched_tokens", "kv_cache_bytes",
+    "block_size", "constraint_max_compile_work", "gpu_memory_utilization", "gpu_memory_limit_bytes",
+    "num_speculative_tokens", "tensor_parallel_size", "expert_parallel_size", "data_parallel_size",
+    "parallel_rank", "parallel_world_size", "parallel_local_rank", "eplb_rebalance_interval",
+    "eplb_num_redundant_experts"};
+constexpr std::pair<std::string_view, std::string_view> kShortEngineFlags[] = {
+    {"num_threads", "--threads"},
+    {"num_speculative_tokens", "--speculative-tokens"},
+    {"eplb_num_redundant_experts", "--eplb-redundant-experts"}};
+
+std::string flag_of(const std::string& key) {
+  for (const auto& [k, flag] : kShortEngineFlags)
+    if (key == k) return std::string(flag);
+  std::string flag = "--" + key;
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
+}
+
+// The value flags: the engine keys above and a --key-with-dashes for every numeric sampling key
+// of di_options_schema (the scalar sampling fields, seed), so that a new sampling field needs no
+// change here. Whether a flag takes a number or an integer is the schema's type. The boolean
+// sampling keys are also switches (parse_common_switch).
 const std::vector<FlagMap>& value_flags() {
   static const std::vector<FlagMap> maps = [] {
-    std::vector<FlagMap> v = {
-        {"--threads", "num_threads", false, true}, {"--max-model-len", "max_model_len", false, true},
-        {"--max-num-seqs", "max_num_seqs", false, true},
-        {"--max-num-batched-tokens", "max_num_batched_tokens", false, true},
-        {"--kv-cache-bytes", "kv_cache_bytes", false, true}, {"--block-size", "block_size", false, true},
-        {"--constraint-max-compile-work", "constraint_max_compile_work", false, true},
-        {"--gpu-memory-utilization", "gpu_memory_utilization", true, true},
-        {"--gpu-memory-limit-bytes", "gpu_memory_limit_bytes", false, true},
-        {"--speculative-tokens", "num_speculative_tokens", false, true},
-        {"--tensor-parallel-size", "tensor_parallel_size", false, true},
-        {"--expert-parallel-size", "expert_parallel_size", false, true},
-        {"--data-parallel-size", "data_parallel_size", false, true},
-        {"--parallel-rank", "parallel_rank", false, true},
-        {"--parallel-world-size", "parallel_world_size", false, true},
-        {"--parallel-local-rank", "parallel_local_rank", false, true},
-        {"--eplb-rebalance-interval", "eplb_rebalance_interval", false, true},
-        {"--eplb-redundant-experts", "eplb_num_redundant_experts", false, true},
-    };
+    std::vector<FlagMap> v;
+    size_t engine_flags = 0;
     for (const nlohmann::json& k : nlohmann::json::parse(di_options_schema())) {
-      const std::string type = k.at("type");
-      if (k.at("scope") != "sampling" || (type != "int64" && type != "double")) continue;
-      std::string key = k.at("key"), flag = "--" + key;
-      std::replace(flag.begin(), flag.end(), '_', '-');
-      v.push_back({std::move(flag), std::move(key), type == "double", false});
+      const std::string type = k.at("type"), scope = k.at("scope"), key = k.at("key");
+      if (type != "int64" && type != "double") continue;
+      const bool engine = scope == "engine" && std::find(std::begin(kEngineValueKeys),
+                                                         std::end(kEngineValueKeys),
+                                                         key) != std::end(kEngineValueKeys);
+      if (!engine && scope != "sampling") continue;
+      engine_flags += engine;
+      v.push_back({flag_of(key), key, type == "double", engine});
     }
+    // A key renamed or retyped in the schema would silently lose its flag.
+    if (engine_flags != std::size(kEngineValueKeys))
+      throw std::logic_error("value_flags: an engine key of the CLI is not a numeric schema key");
     return v;
   }();
   return maps;

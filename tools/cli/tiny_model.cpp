@@ -226,22 +226,19 @@ void add_weights(const json& c, Builder& b) {
 struct AddedSpec {
   int64_t id;
   const char* content;
-  bool special;
 };
 constexpr AddedSpec kV4Added[] = {
-    {128799, "<｜System｜>", false},
-    {128821, "<think>", false},
-    {128822, "</think>", false},
-    {128825, "｜DSML｜", false},
-    {128828, "<｜latest_reminder｜>", false},
-    {128829, "<｜action｜>", false},
-    {128830, "<｜query｜>", false},
-    {128831, "<｜authority｜>", false},
-    {128832, "<｜domain｜>", false},
-    {128836, "<｜title｜>", false},
-    {128845, "<｜read_url｜>", false},
-    {129279, "<｜image｜>", false},
+    {128799, "<｜System｜>"}, {128821, "<think>"}, {128822, "</think>"}, {128825, "｜DSML｜"},
+    {128828, "<｜latest_reminder｜>"}, {128829, "<｜action｜>"}, {128830, "<｜query｜>"},
+    {128831, "<｜authority｜>"}, {128832, "<｜domain｜>"}, {128836, "<｜title｜>"},
+    {128845, "<｜read_url｜>"}, {129279, "<｜image｜>"},
 };
+
+// One added_tokens entry, with the flags the V3 file gives its added tokens.
+json added_token(int64_t id, const std::string& content, bool special) {
+  return {{"id", id}, {"content", content}, {"single_word", false}, {"lstrip", false},
+          {"rstrip", false}, {"normalized", false}, {"special", special}};
+}
 
 Result<json> derive_tokenizer(const std::string& v3_dir) {
   const fs::path src = fs::path(v3_dir) / "tokenizer.json";
@@ -256,13 +253,9 @@ Result<json> derive_tokenizer(const std::string& v3_dir) {
   for (int64_t id = added.rbegin()->first + 1; id <= last; ++id) {
     std::ostringstream name;
     name << "<｜place▁holder▁no▁" << (id - 128000) << "｜>";
-    added[id] = {{"id", id}, {"content", name.str()}, {"single_word", false}, {"lstrip", false},
-                 {"rstrip", false}, {"normalized", false}, {"special", true}};
+    added[id] = added_token(id, name.str(), /*special=*/true);
   }
-  for (const AddedSpec& s : kV4Added) {
-    added[s.id] = {{"id", s.id}, {"content", s.content}, {"single_word", false}, {"lstrip", false},
-                   {"rstrip", false}, {"normalized", false}, {"special", s.special}};
-  }
+  for (const AddedSpec& s : kV4Added) added[s.id] = added_token(s.id, s.content, /*special=*/false);
   json list = json::array();
   for (auto& [id, a] : added) list.push_back(std::move(a));
   t["added_tokens"] = std::move(list);

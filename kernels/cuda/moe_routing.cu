@@ -25,6 +25,22 @@ __device__ __forceinline__ float router_score(RouterScore score, float x) {
   return x;
 }
 
+// How group g ranks: its best biased score, or the sum of its best two (ties kept in order).
+template <typename Biased>
+__device__ __forceinline__ float group_rank(GroupScore how, int g, int per, Biased biased) {
+  float b1 = -INFINITY, b2 = -INFINITY;
+  for (int e = g * per; e < (g + 1) * per; ++e) {
+    const float v = biased(e);
+    if (v > b1) {
+      b2 = b1;
+      b1 = v;
+    } else if (v > b2) {
+      b2 = v;
+    }
+  }
+  return how == GroupScore::kTop2Sum ? b1 + b2 : b1;
+}
+
 // The warp's best (value, index) by argmax_merge, on every lane.
 __device__ __forceinline__ int warp_argmax(float v, int i) {
   for (int o = 16; o > 0; o >>= 1) {
@@ -87,17 +103,7 @@ __global__ void __launch_bounds__(32 * kRowsPerBlock) route_warp_kernel(RoutingA
       for (int h = 0; h < 2; ++h) {
         const int g = lane + 32 * h;
         if (g >= G) continue;
-        float b1 = -INFINITY, b2 = -INFINITY;
-        for (int e = g * per; e < (g + 1) * per; ++e) {
-          const float v = biased[e];
-          if (v > b1) {
-            b2 = b1;
-            b1 = v;
-          } else if (v > b2) {
-            b2 = v;
-          }
-        }
-        gs[h] = a.group_score == GroupScore::kTop2Sum ? b1 + b2 : b1;
+        gs[h] = group_rank(a.group_score, g, per, [&](int e) { return biased[e]; });
         kept[g] = false;
       }
       for (int t = 0; t < a.topk_group; ++t) {
@@ -184,19 +190,8 @@ __global__ void route_kernel(RoutingArgs a) {
       for (int g = 0; g < G; ++g) kept[g] = G == 1;
       if (G > 1) {
         float gs[kMaxExpertGroups];
-        for (int g = 0; g < G; ++g) {
-          float b1 = -INFINITY, b2 = -INFINITY;
-          for (int e = g * per; e < (g + 1) * per; ++e) {
-            const float v = s[e] + (a.bias ? a.bias[e] : 0.f);
-            if (v > b1) {
-              b2 = b1;
-              b1 = v;
-            } else if (v > b2) {
-              b2 = v;
-            }
-          }
-          gs[g] = a.group_score == GroupScore::kTop2Sum ? b1 + b2 : b1;
-        }
+        for (int g = 0; g < G; ++g)
+          gs[g] = group_rank(a.group_score, g, per, [&](int e) { return s[e] + (a.bias ? a.bias[e] : 0.f); });
         for (int t = 0; t < a.topk_group; ++t) {
           int best = -1;
           for (int g = 0; g < G; ++g)

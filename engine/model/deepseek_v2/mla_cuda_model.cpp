@@ -313,7 +313,8 @@ Status MlaCudaModel::reserve(int64_t T, int64_t max_end, int64_t R, bool* moved)
   std::vector<int64_t> floats = {T * H,     T * H,     T * H,     T * qlr,  T * nh * qk, T * entry, T * nh * entry,
                                  T * nh * kvl, T * nh * v, partial, T * E, T * K,      T * H,     T * 2 * I,
                                  T * I,     T * H,     T * K,     gp * Im,  gp * H,      R * H,     (T * H + 1) / 2,
-                                 (T * qlr + 1) / 2, runs16 ? (T * K * H + 1) / 2 : 1, runs16 ? (T * Im + 1) / 2 : 1};
+                                 (T * qlr + 1) / 2, runs16 ? (T * K * H + 1) / 2 : 1, runs16 ? (T * Im + 1) / 2 : 1,
+                                 (T * I + 1) / 2, (T * nh * v + 1) / 2};
   std::vector<int64_t> ints = {T * K, T * K, 2 * E + 2, gp};
   const void* before = act_.get();
   const int64_t stage_rows = std::max(T, R), bf16_stage = (stage_rows * max_k * 2 + 255) / 256 * 256;
@@ -326,6 +327,7 @@ Status MlaCudaModel::reserve(int64_t T, int64_t max_end, int64_t R, bool* moved)
   a.gu = w.f32(), a.act = w.f32(), a.y = w.f32(), a.erow_weights = w.f32(), a.pair_act = w.f32(),
   a.pair_y = w.f32();
   a.head_x = w.f32(), a.h16 = w.f32(), a.qa16 = w.f32(), a.gx16 = w.f32(), a.act16 = w.f32();
+  a.mlp16 = w.f32(), a.attn16 = w.f32();
   a.eids = w.i32(), a.erows = w.i32(), a.offsets = w.i32(), a.slot_pair = w.i32();
   linear_stage_ = w.rest();
   fp8_stage_ = static_cast<uint8_t*>(linear_stage_) + bf16_stage;
@@ -472,9 +474,13 @@ Status MlaCudaModel::attention(int32_t layer) {
     ol = linear_stage_;
   }
   const void* w_uv = static_cast<const uint8_t*>(w.kv_b_proj) + nope * kvl * wb;
-  DI_RETURN_IF_ERROR(gemm_.linear_batched(ol, T, kvl, nh * kvl, kvl, w_uv, v, (nope + v) * kvl, dtype_, a_.attn, nh * v,
-                                          v, DType::kF32, nh));
-  DI_RETURN_IF_ERROR(project(w.o_proj, a_.attn, nh * v, nullptr, T, a_.out, H));
+  // bf16 models take the heads' outputs as bf16 straight from the GEMM: the o_proj operand, with
+  // the bits a rounding of its fp32 sums would give.
+  const bool out16 = dtype_ != DType::kF32;
+  DI_RETURN_IF_ERROR(gemm_.linear_batched(ol, T, kvl, nh * kvl, kvl, w_uv, v, (nope + v) * kvl, dtype_,
+                                          out16 ? static_cast<void*>(a_.attn16) : a_.attn, nh * v, v,
+                                          out16 ? DType::kBF16 : DType::kF32, nh));
+  DI_RETURN_IF_ERROR(project(w.o_proj, a_.attn, nh * v, out16 ? a_.attn16 : nullptr, T, a_.out, H));
   if (w.o_bias) DI_RETURN_IF_ERROR(kc::add_bias(a_.out, w.o_bias, T, H, H, DType::kF32, stream_));
   return Status::ok();
 }
@@ -483,8 +489,14 @@ Status MlaCudaModel::mlp(const MlaCudaMlp& m, const float* x, const void* x16, i
   const int64_t H = config_.hidden_size, I = m.inter;
   DI_RETURN_IF_ERROR(project(m.gate_up, x, H, x16, rows, a_.gu, 2 * I));
   if (m.gate_up_bias) DI_RETURN_IF_ERROR(kc::add_bias(a_.gu, m.gate_up_bias, rows, 2 * I, 2 * I, DType::kF32, stream_));
-  DI_RETURN_IF_ERROR(kc::silu_and_mul(a_.gu, rows, I, a_.act, DType::kF32, stream_));
-  DI_RETURN_IF_ERROR(project(m.down, a_.act, I, nullptr, rows, y, H));
+  if (dtype_ == DType::kF32) {
+    DI_RETURN_IF_ERROR(kc::silu_and_mul(a_.gu, rows, I, a_.act, DType::kF32, stream_));
+    DI_RETURN_IF_ERROR(project(m.down, a_.act, I, nullptr, rows, y, H));
+  } else {  // the activation as bf16, the down operand (the same ops and rounding as staging it)
+    const float no_clip = std::numeric_limits<float>::infinity();
+    DI_RETURN_IF_ERROR(kc::clamped_swiglu_bf16(a_.gu, rows, I, no_clip, a_.mlp16, stream_));
+    DI_RETURN_IF_ERROR(project(m.down, nullptr, I, a_.mlp16, rows, y, H));
+  }
   if (m.down_bias) DI_RETURN_IF_ERROR(kc::add_bias(y, m.down_bias, rows, H, H, DType::kF32, stream_));
   return Status::ok();
 }

@@ -134,6 +134,7 @@ class MlaCudaModel final : public cuda::DeviceModel {
     float *erow_weights, *pair_act, *pair_y, *head_x;
     float *h16, *qa16;  // h and qa rounded to bf16: the GEMM operand, staged once
     float *gx16, *act16;  // bf16 storage: routed pairs' rows and a run's activation (bf16 models)
+    float *mlp16, *attn16;  // bf16 storage: a dense / shared MLP's activation, the heads' outputs
     int32_t *eids, *erows, *offsets, *slot_pair;
   } a_{};
   cuda::GraphCache graphs_;  // decode steps by (rows, context bucket)

@@ -78,7 +78,7 @@ bool draft_worth_extending(const SpecCostModel& cost, const DraftCalibration& ca
   const size_t k = confidence.size();
   if (k == 0) return false;
   const double share = 1.0 / std::max(1, batch_seqs);
-  const double fixed = cost.fixed_seconds() * share, draft = cost.draft_seconds() * share;
+  const double fixed = cost.fixed_seconds() * share, draft = cost.draft_seconds();
   const double per = cost.token_seconds() + cost.row_seconds();
   double expected = 1, run = 1, shorter = 1;
   for (size_t j = 0; j < k; ++j) {
@@ -86,7 +86,12 @@ bool draft_worth_extending(const SpecCostModel& cost, const DraftCalibration& ca
     shorter = expected;
     expected += run;
   }
-  auto step_cost = [&](double n) { return fixed + (n + 1) * per + n * draft; };
+  // The first draft token's pass runs for the whole batch (with the verify forward), so the batch
+  // shares it; each later pass runs because some sequence drafts that far, and one that goes on
+  // alone pays it whole (a memory-bound pass costs the same for one sequence as for all).
+  auto step_cost = [&](double n) {
+    return fixed + (n + 1) * per + std::min(n, 1.0) * draft * share + std::max(0.0, n - 1) * draft;
+  };
   return expected / step_cost(static_cast<double>(k)) > shorter / step_cost(static_cast<double>(k - 1));
 }
 

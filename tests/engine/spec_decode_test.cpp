@@ -183,6 +183,21 @@ TEST(SpecDraftLength, TheDraftPassIsSharedByTheBatch) {
   EXPECT_TRUE(draft_worth_extending(m, cal, likely, 4));
 }
 
+// A second draft token needs a pass of its own, which only the sequences drafting that far need:
+// at batch 4 a sure pair pays at batch 1 but not when the pass is the sequence's alone to pay,
+// while its first token (the batch's shared pass) still pays.
+TEST(SpecDraftLength, PassesPastTheFirstArePaidByTheSequenceThatTakesThem) {
+  SpecCostModel m;
+  for (int i = 0; i < 50; ++i) m.observe_forward(4 + i % 4, 0.0004 + 0.00002 * (4 + i % 4));
+  m.observe_rows(1, 0.0);
+  m.observe_draft_steps(1, 0.0003);
+  const DraftCalibration cal;
+  const std::vector<double> pair = {0.95, 0.95};
+  EXPECT_TRUE(draft_worth_extending(m, cal, pair, 1));
+  EXPECT_TRUE(draft_worth_extending(m, cal, std::span(pair).first(1), 4));
+  EXPECT_FALSE(draft_worth_extending(m, cal, pair, 4));
+}
+
 // An overconfident draft head: it says 0.9 where the target accepts half of the first tokens and
 // a fifth of the second. The calibration learns each position's rate, and the draft that looked
 // worth two tokens is worth one.

@@ -229,38 +229,74 @@ Status launch_pass(const MoeGroupedArgs& a, void* stream) {
 
 // --- bf16 weights on the tensor cores ----------------------------------------------------------
 // mma.sync m16n8k16: a warp's 16 output columns (weight rows) against 8 pair rows. Because a dot
-// product's terms may be taken in any order, each thread loads 8 consecutive k of its rows with
-// one 16-byte load and feeds them to two mma steps (its logical k pairs (2t, 2t+1) and
-// (2t+8, 2t+9) of each step are physical k 8t..8t+3, then 8t+4..8t+7), the same permutation for
-// the weights (A) and the inputs (B), so a 32-wide k chunk costs three 16-byte loads per thread.
+// product's terms may be taken in any order, each thread loads 16 consecutive k of its rows with
+// two 16-byte loads and feeds them to four mma steps (its logical k pairs (2t, 2t+1) and
+// (2t+8, 2t+9) of each step are physical k 16t + 4j .. 16t + 4j + 3 of step j), the same
+// permutation for the weights (A) and the inputs (B). A row's 64-wide chunk is then one whole
+// 128-byte line per four threads, and a thread has eight weight loads in flight before its first
+// mma (at 8 k a thread and four loads a chunk the experts streamed at 65-70% of the read rate,
+// every warp waiting on its loads: too few bytes in flight).
 constexpr int kMmaWarps = 4;
 constexpr int kMmaCols = 16;  // output columns per warp
 constexpr int kMmaRows = 8;   // pair rows per tile
+constexpr int kMmaChunk = 64;  // k a warp's chunk covers (K must be a multiple)
+#ifndef DI_MOE_MMA_DEPTH
+#define DI_MOE_MMA_DEPTH 2
+#endif
+constexpr int kMmaDepth = DI_MOE_MMA_DEPTH;
+
+__device__ __forceinline__ uint4 load_weights(const __nv_bfloat16* p) {
+  return __ldcs(reinterpret_cast<const uint4*>(p));  // streamed once: keep L2 for the rest
+}
+
+// d += A . B over one 8-wide k group: a = rows g (lo) and g + 8 (hi), b = the input column.
+__device__ __forceinline__ void mma_k8(float* d, const uint4& lo, const uint4& hi, const uint4& b) {
+  mma_bf16(d, lo.x, hi.x, lo.y, hi.y, b.x, b.y);
+  mma_bf16(d, lo.z, hi.z, lo.w, hi.w, b.z, b.w);
+}
 
 // The warp's share of a tile: d (and u, for the up rows) += W[n0.., k] . X[row, k] over the
-// 32-wide k chunks chunk0, chunk0 + stride, ... (the block's warps split k between them, so a
-// column tile has four warps' loads in flight).
-template <bool kGateUp>
+// 64-wide k chunks chunk0, chunk0 + stride, ... (the block's warps split k between them, so a
+// column tile has four warps' loads in flight), kDepth chunks' loads issued before their mmas
+// (the compiler keeps a loop's loads behind the previous iteration's mma asm).
+template <bool kGateUp, int kDepth>
 __device__ __forceinline__ void mma_tile(const __nv_bfloat16* g_lo, const __nv_bfloat16* g_hi,
                                          const __nv_bfloat16* u_lo, const __nv_bfloat16* u_hi,
                                          const __nv_bfloat16* x, bool x_valid, int64_t K, int t, int chunk0, int stride,
                                          float* d, float* u) {
   const uint4 zero = make_uint4(0, 0, 0, 0);
-#pragma unroll 4
-  for (int64_t k = int64_t{chunk0} * 32 + 8 * t; k < K; k += int64_t{stride} * 32) {
-    const uint4 lo = *reinterpret_cast<const uint4*>(g_lo + k);
-    const uint4 hi = *reinterpret_cast<const uint4*>(g_hi + k);
-    uint4 ulo = zero, uhi = zero;
-    if constexpr (kGateUp) {
-      ulo = *reinterpret_cast<const uint4*>(u_lo + k);
-      uhi = *reinterpret_cast<const uint4*>(u_hi + k);
+  const int64_t step = int64_t{stride} * kMmaChunk;
+  for (int64_t k0 = int64_t{chunk0} * kMmaChunk + 16 * t; k0 < K; k0 += kDepth * step) {
+    uint4 w[kDepth][8], xv[kDepth][2];  // per chunk: gate lo, hi; up lo, hi (each two 8-wide k groups)
+#pragma unroll
+    for (int c = 0; c < kDepth; ++c) {
+      const int64_t k = k0 + c * step;
+      const bool in = c == 0 || k < K;
+#pragma unroll
+      for (int i = 0; i < 8; ++i) w[c][i] = zero;
+      if (in) {
+        w[c][0] = load_weights(g_lo + k);
+        w[c][1] = load_weights(g_lo + k + 8);
+        w[c][2] = load_weights(g_hi + k);
+        w[c][3] = load_weights(g_hi + k + 8);
+        if constexpr (kGateUp) {
+          w[c][4] = load_weights(u_lo + k);
+          w[c][5] = load_weights(u_lo + k + 8);
+          w[c][6] = load_weights(u_hi + k);
+          w[c][7] = load_weights(u_hi + k + 8);
+        }
+      }
+      xv[c][0] = in && x_valid ? *reinterpret_cast<const uint4*>(x + k) : zero;
+      xv[c][1] = in && x_valid ? *reinterpret_cast<const uint4*>(x + k + 8) : zero;
     }
-    const uint4 xb = x_valid ? *reinterpret_cast<const uint4*>(x + k) : zero;
-    mma_bf16(d, lo.x, hi.x, lo.y, hi.y, xb.x, xb.y);
-    mma_bf16(d, lo.z, hi.z, lo.w, hi.w, xb.z, xb.w);
-    if constexpr (kGateUp) {
-      mma_bf16(u, ulo.x, uhi.x, ulo.y, uhi.y, xb.x, xb.y);
-      mma_bf16(u, ulo.z, uhi.z, ulo.w, uhi.w, xb.z, xb.w);
+#pragma unroll
+    for (int c = 0; c < kDepth; ++c) {
+      mma_k8(d, w[c][0], w[c][2], xv[c][0]);
+      mma_k8(d, w[c][1], w[c][3], xv[c][1]);
+      if constexpr (kGateUp) {
+        mma_k8(u, w[c][4], w[c][6], xv[c][0]);
+        mma_k8(u, w[c][5], w[c][7], xv[c][1]);
+      }
     }
   }
 }
@@ -300,7 +336,7 @@ __global__ void mma_pass_kernel(MoeGroupedArgs a, const __nv_bfloat16* in, __nv_
     const bool valid = my_slot < end;
     const __nv_bfloat16* x = in + int64_t{valid ? my_slot : begin} * K;
     float d[4] = {0.f, 0.f, 0.f, 0.f}, u[4] = {0.f, 0.f, 0.f, 0.f};
-    mma_tile<kGateUp>(w + (n0 + g) * K, w + (n0 + g + 8) * K, w + (a.inter + n0 + g) * K,
+    mma_tile<kGateUp, kMmaDepth>(w + (n0 + g) * K, w + (n0 + g + 8) * K, w + (a.inter + n0 + g) * K,
                       w + (a.inter + n0 + g + 8) * K, x, valid, K, t, warp, kMmaWarps, d, u);
     __syncthreads();  // the previous tile's sums are read
     for (int i = 0; i < 4; ++i) {
@@ -346,7 +382,10 @@ __device__ __forceinline__ ScaleRow scale_row(const float* s, int32_t block_rows
 // warps keep the weight loads in flight (measured on an H200 at four warps: 1.6 TB/s).
 constexpr int kFp8MmaWarps = 8;
 
-template <bool kGateUp>
+// kWide: 128-wide k chunks, a thread's 32 codes of a row in two 16-byte loads (one scale block
+// a chunk), so twice the bytes are in flight per warp; rows of an odd number of 64-wide chunks
+// take 64-wide ones.
+template <bool kGateUp, bool kWide>
 __global__ void __launch_bounds__(kFp8MmaWarps * 32) fp8_mma_pass_kernel(MoeGroupedArgs a, const __nv_bfloat16* in,
                                                                         __nv_bfloat16* act_out) {
   pdl_sync();
@@ -356,12 +395,14 @@ __global__ void __launch_bounds__(kFp8MmaWarps * 32) fp8_mma_pass_kernel(MoeGrou
   const int32_t e = active[blockIdx.y];
   const int32_t begin = a.offsets[e], end = a.offsets[e + 1];
   const int64_t K = kGateUp ? a.hidden : a.inter, wrows = kGateUp ? 2 * a.inter : a.hidden;
+  constexpr int kChunk = kWide ? 128 : 64, kPerThread = kChunk / 4;  // k of a row per thread per chunk
+  constexpr int kLoads = kPerThread / 16;                             // 16-byte loads of a row per chunk
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const int64_t n0 = int64_t{blockIdx.x} * kMmaCols;
   const auto* w = static_cast<const uint8_t*>(kGateUp ? a.w13[e] : a.w2[e]);
   const float* ws = kGateUp ? a.w13_scale[e] : a.w2_scale[e];
-  const uint8_t* g_lo = w + (n0 + g) * K + 16 * t;
-  const uint8_t* u_lo = w + (a.inter + n0 + g) * K + 16 * t;
+  const uint8_t* g_lo = w + (n0 + g) * K + kPerThread * t;
+  const uint8_t* u_lo = w + (a.inter + n0 + g) * K + kPerThread * t;
   const int32_t br = kGateUp ? a.fp8_block_rows : a.fp8_w2_block_rows;
   const ScaleRow sg_lo = scale_row(ws, br, wrows, K, n0 + g);
   const ScaleRow sg_hi = scale_row(ws, br, wrows, K, n0 + g + 8);
@@ -372,21 +413,27 @@ __global__ void __launch_bounds__(kFp8MmaWarps * 32) fp8_mma_pass_kernel(MoeGrou
   for (int32_t r0 = begin; r0 < end; r0 += kMmaRows) {
     const int32_t my_slot = r0 + g;  // the pair row this thread feeds as B
     const bool valid = my_slot < end;
-    const __nv_bfloat16* xr = in + int64_t{valid ? my_slot : begin} * K + 16 * t;
+    const __nv_bfloat16* xr = in + int64_t{valid ? my_slot : begin} * K + kPerThread * t;
     float d[4] = {0.f, 0.f, 0.f, 0.f}, u[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll 2
-    for (int64_t c = warp; c < K / 64; c += kFp8MmaWarps) {
-      const int64_t k = c * 64, kb = k >> 7;
-      const uint4 lo = *reinterpret_cast<const uint4*>(g_lo + k), hi = *reinterpret_cast<const uint4*>(g_lo + 8 * K + k);
-      uint4 ulo = zero, uhi = zero;
-      if constexpr (kGateUp) {
-        ulo = *reinterpret_cast<const uint4*>(u_lo + k);
-        uhi = *reinterpret_cast<const uint4*>(u_lo + 8 * K + k);
+    for (int64_t c = warp; c < K / kChunk; c += kFp8MmaWarps) {
+      const int64_t k = c * kChunk, kb = k >> 7;
+      uint4 lo[kLoads], hi[kLoads], ulo[kLoads], uhi[kLoads], x[2 * kLoads];
+#pragma unroll
+      for (int i = 0; i < kLoads; ++i) {
+        lo[i] = __ldcs(reinterpret_cast<const uint4*>(g_lo + k + 16 * i));
+        hi[i] = __ldcs(reinterpret_cast<const uint4*>(g_lo + 8 * K + k + 16 * i));
+        ulo[i] = uhi[i] = zero;
+        if constexpr (kGateUp) {
+          ulo[i] = __ldcs(reinterpret_cast<const uint4*>(u_lo + k + 16 * i));
+          uhi[i] = __ldcs(reinterpret_cast<const uint4*>(u_lo + 8 * K + k + 16 * i));
+        }
       }
-      const uint4 x[2] = {valid ? *reinterpret_cast<const uint4*>(xr + k) : zero,
-                          valid ? *reinterpret_cast<const uint4*>(xr + k + 8) : zero};
+#pragma unroll
+      for (int i = 0; i < 2 * kLoads; ++i) x[i] = valid ? *reinterpret_cast<const uint4*>(xr + k + 8 * i) : zero;
       float p[1][4] = {};
-      fp8_mma_chunk<1>(p, lo, hi, x);
+#pragma unroll
+      for (int i = 0; i < kLoads; ++i) fp8_mma_chunk<1>(p, lo[i], hi[i], x + 2 * i);
       const float sl = sg_lo.base[kb * sg_lo.stride], sh = sg_hi.base[kb * sg_hi.stride];
       d[0] = fmaf(p[0][0], sl, d[0]);
       d[1] = fmaf(p[0][1], sl, d[1]);
@@ -394,7 +441,8 @@ __global__ void __launch_bounds__(kFp8MmaWarps * 32) fp8_mma_pass_kernel(MoeGrou
       d[3] = fmaf(p[0][3], sh, d[3]);
       if constexpr (kGateUp) {
         float q[1][4] = {};
-        fp8_mma_chunk<1>(q, ulo, uhi, x);
+#pragma unroll
+        for (int i = 0; i < kLoads; ++i) fp8_mma_chunk<1>(q, ulo[i], uhi[i], x + 2 * i);
         const float tl = su_lo.base[kb * su_lo.stride], th = su_hi.base[kb * su_hi.stride];
         u[0] = fmaf(q[0][0], tl, u[0]);
         u[1] = fmaf(q[0][1], tl, u[1]);
@@ -443,9 +491,11 @@ Status mma_mlp(const MoeGroupedArgs& a, void* stream) {
   const dim3 g1(static_cast<unsigned>((a.inter + per_block - 1) / per_block), busy_blocks(a));
   const dim3 g2(static_cast<unsigned>((a.hidden + per_block - 1) / per_block), busy_blocks(a));
   if (a.fp8) {
-    launch_pdl(fp8_mma_pass_kernel<true>, g1, kFp8MmaWarps * 32, 0, as_stream(stream), a, xs, act);
+    launch_pdl(a.hidden % 128 == 0 ? fp8_mma_pass_kernel<true, true> : fp8_mma_pass_kernel<true, false>, g1,
+               kFp8MmaWarps * 32, 0, as_stream(stream), a, xs, act);
     DI_RETURN_IF_ERROR(launch_status("moe fp8 mma gate_up"));
-    launch_pdl(fp8_mma_pass_kernel<false>, g2, kFp8MmaWarps * 32, 0, as_stream(stream), a, act, nullptr);
+    launch_pdl(a.inter % 128 == 0 ? fp8_mma_pass_kernel<false, true> : fp8_mma_pass_kernel<false, false>, g2,
+               kFp8MmaWarps * 32, 0, as_stream(stream), a, act, nullptr);
     return launch_status("moe fp8 mma down");
   }
   launch_pdl(mma_pass_kernel<true>, g1, kMmaWarps * 32, 0, as_stream(stream), a, xs, act);
@@ -519,9 +569,8 @@ Status moe_grouped_mlp(const MoeGroupedArgs& a, void* stream) {
     DI_RETURN_IF_ERROR((launch_pass<uint8_t, true>(a, stream)));
     return launch_pass<uint8_t, false>(a, stream);
   }
-  // bf16 weights whose rows split into 32-wide chunks (and 16-column tiles): the tensor cores.
-  if (a.dtype == DType::kBF16 && a.hidden % 32 == 0 && a.inter % 32 == 0 && a.hidden % kMmaCols == 0 &&
-      a.inter % kMmaCols == 0 && !a.force_cuda_cores)
+  // bf16 weights whose rows split into 64-wide chunks (and 16-column tiles): the tensor cores.
+  if (a.dtype == DType::kBF16 && a.hidden % kMmaChunk == 0 && a.inter % kMmaChunk == 0 && !a.force_cuda_cores)
     return mma_mlp(a, stream);
   return dispatch_dtype(a.dtype, [&](auto t) -> Status {
     using W = decltype(t);

@@ -42,7 +42,7 @@ struct MoeGroupedArgs {
   float swiglu_limit = 0.f;  // gate <= limit, |up| <= limit
   float* act = nullptr;      // [pairs, inter] scratch
   float* y = nullptr;        // [pairs, hidden]
-  // bf16 weights with hidden and inter multiples of 32 run on the tensor cores (mma.sync, fp32
+  // bf16 weights with hidden and inter multiples of 64 run on the tensor cores (mma.sync, fp32
   // accumulation); true keeps them on the CUDA-core kernel (tests compare the two).
   bool force_cuda_cores = false;
   // fp8 experts: w13[e] / w2[e] point at e4m3 codes and w13_scale[e] / w2_scale[e] at their fp32

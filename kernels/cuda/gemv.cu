@@ -41,20 +41,35 @@ __device__ __forceinline__ void load_x8(const void* x, int64_t off, float (&f)[8
 }
 
 // kKWarps warps split K; kWarps / kKWarps row groups of R rows each.
+// The products of one launch: target t owns blocks first_block[t] .. first_block[t + 1] - 1.
+struct GemvTargets {
+  int count;
+  unsigned first_block[kGemvMaxTargets + 1];
+  const __nv_bfloat16* w[kGemvMaxTargets];
+  int64_t N[kGemvMaxTargets];
+  float* y[kGemvMaxTargets];
+  int64_t ldy[kGemvMaxTargets];
+};
+
 template <int R, int MT, int kKWarps, bool kF32X>
 __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const void* __restrict__ x, int M, int64_t K, int64_t ldx,
-                                                           const __nv_bfloat16* __restrict__ w, int64_t N,
-                                                           int64_t group_rows, float* __restrict__ y, int64_t ldy,
-                                                           float beta) {
+                                                           const __grid_constant__ GemvTargets targets,
+                                                           int64_t group_rows, float beta) {
   pdl_sync();
   constexpr int kGroups = kWarps / kKWarps;
   __shared__ float red[kWarps][R][MT];
+  int t = 0;
+  while (t + 1 < targets.count && blockIdx.x >= targets.first_block[t + 1]) ++t;
+  const int64_t block = blockIdx.x - targets.first_block[t];
+  const __nv_bfloat16* __restrict__ w = targets.w[t];
+  const int64_t N = targets.N[t], ldy = targets.ldy[t];
+  float* __restrict__ y = targets.y[t];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int kw = warp % kKWarps, group = warp / kKWarps;
-  const int64_t n0 = (int64_t{blockIdx.x} * kGroups + group) * R;
+  const int64_t n0 = (block * kGroups + group) * R;
   // Grouped: a block's rows lie in one group (the launcher sees to it), which reads its own
   // K-wide slice of x.
-  const int64_t x0 = group_rows > 0 ? int64_t{blockIdx.x} * kGroups * R / group_rows * K : 0;
+  const int64_t x0 = group_rows > 0 ? block * kGroups * R / group_rows * K : 0;
   float acc[R][MT];
 #pragma unroll
   for (int r = 0; r < R; ++r)
@@ -91,7 +106,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const void* __restric
   __syncthreads();
   for (int i = threadIdx.x; i < kGroups * R * MT; i += blockDim.x) {
     const int g = i / (R * MT), r = (i / MT) % R, m = i % MT;
-    const int64_t n = (int64_t{blockIdx.x} * kGroups + g) * R + r;
+    const int64_t n = (block * kGroups + g) * R + r;
     if (m >= M || n >= N) continue;
     float s = 0.f;
     for (int q = 0; q < kKWarps; ++q) s += red[g * kKWarps + q][r][m];
@@ -100,16 +115,15 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const void* __restric
   }
 }
 
-// One product's arguments, passed down the template dispatch.
+// One launch's arguments, passed down the template dispatch.
 struct GemvCall {
   bool f32x;
   const void* x;
   int M;
   int64_t K, ldx;
-  const void* w;
-  int64_t N, group_rows;
-  float* y;
-  int64_t ldy;
+  const GemvTarget* targets;
+  int count;
+  int64_t group_rows;
   float beta;
   cudaStream_t stream;
 };
@@ -117,12 +131,22 @@ struct GemvCall {
 template <int R, int MT, int kKWarps>
 void launch(const GemvCall& c) {
   constexpr int64_t rows_per_block = int64_t{R} * (kWarps / kKWarps);
-  const unsigned blocks = static_cast<unsigned>((c.N + rows_per_block - 1) / rows_per_block);
-  const auto* wb = static_cast<const __nv_bfloat16*>(c.w);
+  GemvTargets t{};
+  t.count = c.count;
+  unsigned blocks = 0;
+  for (int i = 0; i < c.count; ++i) {
+    t.first_block[i] = blocks;
+    t.w[i] = static_cast<const __nv_bfloat16*>(c.targets[i].w);
+    t.N[i] = c.targets[i].N;
+    t.y[i] = c.targets[i].y;
+    t.ldy[i] = c.targets[i].ldy;
+    blocks += static_cast<unsigned>((c.targets[i].N + rows_per_block - 1) / rows_per_block);
+  }
+  t.first_block[c.count] = blocks;
   if (c.f32x)
-    launch_pdl(gemv_kernel<R, MT, kKWarps, true>, blocks, kWarps * 32, 0, c.stream, c.x, c.M, c.K, c.ldx, wb, c.N, c.group_rows, c.y, c.ldy, c.beta);
+    launch_pdl(gemv_kernel<R, MT, kKWarps, true>, blocks, kWarps * 32, 0, c.stream, c.x, c.M, c.K, c.ldx, t, c.group_rows, c.beta);
   else
-    launch_pdl(gemv_kernel<R, MT, kKWarps, false>, blocks, kWarps * 32, 0, c.stream, c.x, c.M, c.K, c.ldx, wb, c.N, c.group_rows, c.y, c.ldy, c.beta);
+    launch_pdl(gemv_kernel<R, MT, kKWarps, false>, blocks, kWarps * 32, 0, c.stream, c.x, c.M, c.K, c.ldx, t, c.group_rows, c.beta);
 }
 
 template <int R, int MT>
@@ -165,7 +189,9 @@ GemvShape gemv_shape(int64_t K, int64_t N, int64_t group_rows) {
 }
 
 Status run_gemv(const GemvCall& c) {
-  const GemvShape sh = gemv_shape(c.K, c.N, c.group_rows);
+  int64_t N = 0;
+  for (int i = 0; i < c.count; ++i) N += c.targets[i].N;
+  const GemvShape sh = gemv_shape(c.K, N, c.group_rows);
   if (c.M == 1) launch_r<1>(sh.r, sh.kw, c);
   else if (c.M == 2) launch_r<2>(sh.r, sh.kw, c);
   else launch_r<4>(sh.r, sh.kw, c);
@@ -184,7 +210,22 @@ Status gemv_bf16(const void* x, DType x_type, int64_t M, int64_t K, int64_t ldx,
   if (!gemv_fits(M, K, ldx, x, w) || N <= 0 || ldy < N)
     return Status::invalid_argument("gemv_bf16: needs 1 <= M <= 8, K and ldx multiples of 8, ldx >= K, ldy >= N, "
                                     "x and W 16-byte aligned");
-  return run_gemv({x_type == DType::kF32, x, static_cast<int>(M), K, ldx, w, N, 0, y, ldy, beta, as_stream(stream)});
+  const GemvTarget target{w, N, y, ldy};
+  return run_gemv({x_type == DType::kF32, x, static_cast<int>(M), K, ldx, &target, 1, 0, beta, as_stream(stream)});
+}
+
+Status gemv_bf16_many(const void* x, DType x_type, int64_t M, int64_t K, int64_t ldx, const GemvTarget* targets,
+                      int count, void* stream) {
+  if (count < 1 || count > kGemvMaxTargets)
+    return Status::invalid_argument("gemv_bf16_many: " + std::to_string(count) + " products, not 1 to " +
+                                    std::to_string(kGemvMaxTargets));
+  for (int i = 0; i < count; ++i) {
+    const GemvTarget& t = targets[i];
+    if (!gemv_fits(M, K, ldx, x, t.w) || t.N <= 0 || t.ldy < t.N)
+      return Status::invalid_argument("gemv_bf16_many: product " + std::to_string(i) +
+                                      " does not fit (see gemv_fits; N > 0, ldy >= N)");
+  }
+  return run_gemv({x_type == DType::kF32, x, static_cast<int>(M), K, ldx, targets, count, 0, 0.f, as_stream(stream)});
 }
 
 bool gemv_grouped_fits(int64_t M, int64_t groups, int64_t K, int64_t N, const void* x, const void* w) {
@@ -200,7 +241,8 @@ Status gemv_bf16_grouped(const float* x, int64_t M, int64_t groups, int64_t K, c
     return Status::invalid_argument("gemv_bf16_grouped: " + std::to_string(M) + " rows, " + std::to_string(groups) +
                                     " groups of " + std::to_string(K) + " inputs to " + std::to_string(N) +
                                     " outputs do not fit (see gemv_grouped_fits)");
-  return run_gemv({true, x, static_cast<int>(M), K, groups * K, w, N, N / groups, y, ldy, 0.f, as_stream(stream)});
+  const GemvTarget target{w, N, y, ldy};
+  return run_gemv({true, x, static_cast<int>(M), K, groups * K, &target, 1, N / groups, 0.f, as_stream(stream)});
 }
 
 }  // namespace di::kernels::cuda

@@ -29,6 +29,20 @@ bool gemv_fits(int64_t M, int64_t K, int64_t ldx, const void* x, const void* w);
 Status gemv_bf16(const void* x, DType x_type, int64_t M, int64_t K, int64_t ldx, const void* w, int64_t N, float* y,
                  int64_t ldy, float beta, void* stream);
 
+// Several products of one x in one launch (a decode layer's projections of its normed input):
+// target i is y_i[M, N_i] (rows ldy_i apart) = x @ W_i^T, each as gemv_bf16 computes it alone,
+// to the bit (a sum's order depends on K only). Saves a launch and a ramp per product, which
+// at one row cost more than the few megabytes each streams.
+inline constexpr int kGemvMaxTargets = 8;
+struct GemvTarget {
+  const void* w = nullptr;  // bf16 [N, K]
+  int64_t N = 0;
+  float* y = nullptr;
+  int64_t ldy = 0;
+};
+Status gemv_bf16_many(const void* x, DType x_type, int64_t M, int64_t K, int64_t ldx, const GemvTarget* targets,
+                      int count, void* stream);
+
 // Grouped: x [M, groups * K] fp32 (rounded to bf16 on load), W [N, K] in `groups` consecutive
 // blocks of N / groups rows; output n reads x's slice n / (N / groups). V4's grouped output
 // projection (eight groups of heads, each down to o_lora_rank) at decode, one launch without the

@@ -23,8 +23,8 @@ struct SeqSpan {
 __device__ __forceinline__ RowRef raw_row(const CompressVarlenArgs& a, const SeqSpan& sp, int64_t width,
                                           int64_t ring, int64_t p) {
   if (p >= sp.start) {
-    const int64_t r = sp.row0 + p - sp.start;
-    return {a.kv + r * width, a.gate + r * width};
+    const int64_t r = sp.row0 + p - sp.start, stride = a.row_stride > 0 ? a.row_stride : width;
+    return {a.kv + r * stride, a.gate + r * stride};
   }
   const auto* e = reinterpret_cast<const uint8_t*>(
                       cache_entry(seq_view(a.batch, sp.seq, a.state_group), a.state_layer, p % ring)) +

@@ -17,6 +17,7 @@ struct CompressVarlenArgs {
   TokenBatch batch;
   const float* kv = nullptr;    // [rows, width] this step's projections (width = 2 dim with overlap)
   const float* gate = nullptr;  // [rows, width] gate logits
+  int64_t row_stride = 0;       // between rows of kv and of gate; 0: width
   const float* ape = nullptr;   // [rate, width] position bias added to the gate logits
   const float* norm = nullptr;  // [dim] RMSNorm weight of the entries
   float eps = 1e-6f;

@@ -44,14 +44,18 @@ __global__ void rope_interleaved_kernel(float* x, int64_t row_stride, int64_t co
   }
 }
 
-__global__ void rms_norm_rope_kernel(float* x, const float* w, int64_t heads, int64_t dim, int64_t norm_dim,
-                                     int64_t stride, float eps, const int32_t* positions, const float* inv_freq,
-                                     int64_t rot_dim, float scale) {
+__global__ void rms_norm_rope_kernel(NormRopeJob a, NormRopeJob b, int64_t dim, int64_t norm_dim, float eps,
+                                     const int32_t* positions, const float* inv_freq, int64_t rot_dim, float scale,
+                                     int64_t a_blocks) {
   pdl_sync();
   extern __shared__ float rot[];  // the normed rotary channels
   __shared__ float cs[kMaxRotPairs], sn[kMaxRotPairs];
-  const int64_t row = blockIdx.x / heads, half = rot_dim / 2, rot0 = dim - rot_dim;
-  float* xr = x + row * stride + (blockIdx.x % heads) * dim;
+  const bool first = blockIdx.x < a_blocks;
+  const NormRopeJob& j = first ? a : b;
+  const int64_t v = first ? blockIdx.x : blockIdx.x - a_blocks;
+  const int64_t row = v / j.heads, half = rot_dim / 2, rot0 = dim - rot_dim;
+  float* xr = j.x + row * j.stride + (v % j.heads) * dim;
+  const float* w = j.weight;
   row_angles(static_cast<float>(positions[row]), inv_freq, half, scale, cs, sn);
   float ss = 0.f;
   for (int64_t i = threadIdx.x; i < norm_dim; i += blockDim.x) ss += xr[i] * xr[i];
@@ -71,21 +75,29 @@ __global__ void rms_norm_rope_kernel(float* x, const float* w, int64_t heads, in
 
 }  // namespace
 
+Status rms_norm_rope_pair_at(const NormRopeJob& a, const NormRopeJob& b, int64_t rows, int64_t dim, float eps,
+                             const int32_t* positions, const float* inv_freq, int64_t rot_dim, float scale,
+                             void* stream, int64_t norm_dim) {
+  if (rows <= 0) return Status::ok();
+  if (norm_dim < 0) norm_dim = dim;
+  if (a.heads < 1 || b.heads < 0 || (b.heads > 0 && !b.x) || !a.x || dim < 1 || rot_dim <= 0 || rot_dim % 2 ||
+      rot_dim > dim || rot_dim > 2 * kMaxRotPairs || !positions || norm_dim < 1 ||
+      (norm_dim != dim && norm_dim > dim - rot_dim))
+    return Status::invalid_argument("rms_norm_rope_at: rot_dim " + std::to_string(rot_dim) +
+                                    " must be even and <= dim " + std::to_string(dim) + ", positions given, norm_dim " +
+                                    std::to_string(norm_dim) + " dim or at most dim - rot_dim, heads >= 1");
+  // rms_norm's block size for the normed width: the same partial sums, so the same bits.
+  const int threads = norm_dim >= 4096 ? 1024 : norm_dim >= 1024 ? 512 : 128;
+  launch_pdl(rms_norm_rope_kernel, rows * (a.heads + b.heads), threads, rot_dim * sizeof(float), as_stream(stream), a,
+             b, dim, norm_dim, eps, positions, inv_freq, rot_dim, scale, rows * a.heads);
+  return launch_status("rms_norm_rope_at");
+}
+
 Status rms_norm_rope_at(float* x, const float* weight, int64_t rows, int64_t heads, int64_t dim, int64_t stride,
                         float eps, const int32_t* positions, const float* inv_freq, int64_t rot_dim, float scale,
                         void* stream, int64_t norm_dim) {
-  if (rows <= 0) return Status::ok();
-  if (norm_dim < 0) norm_dim = dim;
-  if (heads < 1 || dim < 1 || rot_dim <= 0 || rot_dim % 2 || rot_dim > dim || rot_dim > 2 * kMaxRotPairs ||
-      !positions || norm_dim < 1 || (norm_dim != dim && norm_dim > dim - rot_dim))
-    return Status::invalid_argument("rms_norm_rope_at: rot_dim " + std::to_string(rot_dim) +
-                                    " must be even and <= dim " + std::to_string(dim) + ", positions given, norm_dim " +
-                                    std::to_string(norm_dim) + " dim or at most dim - rot_dim");
-  // rms_norm's block size for the normed width: the same partial sums, so the same bits.
-  const int threads = norm_dim >= 4096 ? 1024 : norm_dim >= 1024 ? 512 : 128;
-  launch_pdl(rms_norm_rope_kernel, rows * heads, threads, rot_dim * sizeof(float), as_stream(stream), x, weight, heads,
-             dim, norm_dim, stride, eps, positions, inv_freq, rot_dim, scale);
-  return launch_status("rms_norm_rope_at");
+  return rms_norm_rope_pair_at({x, weight, heads, stride}, {nullptr, nullptr, 0, 0}, rows, dim, eps, positions,
+                               inv_freq, rot_dim, scale, stream, norm_dim);
 }
 
 Status rope_interleaved(float* x, int64_t rows, int64_t row_stride, int64_t count, int64_t width, int64_t vec_stride,

@@ -34,4 +34,17 @@ Status rms_norm_rope_at(float* x, const float* weight, int64_t rows, int64_t hea
                         float eps, const int32_t* positions, const float* inv_freq, int64_t rot_dim, float scale,
                         void* stream, int64_t norm_dim = -1);
 
+// Two rms_norm_rope_at's over vectors of one width and the same rows' positions in one launch
+// (V4's queries, `heads` unweighted vectors a row, and its key, one weighted vector), each with
+// the bits it has alone. b.heads 0: a alone.
+struct NormRopeJob {
+  float* x = nullptr;
+  const float* weight = nullptr;  // [norm_dim] or none
+  int64_t heads = 0;
+  int64_t stride = 0;  // between rows
+};
+Status rms_norm_rope_pair_at(const NormRopeJob& a, const NormRopeJob& b, int64_t rows, int64_t dim, float eps,
+                             const int32_t* positions, const float* inv_freq, int64_t rot_dim, float scale,
+                             void* stream, int64_t norm_dim = -1);
+
 }  // namespace di::kernels::cuda

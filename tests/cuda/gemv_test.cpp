@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -156,6 +157,50 @@ TEST_F(Gemv, GroupedEqualsOneProductPerGroup) {
   EXPECT_FALSE(kc::gemv_grouped_fits(1, 3, 256, 3 * 1025, nullptr, nullptr));
   EXPECT_TRUE(kc::gemv_grouped_fits(1, 3, 256, 3 * 1024, nullptr, nullptr));
   EXPECT_FALSE(kc::gemv_bf16_grouped(nullptr, 5, 8, 4096, nullptr, 8192, nullptr, 8192, nullptr).is_ok());
+}
+
+
+// Several products of one x in a launch (a V4 CSA layer's projections of its normed input, with a
+// width below a block's rows) equal gemv_bf16 on each alone, to the bit; more products than
+// kGemvMaxTargets, or one gemv_fits refuses, are errors.
+TEST_F(Gemv, ManyEqualsOneLaunchPerProduct) {
+  const int64_t K = 4096;
+  const std::vector<int64_t> widths = {1024, 512, 1024, 1024, 256, 256, 64, 3};
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  for (const bool f32x : {true, false})
+    for (const int64_t M : {1, 2, 4}) {
+      std::vector<float> x(static_cast<size_t>(M * K));
+      for (float& v : x) v = normal(rng);
+      std::vector<uint16_t> x16(x.size());
+      for (size_t i = 0; i < x.size(); ++i) x16[i] = to_bf16(x[i]);
+      Dev<float> dx(x);
+      Dev<uint16_t> dx16(x16);
+      const void* xp = f32x ? static_cast<const void*>(dx.p) : static_cast<const void*>(dx16.p);
+      const kc::DType xt = f32x ? kc::DType::kF32 : kc::DType::kBF16;
+      std::vector<std::unique_ptr<Dev<uint16_t>>> w;
+      std::vector<std::unique_ptr<Dev<float>>> many, each;
+      std::vector<kc::GemvTarget> targets;
+      for (const int64_t N : widths) {
+        std::vector<uint16_t> h(static_cast<size_t>(N * K));
+        for (uint16_t& v : h) v = to_bf16(normal(rng) * 0.02f);
+        w.push_back(std::make_unique<Dev<uint16_t>>(h));
+        many.push_back(std::make_unique<Dev<float>>(static_cast<size_t>(M * N)));
+        each.push_back(std::make_unique<Dev<float>>(static_cast<size_t>(M * N)));
+        targets.push_back({w.back()->p, N, many.back()->p, N});
+      }
+      ASSERT_TRUE(kc::gemv_bf16_many(xp, xt, M, K, K, targets.data(), static_cast<int>(targets.size()), nullptr).is_ok());
+      for (size_t i = 0; i < widths.size(); ++i) {
+        ASSERT_TRUE(kc::gemv_bf16(xp, xt, M, K, K, w[i]->p, widths[i], each[i]->p, widths[i], 0.f, nullptr).is_ok());
+        const std::vector<float> a = many[i]->host(), b = each[i]->host();
+        EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0)
+            << "product " << i << " M " << M << (f32x ? " fp32 x" : " bf16 x");
+      }
+    }
+  kc::GemvTarget nine[9] = {};
+  EXPECT_FALSE(kc::gemv_bf16_many(nullptr, kc::DType::kBF16, 1, K, K, nine, 9, nullptr).is_ok());
+  EXPECT_FALSE(kc::gemv_bf16_many(nullptr, kc::DType::kBF16, 1, K, K, nine, 0, nullptr).is_ok());
+  EXPECT_FALSE(kc::gemv_bf16_many(nullptr, kc::DType::kBF16, 5, K, K, nine, 1, nullptr).is_ok());
 }
 
 }  // namespace

@@ -170,6 +170,38 @@ TEST_F(V4Kernels, FusedNormRopeOverALatentEntryEqualsNormThenRope) {
                    .is_ok());
 }
 
+// V4's queries (64 unweighted heads a row) and key (one weighted vector) normed and roped in one
+// launch have the bits of two rms_norm_rope_at launches.
+TEST_F(V4Kernels, NormRopePairEqualsEachAlone) {
+  std::mt19937 rng(6);
+  const int64_t rows = 3, heads = 64, dim = 512, rot = 64;
+  const std::vector<int32_t> pos = {7, 130, 4095};
+  std::vector<float> inv(rot / 2);
+  for (size_t i = 0; i < inv.size(); ++i) inv[i] = std::pow(10000.f, -2.f * static_cast<float>(i) / rot);
+  kc::DeviceBuffer dpos = upload(pos), dinv = upload(inv);
+  const std::vector<float> q = random_vec(rows * heads * dim, rng, -3.f, 3.f), k = random_vec(rows * dim, rng, -3.f, 3.f);
+  const std::vector<float> w = random_vec(dim, rng, 0.5f, 1.5f);
+  kc::DeviceBuffer q1 = upload(q), q2 = upload(q), k1 = upload(k), k2 = upload(k), dw = upload(w);
+  const auto* dp = static_cast<const int32_t*>(dpos.get());
+  const float* di = dinv.as<float>();
+  ASSERT_TRUE(kc::rms_norm_rope_at(q1.as<float>(), nullptr, rows, heads, dim, heads * dim, 1e-6f, dp, di, rot, 1.1f,
+                                   nullptr)
+                  .is_ok());
+  ASSERT_TRUE(
+      kc::rms_norm_rope_at(k1.as<float>(), dw.as<float>(), rows, 1, dim, dim, 1e-6f, dp, di, rot, 1.1f, nullptr).is_ok());
+  ASSERT_TRUE(kc::rms_norm_rope_pair_at({q2.as<float>(), nullptr, heads, heads * dim}, {k2.as<float>(), dw.as<float>(), 1, dim},
+                                        rows, dim, 1e-6f, dp, di, rot, 1.1f, nullptr)
+                  .is_ok());
+  const std::vector<float> qa = download(q1, q.size()), qb = download(q2, q.size());
+  const std::vector<float> ka = download(k1, k.size()), kb = download(k2, k.size());
+  EXPECT_EQ(std::memcmp(qa.data(), qb.data(), qa.size() * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp(ka.data(), kb.data(), ka.size() * sizeof(float)), 0);
+  // A second job without its vectors is refused.
+  EXPECT_FALSE(kc::rms_norm_rope_pair_at({q2.as<float>(), nullptr, heads, heads * dim}, {nullptr, nullptr, 1, dim}, rows,
+                                         dim, 1e-6f, dp, di, rot, 1.1f, nullptr)
+                   .is_ok());
+}
+
 TEST_F(V4Kernels, HyperConnectionsMatchCpu) {
   HcCase k(4, 96, 5, 2);
   const int64_t rows = k.rows, hc = k.hc, H = k.H, mix = k.mix, W = k.W;
@@ -511,10 +543,11 @@ ExpertMatrix expert_matrix(ExpertWeights kind, int64_t rows, int64_t cols, std::
 // The device-grouped experts (grouping, the gate|up and down passes, the combine) against a
 // plain loop on the host over the same weights (bf16, or dequantized fp8) and bf16-rounded
 // inputs, for the tensor-core path and the CUDA-core one, with a hash-like routing that sends
-// some rows to one expert twice and leaves experts empty. I = 192: fp8 scale blocks cut partway.
+// some rows to one expert twice and leaves experts empty. I = 192: fp8 scale blocks cut partway, and
+// bf16 rows of three 64-wide chunks for the four warps that split k.
 void check_grouped_experts(ExpertWeights kind, bool cuda_cores, uint32_t seed) {
   std::mt19937 rng(seed);
-  const int64_t rows = 37, H = 128, I = kind == ExpertWeights::kBf16 ? 96 : 192, E = 9, K = 3;
+  const int64_t rows = 37, H = 128, I = 192, E = 9, K = 3;
   const float limit = 6.f;
   auto bf = [](float v) { return di::test::round_bf16(v); };
   std::vector<float> x = random_vec(rows * H, rng);

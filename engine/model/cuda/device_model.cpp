@@ -116,6 +116,23 @@ Status DeviceModel::project(const DeviceLinear& w, const float* x, int64_t ldx, 
   return gemm_.linear(x16, M, w.in, w.in, w.dense, w.out, dtype_, y, ldy, DType::kF32);
 }
 
+Status DeviceModel::project_many(std::span<const ProjectOut> outs, const float* x, const void* x16, int64_t M) {
+  std::vector<kc::GemvTarget> streamed;
+  const bool skinny = dtype_ == DType::kBF16 && x16 && gemm_.skinny_rows();
+  for (const ProjectOut& o : outs) {
+    const int64_t K = o.w.in;
+    if (skinny && !o.w.is_fp8() && K == outs.front().w.in && kc::gemv_fits(M, K, K, x16, o.w.dense) &&
+        static_cast<int>(streamed.size()) < kc::kGemvMaxTargets) {
+      streamed.push_back({o.w.dense, o.w.out, o.y, o.ldy});
+      continue;
+    }
+    DI_RETURN_IF_ERROR(project(o.w, x, K, x16, M, o.y, o.ldy));
+  }
+  if (streamed.empty()) return Status::ok();
+  return kc::gemv_bf16_many(x16, DType::kBF16, M, outs.front().w.in, outs.front().w.in, streamed.data(),
+                            static_cast<int>(streamed.size()), stream_);
+}
+
 Status DeviceModel::project_grouped(const DeviceLinear& w, const float* x, const void* x16, int64_t M, int64_t groups,
                                     float* y, int64_t ldy) {
   const int64_t K = w.in, N = w.out / groups, width = groups * K;

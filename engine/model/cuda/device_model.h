@@ -112,6 +112,15 @@ class DeviceModel : public Model {
   // weight dequantized into dequant_stage_.
   Status project(const DeviceLinear& w, const float* x, int64_t ldx, const void* x16, int64_t M, float* y,
                  int64_t ldy);
+  // Several projections of one input: outs[i].y [M, outs[i].w.out] (rows ldy apart) = x @ W_i^T.
+  // At decode's few rows the bf16 ones stream as one GEMV launch (kernels/cuda/gemv.h), each to
+  // the bits project() gives it alone; fp8 ones, and every one at more rows, go through project().
+  struct ProjectOut {
+    DeviceLinear w;
+    float* y = nullptr;
+    int64_t ldy = 0;
+  };
+  Status project_many(std::span<const ProjectOut> outs, const float* x, const void* x16, int64_t M);
   // The grouped output projection as `groups` products: group g multiplies columns
   // [g * w.in, (g + 1) * w.in) of x (rows groups * w.in apart; fp32 x, or its bf16 copy x16) by
   // rows [g * w.out / groups, ...) of W into y + g * w.out / groups (rows ldy apart).

@@ -363,13 +363,13 @@ Status V4CudaModel::reserve(int64_t T, int64_t max_end, int64_t R, bool* moved) 
   const int64_t mix_floats = std::max({T * mix, kc::hc_mix_parts(mix) * std::min(T, kc::kHcMixMaxRows) * mix, R * hc,
                                       kc::hc_mix_parts(hc) * std::min(R, kc::kHcMixMaxRows) * hc});
   std::vector<int64_t> floats = {T * hc * H, mix_floats, T * hc, T * hc * hc, T * H, T * H, T * qlr,
-                                 T * nh * hd, T * hd, T * nh * hd, T * og * olr, T * cw, T * cw, T * nih * ihd,
+                                 T * nh * hd, T * hd, T * nh * hd, T * og * olr, T * 2 * cw, T * nih * ihd,
                                  T * nih, T * std::max<int64_t>(1, max_visible_),
                                  std::max<int64_t>(1, kc::sink_attention_varlen_partial_floats(
                                                           T, static_cast<int32_t>(nh), static_cast<int32_t>(hd), splits_)),
                                  T * E, T * K, T * H, T * 2 * I, T * I, T * H, T * K, gp * I, gp * H, R * hc * H,
                                  (T * H + 1) / 2, (T * qlr + 1) / 2, by_expert16 ? (T * K * H + 1) / 2 : 1,
-                                 by_expert16 ? (T * I + 1) / 2 : 1};
+                                 by_expert16 ? (T * I + 1) / 2 : 1, T * 2 * cw};
   std::vector<int64_t> ints = {T * std::max<int64_t>(1, topk), T, T * K, T * K, 2 * E + 2, gp};
   const void* before = act_.get();
   const int64_t stage_rows = std::max(T, R), bf16_stage = (stage_rows * max_k * 2 + 255) / 256 * 256;
@@ -379,13 +379,13 @@ Status V4CudaModel::reserve(int64_t T, int64_t max_end, int64_t R, bool* moved) 
   Act& a = a_;
   a.streams = w.f32(), a.mixes = w.f32(), a.post = w.f32(), a.comb = w.f32(), a.x = w.f32(),
   a.out = w.f32(), a.qr = w.f32();
-  a.q = w.f32(), a.kv = w.f32(), a.attn = w.f32(), a.grouped = w.f32(), a.ckv = w.f32(), a.cgate = w.f32(),
-  a.iq = w.f32();
+  a.q = w.f32(), a.kv = w.f32(), a.attn = w.f32(), a.grouped = w.f32(), a.ckv = w.f32(), a.iq = w.f32();
   a.iw = w.f32(), a.scores = w.f32(), a.partial = w.f32(), a.rlogits = w.f32(), a.ew = w.f32(), a.gx = w.f32(),
   a.gu = w.f32();
   a.act = w.f32(), a.y = w.f32(), a.erow_weights = w.f32(), a.pair_act = w.f32(), a.pair_y = w.f32(),
   a.head_streams = w.f32();
   a.x16 = w.f32(), a.qr16 = w.f32(), a.gx16 = w.f32(), a.act16 = w.f32();
+  a.ickv = w.f32();
   a.selected = w.i32(), a.count = w.i32(), a.eids = w.i32(), a.erows = w.i32(), a.offsets = w.i32(),
   a.slot_pair = w.i32();
   linear_stage_ = w.rest();
@@ -511,28 +511,25 @@ Status V4CudaModel::attention(int32_t layer) {
   const int64_t T = rows_, H = c.hidden_size, nh = c.num_attention_heads, hd = c.head_dim, W = c.sliding_window,
                 qlr = c.q_lora_rank;
   const float eps = static_cast<float>(c.rms_norm_eps);
-  DI_RETURN_IF_ERROR(proj(a_.x, a_.x16, T, w.wq_a, a_.qr));
+  DI_RETURN_IF_ERROR(project_x(w, type));
   DI_RETURN_IF_ERROR(norm_staged(a_.qr, w.q_norm, a_.qr16, T, qlr));
   DI_RETURN_IF_ERROR(proj(a_.qr, a_.qr16, T, w.wq_b, a_.q));
   // q: an unweighted norm per head; kv: kv_norm. Each then ropes its trailing channels.
-  DI_RETURN_IF_ERROR(
-      kc::rms_norm_rope_at(a_.q, nullptr, T, nh, hd, nh * hd, eps, tb.pos, inv, rope.dim(), rope.scale(), stream_));
-  DI_RETURN_IF_ERROR(proj(a_.x, a_.x16, T, w.wkv, a_.kv));
-  DI_RETURN_IF_ERROR(
-      kc::rms_norm_rope_at(a_.kv, w.kv_norm, T, 1, hd, hd, eps, tb.pos, inv, rope.dim(), rope.scale(), stream_));
+  DI_RETURN_IF_ERROR(kc::rms_norm_rope_pair_at({a_.q, nullptr, nh, nh * hd}, {a_.kv, w.kv_norm, 1, hd}, T, hd, eps,
+                                               tb.pos, inv, rope.dim(), rope.scale(), stream_));
 
   // Compressed entries first: a query may attend to a window that closes at its own token.
   kc::SinkAttentionVarlenArgs args;
   const int32_t tl = layer < c.num_hidden_layers ? layout_.type_layer[layer] : -1;
   int64_t keys = std::min<int64_t>(max_end_, W);
   if (type == AttnType::kHCA) {
-    DI_RETURN_IF_ERROR(compress(w.compressor, layout_.hca_kv, tl, layout_.hca_state, 0));
+    DI_RETURN_IF_ERROR(compress(w.compressor, a_.ckv, layout_.hca_kv, tl, layout_.hca_state, 0));
     args.entry_group = layout_.hca_kv;
     args.compress_rate = c.compress_rate_hca;
     keys += max_end_ / c.compress_rate_hca;
   } else if (type == AttnType::kCSA) {
-    DI_RETURN_IF_ERROR(compress(w.compressor, layout_.csa_kv, tl, layout_.csa_state, 0));
-    DI_RETURN_IF_ERROR(compress(w.indexer, layout_.csa_index_keys, tl, layout_.csa_state, 4 * hd));
+    DI_RETURN_IF_ERROR(compress(w.compressor, a_.ckv, layout_.csa_kv, tl, layout_.csa_state, 0));
+    DI_RETURN_IF_ERROR(compress(w.indexer, a_.ickv, layout_.csa_index_keys, tl, layout_.csa_state, 4 * hd));
     DI_RETURN_IF_ERROR(indexer(w, tl));
     args.entry_group = layout_.csa_kv;
     args.selected = a_.selected;
@@ -571,21 +568,45 @@ Status V4CudaModel::attention(int32_t layer) {
   return kc::write_ring_rows_varlen(tb, a_.kv, hd, hd, layout_.swa_kv, layer, W, 0, stream_);
 }
 
-Status V4CudaModel::compress(const V4CudaCompressor& cw, int32_t entry_group, int32_t tl, int32_t state_group,
-                             int64_t state_offset_floats) {
+Status V4CudaModel::project_x(const V4CudaLayer& w, AttnType type) {
   const DeepseekV4Config& c = config_;
-  const int64_t T = rows_, H = c.hidden_size, m = cw.rate, d = cw.dim;
+  const int64_t H = c.hidden_size, qlr = c.q_lora_rank;
+  auto dense = [&](const void* p, int64_t n) {
+    cuda::DeviceLinear d;
+    d.dense = p;
+    d.out = n;
+    d.in = H;
+    return d;
+  };
+  auto width = [](const V4CudaCompressor& cw) -> int64_t { return cw.overlap ? 2 * cw.dim : cw.dim; };
+  std::vector<ProjectOut> outs = {{w.wq_a, a_.qr, qlr}, {w.wkv, a_.kv, c.head_dim}};
+  if (type != AttnType::kSliding) {
+    const int64_t n = width(w.compressor);  // rows [kv | gate]: the state entry's layout
+    outs.push_back({dense(w.compressor.wkv, n), a_.ckv, 2 * n});
+    outs.push_back({dense(w.compressor.wgate, n), a_.ckv + n, 2 * n});
+  }
+  if (type == AttnType::kCSA) {
+    const int64_t n = width(w.indexer);
+    outs.push_back({dense(w.indexer.wkv, n), a_.ickv, 2 * n});
+    outs.push_back({dense(w.indexer.wgate, n), a_.ickv + n, 2 * n});
+    outs.push_back({dense(w.index_weights_proj, c.index_n_heads), a_.iw, c.index_n_heads});
+  }
+  return project_many(outs, a_.x, dtype_ == DType::kF32 ? nullptr : a_.x16, rows_);
+}
+
+Status V4CudaModel::compress(const V4CudaCompressor& cw, const float* kv_gate, int32_t entry_group, int32_t tl,
+                             int32_t state_group, int64_t state_offset_floats) {
+  const int64_t m = cw.rate, d = cw.dim;
   const int64_t width = cw.overlap ? 2 * d : d, ring = cw.overlap ? 2 * m : m;
-  DI_RETURN_IF_ERROR(proj(a_.x, a_.x16, T, H, cw.wkv, width, a_.ckv));
-  DI_RETURN_IF_ERROR(proj(a_.x, a_.x16, T, H, cw.wgate, width, a_.cgate));
   const kc::TokenBatch& tb = cur_->device();
   kc::CompressVarlenArgs args;
   args.batch = tb;
-  args.kv = a_.ckv;
-  args.gate = a_.cgate;
+  args.kv = kv_gate;
+  args.gate = kv_gate + width;
+  args.row_stride = 2 * width;
   args.ape = cw.ape;
   args.norm = cw.norm;
-  args.eps = static_cast<float>(c.rms_norm_eps);
+  args.eps = static_cast<float>(config_.rms_norm_eps);
   args.dim = cw.dim;
   args.rate = cw.rate;
   args.overlap = cw.overlap;
@@ -598,19 +619,17 @@ Status V4CudaModel::compress(const V4CudaCompressor& cw, int32_t entry_group, in
   args.rot_dim = ropes_.compress.dim();
   args.rope_scale = ropes_.compress.scale();
   DI_RETURN_IF_ERROR(kc::compress_windows_varlen(args, stream_));
-  // The rows later windows still need, after the pooling above has read the old ones.
-  DI_RETURN_IF_ERROR(
-      kc::write_ring_rows_varlen(tb, a_.ckv, width, width, state_group, tl, ring, state_offset_floats * 4, stream_));
-  return kc::write_ring_rows_varlen(tb, a_.cgate, width, width, state_group, tl, ring,
-                                    (state_offset_floats + width) * 4, stream_);
+  // The rows later windows still need, after the pooling above has read the old ones: kv and gate
+  // side by side, as the state entry keeps them.
+  return kc::write_ring_rows_varlen(tb, kv_gate, 2 * width, 2 * width, state_group, tl, ring, state_offset_floats * 4,
+                                    stream_);
 }
 
 Status V4CudaModel::indexer(const V4CudaLayer& w, int32_t tl) {
   const DeepseekV4Config& c = config_;
   const int64_t T = rows_, nih = c.index_n_heads, ihd = c.index_head_dim;
   const kc::TokenBatch& tb = cur_->device();
-  DI_RETURN_IF_ERROR(proj(a_.qr, a_.qr16, T, w.index_wq_b, a_.iq));
-  DI_RETURN_IF_ERROR(proj(a_.x, a_.x16, T, c.hidden_size, w.index_weights_proj, nih, a_.iw));
+  DI_RETURN_IF_ERROR(proj(a_.qr, a_.qr16, T, w.index_wq_b, a_.iq));  // a_.iw: project_x
   const Rope& rope = ropes_.compress;
   DI_RETURN_IF_ERROR(kc::rope_interleaved_at(a_.iq, T, nih * ihd, nih, ihd, ihd, tb.pos,
                                              inv_freq_compress_.as<const float>(), rope.dim(), rope.scale(), false,

@@ -193,8 +193,12 @@ class V4CudaModel final : public cuda::DeviceModel {
     return project(w, x, w.in, x16, rows, y, w.out);
   }
   Status attention(int32_t layer);
-  Status compress(const V4CudaCompressor& cw, int32_t entry_group, int32_t type_layer, int32_t state_group,
-                  int64_t state_offset_floats);
+  // Every projection of a layer's normed input x (queries' down projection, kv, the compressors'
+  // kv and gates, the indexer's head weights), one launch at decode's few rows.
+  Status project_x(const V4CudaLayer& w, AttnType type);
+  // The compressor's step over its projected rows [rows, kv width | gate width].
+  Status compress(const V4CudaCompressor& cw, const float* kv_gate, int32_t entry_group, int32_t type_layer,
+                  int32_t state_group, int64_t state_offset_floats);
   Status indexer(const V4CudaLayer& w, int32_t type_layer);
   Status moe(int32_t layer, bool grouped);
   Status moe_routed_grouped(const V4CudaLayer& w);
@@ -225,8 +229,9 @@ class V4CudaModel final : public cuda::DeviceModel {
   cuda::ExpertRows expert_rows_;
   struct Act {
     float *streams, *mixes, *post, *comb, *x, *out, *qr, *q, *kv, *attn, *grouped;
-    float *ckv, *cgate, *iq, *iw, *scores, *partial, *rlogits, *ew, *gx, *gu, *act, *y, *erow_weights;
+    float *ckv, *iq, *iw, *scores, *partial, *rlogits, *ew, *gx, *gu, *act, *y, *erow_weights;
     float *pair_act, *pair_y, *head_streams;
+    float* ickv;  // the indexer's compressor rows [kv | gate] (ckv: the attention's)
     float *x16, *qr16;  // x and qr rounded to bf16 by their norms: the GEMM operand, staged once
     float *gx16, *act16;  // bf16 storage: routed pairs' rows and one expert's activation (bf16 models)
     int32_t *selected, *count, *eids, *erows, *offsets, *slot_pair;

@@ -120,13 +120,13 @@ Status DeviceModel::project_many(std::span<const ProjectOut> outs, const float* 
   std::vector<kc::GemvTarget> streamed;
   const bool skinny = dtype_ == DType::kBF16 && x16 && gemm_.skinny_rows();
   for (const ProjectOut& o : outs) {
-    const int64_t K = o.w.in;
+    const int64_t K = o.w.in, ldy = o.ldy > 0 ? o.ldy : o.w.out;
     if (skinny && !o.w.is_fp8() && K == outs.front().w.in && kc::gemv_fits(M, K, K, x16, o.w.dense) &&
         static_cast<int>(streamed.size()) < kc::kGemvMaxTargets) {
-      streamed.push_back({o.w.dense, o.w.out, o.y, o.ldy});
+      streamed.push_back({o.w.dense, o.w.out, o.y, ldy});
       continue;
     }
-    DI_RETURN_IF_ERROR(project(o.w, x, K, x16, M, o.y, o.ldy));
+    DI_RETURN_IF_ERROR(project(o.w, x, K, x16, M, o.y, ldy));
   }
   if (streamed.empty()) return Status::ok();
   return kc::gemv_bf16_many(x16, DType::kBF16, M, outs.front().w.in, outs.front().w.in, streamed.data(),

@@ -118,7 +118,7 @@ class DeviceModel : public Model {
   struct ProjectOut {
     DeviceLinear w;
     float* y = nullptr;
-    int64_t ldy = 0;
+    int64_t ldy = 0;  // 0: w.out
   };
   Status project_many(std::span<const ProjectOut> outs, const float* x, const void* x16, int64_t M);
   // The grouped output projection as `groups` products: group g multiplies columns

@@ -412,9 +412,13 @@ Status MlaCudaModel::attention(int32_t layer) {
   const int64_t T = rows_, H = c.hidden_size, nh = c.num_attention_heads;
   const int64_t nope = c.qk_nope_head_dim, rd = c.qk_rope_head_dim, v = c.v_head_dim, kvl = c.kv_lora_rank;
   const int64_t qk = nope + rd, entry = kvl + rd;
+  {  // the queries' first projection and the latent entry's both read h: one launch at decode
+    const bool lora = c.q_lora_rank > 0;
+    const ProjectOut outs[] = {{lora ? w.q_a_proj : w.q_proj, lora ? a_.qa : a_.q}, {w.kv_a_proj, a_.ckv}};
+    DI_RETURN_IF_ERROR(project_many(outs, a_.h, a_.h16, T));
+  }
   if (c.q_lora_rank > 0) {
     const int64_t r = c.q_lora_rank;
-    DI_RETURN_IF_ERROR(project(w.q_a_proj, a_.h, H, a_.h16, T, a_.qa, r));
     if (w.q_a_bias) DI_RETURN_IF_ERROR(kc::add_bias(a_.qa, w.q_a_bias, T, r, r, DType::kF32, stream_));
     if (dtype_ == DType::kF32) {
       DI_RETURN_IF_ERROR(kc::rms_norm(a_.qa, w.q_a_norm, a_.qa, T, 1, r, r, kLatentNormEps, DType::kF32, stream_));
@@ -422,10 +426,7 @@ Status MlaCudaModel::attention(int32_t layer) {
       DI_RETURN_IF_ERROR(kc::rms_norm_with_bf16(a_.qa, w.q_a_norm, a_.qa, a_.qa16, T, r, kLatentNormEps, stream_));
     }
     DI_RETURN_IF_ERROR(project(w.q_b_proj, a_.qa, r, a_.qa16, T, a_.q, nh * qk));
-  } else {
-    DI_RETURN_IF_ERROR(project(w.q_proj, a_.h, H, a_.h16, T, a_.q, nh * qk));
   }
-  DI_RETURN_IF_ERROR(project(w.kv_a_proj, a_.h, H, a_.h16, T, a_.ckv, entry));
   if (w.kv_a_bias) DI_RETURN_IF_ERROR(kc::add_bias(a_.ckv, w.kv_a_bias, T, entry, entry, DType::kF32, stream_));
   DI_RETURN_IF_ERROR(rope(a_.q, nh * qk, nh, qk));
   if (config_.rope_interleave) {  // kv_a_layernorm over the latent and rope over k_pe in one launch
@@ -486,8 +487,12 @@ Status MlaCudaModel::attention(int32_t layer) {
 }
 
 Status MlaCudaModel::mlp(const MlaCudaMlp& m, const float* x, const void* x16, int64_t rows, float* y) {
+  DI_RETURN_IF_ERROR(project(m.gate_up, x, config_.hidden_size, x16, rows, a_.gu, 2 * m.inter));
+  return mlp_down(m, rows, y);
+}
+
+Status MlaCudaModel::mlp_down(const MlaCudaMlp& m, int64_t rows, float* y) {
   const int64_t H = config_.hidden_size, I = m.inter;
-  DI_RETURN_IF_ERROR(project(m.gate_up, x, H, x16, rows, a_.gu, 2 * I));
   if (m.gate_up_bias) DI_RETURN_IF_ERROR(kc::add_bias(a_.gu, m.gate_up_bias, rows, 2 * I, 2 * I, DType::kF32, stream_));
   if (dtype_ == DType::kF32) {
     DI_RETURN_IF_ERROR(kc::silu_and_mul(a_.gu, rows, I, a_.act, DType::kF32, stream_));
@@ -509,7 +514,12 @@ Status MlaCudaModel::moe(int32_t layer, bool grouped) {
   router.dense = w.router;
   router.out = E;
   router.in = H;
-  DI_RETURN_IF_ERROR(project(router, a_.h, H, a_.h16, T, a_.rlogits, E));
+  if (w.shared.inter > 0) {  // the router and the shared experts' gate|up both read h: one launch at decode
+    const ProjectOut outs[] = {{router, a_.rlogits}, {w.shared.gate_up, a_.gu}};
+    DI_RETURN_IF_ERROR(project_many(outs, a_.h, a_.h16, T));
+  } else {
+    DI_RETURN_IF_ERROR(project(router, a_.h, H, a_.h16, T, a_.rlogits, E));
+  }
   kc::RoutingArgs r = routing_args(c);
   r.logits = a_.rlogits;
   r.rows = T;
@@ -527,7 +537,7 @@ Status MlaCudaModel::moe(int32_t layer, bool grouped) {
   DI_RETURN_IF_ERROR(kc::moe_route(r, stream_));
   // The shared experts write the output; routed experts add to it, in expert order as on the CPU.
   if (w.shared.inter > 0) {
-    DI_RETURN_IF_ERROR(mlp(w.shared, a_.h, a_.h16, T, a_.out));
+    DI_RETURN_IF_ERROR(mlp_down(w.shared, T, a_.out));
   } else {
     DI_RETURN_IF_ERROR(kc::cuda_status(cudaMemsetAsync(a_.out, 0, T * H * 4, static_cast<cudaStream_t>(stream_)),
                                        "cudaMemsetAsync"));

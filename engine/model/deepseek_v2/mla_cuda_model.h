@@ -103,6 +103,8 @@ class MlaCudaModel final : public cuda::DeviceModel {
   Status rope(float* x, int64_t row_stride, int64_t count, int64_t width);
   Status attention(int32_t layer);
   Status mlp(const MlaCudaMlp& m, const float* x, const void* x16, int64_t rows, float* y);
+  // The rest of mlp() once a_.gu holds the gate|up projection.
+  Status mlp_down(const MlaCudaMlp& m, int64_t rows, float* y);
   Status moe(int32_t layer, bool grouped);
   Status moe_routed_grouped(const MlaCudaLayer& w);
   Status moe_routed_by_expert(const MlaCudaLayer& w);

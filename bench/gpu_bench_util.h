@@ -155,7 +155,7 @@ inline DecodeBatch prefill_sequences(engine::Model& model, int count, int64_t ca
 inline void copy_cache(const std::vector<engine::CacheGroupSpec>& specs, engine::SequenceCache& from,
                        engine::SequenceCache& to) {
   for (size_t g = 0; g < specs.size(); ++g) {
-    engine::PagedGroupView a, b;
+    kernels::CacheView a, b;
     if (!from.paged_view(static_cast<int32_t>(g), &a) || !to.paged_view(static_cast<int32_t>(g), &b)) std::exit(1);
     CHECK(kernels::cuda::cuda_status(
         cudaMemcpy(b.base, a.base, static_cast<size_t>(a.layer_stride * specs[g].num_layers), cudaMemcpyDeviceToDevice),

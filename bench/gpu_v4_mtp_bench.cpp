@@ -136,17 +136,6 @@ void engine_part(std::vector<ResultRow>& rows) {
   }
 }
 
-// Copies every group of `from` into `to` (same specs).
-void copy_cache(const std::vector<CacheGroupSpec>& specs, SequenceCache& from, SequenceCache& to) {
-  for (size_t g = 0; g < specs.size(); ++g) {
-    PagedGroupView a, b;
-    if (!from.paged_view(static_cast<int32_t>(g), &a) || !to.paged_view(static_cast<int32_t>(g), &b)) std::exit(1);
-    CHECK(kc::cuda_status(cudaMemcpy(b.base, a.base, static_cast<size_t>(a.layer_stride * specs[g].num_layers),
-                                     cudaMemcpyDeviceToDevice),
-                          "cache copy"));
-  }
-}
-
 void verify_part(std::vector<ResultRow>& rows) {
   const deepseek_v4::DeepseekV4Config cfg = di::bench::flash_width_slice();
   ModelOptions opts;
@@ -172,7 +161,7 @@ void verify_part(std::vector<ResultRow>& rows) {
     for (int b = 0; b < B; ++b) {
       auto c = cuda::DeviceSequenceCache::create(model.cache_groups(), ctx + 64);
       CHECK(c.status());
-      copy_cache(model.cache_groups(), **first, **c);
+      di::bench::copy_cache(model.cache_groups(), **first, **c);
       caches.push_back(std::move(c).value());
     }
     std::vector<double> ms(max_n + 1, 0);

@@ -36,7 +36,7 @@ void* PagedSequenceCache::entry(int32_t group, int32_t layer, int64_t index) {
   return slot_ + layout_->slot_entry_offset(group, layer, index);
 }
 
-bool PagedSequenceCache::paged_view(int32_t group, PagedGroupView* view) {
+bool PagedSequenceCache::paged_view(int32_t group, kernels::CacheView* view) {
   if (group < 0 || group >= static_cast<int32_t>(layout_->groups.size())) return false;
   const CacheGroupSpec& g = layout_->groups[group];
   const GroupPlacement& p = layout_->placement[group];

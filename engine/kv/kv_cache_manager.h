@@ -33,7 +33,7 @@ class PagedSequenceCache final : public SequenceCache {
                      const std::vector<int32_t>* block_table, bool on_device = false)
       : layout_(layout), blocks_(blocks), slot_(slot), block_table_(block_table), on_device_(on_device) {}
   void* entry(int32_t group, int32_t layer, int64_t index) override;
-  bool paged_view(int32_t group, PagedGroupView* view) override;
+  bool paged_view(int32_t group, kernels::CacheView* view) override;
 
  private:
   const CacheLayout* layout_;

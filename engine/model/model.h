@@ -14,6 +14,7 @@
 #include "base/status.h"
 #include "engine/sample/sample_spec.h"
 #include "engine/sample/sampler.h"
+#include "kernels/cache_view.h"
 
 namespace di::engine {
 
@@ -38,23 +39,6 @@ struct CacheGroupSpec {
 // Entries a sequence of `num_tokens` tokens needs in `spec` (what the engine must reserve).
 int64_t cache_entries_needed(const CacheGroupSpec& spec, int64_t num_tokens);
 
-// The page geometry of one group of a sequence, for device kernels that address entries
-// themselves: entry i of layer l lives in block b = ((i + 1) * compress_rate - 1) / block_size
-// (for compress_rate 1 simply i / block_size), at
-//   base + l * layer_stride + block_ids[b] * block_stride + (i - b * block_size / compress_rate) * entry_bytes.
-// A group kept in one contiguous run per layer (a per-sequence slot) is one block: block_ids = {0}.
-struct PagedGroupView {
-  uint8_t* base = nullptr;
-  int64_t layer_stride = 0;
-  int64_t block_stride = 0;
-  int64_t entry_bytes = 0;
-  int32_t block_size = 0;
-  int32_t compress_rate = 1;  // kCompressed in token blocks: entries live in the block of their last token
-  const int32_t* block_ids = nullptr;  // host array of num_blocks block numbers
-  int64_t num_blocks = 0;
-  bool on_device = false;  // base is device memory (the model's CacheMemory)
-};
-
 // A sequence's view of its cache. The engine's implementation maps (group, layer, index) to a
 // paged block; tests may use ContiguousSequenceCache. Entries are uninitialised until written.
 class SequenceCache {
@@ -63,8 +47,10 @@ class SequenceCache {
   // Address of entry `index` of `layer` in cache group `group`. The caller guarantees
   // index < cache_entries_needed(spec, tokens after this step).
   virtual void* entry(int32_t group, int32_t layer, int64_t index) = 0;
-  // The page geometry of a group; false when this cache cannot describe it that way.
-  virtual bool paged_view(int32_t /*group*/, PagedGroupView* /*view*/) { return false; }
+  // Where a group's entries live, for device kernels that address entries themselves; block_ids
+  // is a host array (the sequence's block table) that a model uploads before a kernel reads it.
+  // False when this cache cannot describe the group that way.
+  virtual bool paged_view(int32_t /*group*/, kernels::CacheView* /*view*/) { return false; }
 };
 
 // Where the engine puts a model's cache memory: a device model gives its own allocator, host

@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "base/status.h"
-#include "kernels/cuda/cache_view.h"
+#include "kernels/cache_view.h"
 #include "kernels/cuda/dtype.h"
 #include "kernels/cuda/token_batch.h"
 

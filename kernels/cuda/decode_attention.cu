@@ -15,18 +15,6 @@ namespace {
 constexpr int kWarps = 4;
 constexpr int kMaxGroup = 8;
 
-// 32-bit index math with a shift for power-of-two blocks: this runs per key and lane, and 64-bit
-// division is a long software routine on the GPU.
-__device__ __forceinline__ const uint8_t* entry_at(const PagedSeqDesc& d, const int32_t* tables, int32_t layer,
-                                                   int64_t pos) {
-  const uint32_t p = static_cast<uint32_t>(pos), bs = static_cast<uint32_t>(d.block_size);
-  const bool pow2 = (bs & (bs - 1)) == 0;
-  const uint32_t blk = pow2 ? p >> (__ffs(static_cast<int>(bs)) - 1) : p / bs;
-  const int32_t block = tables[d.table_start + blk];
-  return reinterpret_cast<const uint8_t*>(d.base) + layer * d.layer_stride + block * d.block_stride +
-         int64_t{p - blk * bs} * d.entry_bytes;
-}
-
 template <int Bytes>
 struct alignas(Bytes) RawVec {
   uint8_t b[Bytes];
@@ -66,9 +54,8 @@ __device__ __forceinline__ float group_sum(float v) {
 template <typename T, int E, int H, int G, int U>
 __global__ void __launch_bounds__(kWarps * 32, G <= 4 ? 3 : 2) decode_split_kernel(const T* q, int64_t q_stride,
                                                                     const AttentionTile* tiles,
-                                                                    const PagedSeqDesc* seqs, const int32_t* tables,
-                                                                    int32_t layer, AttentionShape shape, int64_t chunk,
-                                                                    float* ws) {
+                                                                    const CacheView* seqs, int32_t layer,
+                                                                    AttentionShape shape, int64_t chunk, float* ws) {
   constexpr int kGroups = 32 / H;            // keys a warp reads per round
   constexpr int kPerWarp = kGroups * U;      // keys a warp takes per iteration
   const AttentionTile tile = tiles[blockIdx.x];
@@ -77,7 +64,7 @@ __global__ void __launch_bounds__(kWarps * 32, G <= 4 ? 3 : 2) decode_split_kern
   const int hd = shape.head_dim;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int key_group = lane / H, sub = lane % H;
-  const PagedSeqDesc d = seqs[tile.seq];
+  const CacheView d = seqs[tile.seq];
   const int64_t width = int64_t{shape.num_kv_heads} * hd;
   const int64_t begin = z * chunk;
   const int64_t end = min(begin + chunk, int64_t{tile.pos0} + 1);
@@ -108,7 +95,7 @@ __global__ void __launch_bounds__(kWarps * 32, G <= 4 ? 3 : 2) decode_split_kern
 #pragma unroll
       for (int i = 0; i < E; ++i) kv[u][i] = vv[u][i] = 0.f;
       if (valid[u] && active) {
-        const T* ent = reinterpret_cast<const T*>(entry_at(d, tables, layer, k));
+        const T* ent = cache_entry<const T>(d, layer, k);
         load_elems<T, E>(ent + int64_t{kvh} * hd + sub * E, kv[u]);
         load_elems<T, E>(ent + width + int64_t{kvh} * hd + sub * E, vv[u]);
       }
@@ -234,8 +221,8 @@ __global__ void decode_combine_kernel(const float* ws, const AttentionTile* tile
 
 template <typename T, int E, int H, int G>
 Status launch(const void* q, int64_t q_stride, void* out, const AttentionTile* tiles, int32_t num_tiles, int32_t splits,
-              int64_t chunk, const PagedSeqDesc* seqs, const int32_t* tables, int32_t layer,
-              const AttentionShape& shape, float* ws, cudaStream_t stream) {
+              int64_t chunk, const CacheView* seqs, int32_t layer, const AttentionShape& shape, float* ws,
+              cudaStream_t stream) {
   // Four rounds: 16 key rows of K and V in flight per warp. At three blocks an SM (the registers'
   // limit for groups of 4) that is what keeps an H200's reads near its bandwidth.
   constexpr int kRounds = 4;
@@ -245,8 +232,8 @@ Status launch(const void* q, int64_t q_stride, void* out, const AttentionTile* t
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
       "decode_attention smem"));
   const dim3 grid(num_tiles, shape.num_kv_heads, splits);
-  kernel<<<grid, kWarps * 32, smem, stream>>>(static_cast<const T*>(q), q_stride, tiles, seqs, tables, layer, shape,
-                                              chunk, ws);
+  kernel<<<grid, kWarps * 32, smem, stream>>>(static_cast<const T*>(q), q_stride, tiles, seqs, layer, shape, chunk,
+                                              ws);
   DI_RETURN_IF_ERROR(launch_status("decode_split_kernel"));
   decode_combine_kernel<T><<<dim3(num_tiles, shape.num_kv_heads), 256, 0, stream>>>(ws, tiles, shape, splits,
                                                                                     static_cast<T*>(out));
@@ -257,11 +244,10 @@ Status launch(const void* q, int64_t q_stride, void* out, const AttentionTile* t
 // (E = head_dim / 16), else 32 lanes (E = head_dim / 32 for multiples of 32, 1 below 32).
 template <typename T, int G>
 Status launch_for_head(int hd, const void* q, int64_t q_stride, void* out, const AttentionTile* tiles,
-                       int32_t num_tiles, int32_t splits, int64_t chunk, const PagedSeqDesc* seqs,
-                       const int32_t* tables, int32_t layer, const AttentionShape& shape, float* ws,
-                       cudaStream_t s) {
+                       int32_t num_tiles, int32_t splits, int64_t chunk, const CacheView* seqs, int32_t layer,
+                       const AttentionShape& shape, float* ws, cudaStream_t s) {
 #define DI_DECODE_LAUNCH(E, H) \
-  launch<T, E, H, G>(q, q_stride, out, tiles, num_tiles, splits, chunk, seqs, tables, layer, shape, ws, s)
+  launch<T, E, H, G>(q, q_stride, out, tiles, num_tiles, splits, chunk, seqs, layer, shape, ws, s)
   switch (hd) {
     case 16: return DI_DECODE_LAUNCH(1, 16);
     case 32: return DI_DECODE_LAUNCH(2, 16);
@@ -301,9 +287,8 @@ int64_t decode_attention_workspace_bytes(int32_t num_tiles, int32_t splits, cons
 }
 
 Status decode_attention(const void* q, int64_t q_stride, void* out, const AttentionTile* tiles, int32_t num_tiles,
-                        int32_t splits, int64_t max_context, const PagedSeqDesc* seqs, const int32_t* block_tables,
-                        int32_t layer, const AttentionShape& shape, void* workspace, DType dtype, void* stream,
-                        int64_t chunk_keys) {
+                        int32_t splits, int64_t max_context, const CacheView* seqs, int32_t layer,
+                        const AttentionShape& shape, void* workspace, DType dtype, void* stream, int64_t chunk_keys) {
   if (num_tiles <= 0) return Status::ok();
   if (!decode_attention_supports(shape))
     return Status::invalid_argument(
@@ -319,10 +304,10 @@ Status decode_attention(const void* q, int64_t q_stride, void* out, const Attent
     using T = decltype(t);
     const cudaStream_t s = as_stream(stream);
     if (group <= 4)
-      return launch_for_head<T, 4>(shape.head_dim, q, q_stride, out, tiles, num_tiles, splits, chunk, seqs,
-                                   block_tables, layer, shape, ws, s);
-    return launch_for_head<T, 8>(shape.head_dim, q, q_stride, out, tiles, num_tiles, splits, chunk, seqs, block_tables,
-                                 layer, shape, ws, s);
+      return launch_for_head<T, 4>(shape.head_dim, q, q_stride, out, tiles, num_tiles, splits, chunk, seqs, layer,
+                                   shape, ws, s);
+    return launch_for_head<T, 8>(shape.head_dim, q, q_stride, out, tiles, num_tiles, splits, chunk, seqs, layer, shape,
+                                 ws, s);
   });
 }
 

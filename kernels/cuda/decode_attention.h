@@ -27,8 +27,8 @@ int64_t decode_attention_workspace_bytes(int32_t num_tiles, int32_t splits, cons
 // alone: chunk i always covers keys [i * chunk_keys, (i + 1) * chunk_keys), chunks past the
 // row's context are empty and the merge skips them (the batch-invariant mode).
 Status decode_attention(const void* q, int64_t q_stride, void* out, const AttentionTile* tiles, int32_t num_tiles,
-                        int32_t splits, int64_t max_context, const PagedSeqDesc* seqs, const int32_t* block_tables,
-                        int32_t layer, const AttentionShape& shape, void* workspace, DType dtype, void* stream,
+                        int32_t splits, int64_t max_context, const CacheView* seqs, int32_t layer,
+                        const AttentionShape& shape, void* workspace, DType dtype, void* stream,
                         int64_t chunk_keys = 0);
 
 }  // namespace di::kernels::cuda

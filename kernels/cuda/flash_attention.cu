@@ -32,23 +32,16 @@ struct FlashSmem {
   __host__ __device__ size_t bytes() const { return stats() + size_t(3) * kTile * 4; }
 };
 
-__device__ __forceinline__ const uint8_t* entry_at(const PagedSeqDesc& d, const int32_t* tables, int32_t layer,
-                                                   int64_t pos) {
-  const int32_t block = tables[d.table_start + pos / d.block_size];
-  return reinterpret_cast<const uint8_t*>(d.base) + layer * d.layer_stride + block * d.block_stride +
-         (pos % d.block_size) * d.entry_bytes;
-}
-
 __global__ void __launch_bounds__(kThreads) flash_attention_kernel(const __nv_bfloat16* q, int64_t q_stride,
                                                                     __nv_bfloat16* out, const AttentionTile* tiles,
-                                                                    const PagedSeqDesc* seqs, const int32_t* tables,
-                                                                    int32_t layer, AttentionShape shape) {
+                                                                    const CacheView* seqs, int32_t layer,
+                                                                    AttentionShape shape) {
   extern __shared__ __align__(128) uint8_t smem[];
   const AttentionTile tile = tiles[blockIdx.x];
   const int h = blockIdx.y;
   const int group = shape.num_heads / shape.num_kv_heads;
   const int kvh = h / group;
-  const PagedSeqDesc d = seqs[tile.seq];
+  const CacheView d = seqs[tile.seq];
   const int hd = shape.head_dim;
   const FlashSmem L{hd};
   auto* q_s = reinterpret_cast<__nv_bfloat16*>(smem + L.q());
@@ -88,7 +81,7 @@ __global__ void __launch_bounds__(kThreads) flash_attention_kernel(const __nv_bf
       const int j = e / vec, c = (e % vec) * 8;
       uint4 kv = make_uint4(0, 0, 0, 0), vv = make_uint4(0, 0, 0, 0);
       if (j < nk) {
-        const auto* ent = reinterpret_cast<const __nv_bfloat16*>(entry_at(d, tables, layer, k0 + j));
+        const auto* ent = cache_entry<const __nv_bfloat16>(d, layer, k0 + j);
         kv = *reinterpret_cast<const uint4*>(ent + int64_t{kvh} * hd + c);
         vv = *reinterpret_cast<const uint4*>(ent + width + int64_t{kvh} * hd + c);
       }
@@ -173,8 +166,7 @@ void append_flash_tiles(int32_t seq, int32_t row0, int32_t pos0, int32_t num_tok
 }
 
 Status flash_attention(const void* q, int64_t q_stride, void* out, const AttentionTile* tiles, int32_t num_tiles,
-                       const PagedSeqDesc* seqs, const int32_t* block_tables, int32_t layer,
-                       const AttentionShape& shape, void* stream) {
+                       const CacheView* seqs, int32_t layer, const AttentionShape& shape, void* stream) {
   if (num_tiles <= 0) return Status::ok();
   if (!flash_attention_supports(shape, DType::kBF16))
     return Status::invalid_argument("flash_attention: needs head_dim a multiple of 16 up to 256");
@@ -185,8 +177,7 @@ Status flash_attention(const void* q, int64_t q_stride, void* out, const Attenti
                                  "flash_attention smem"));
   const dim3 grid(static_cast<unsigned>(num_tiles), static_cast<unsigned>(shape.num_heads));
   flash_attention_kernel<<<grid, kThreads, smem, as_stream(stream)>>>(
-      static_cast<const __nv_bfloat16*>(q), q_stride, static_cast<__nv_bfloat16*>(out), tiles, seqs, block_tables,
-      layer, shape);
+      static_cast<const __nv_bfloat16*>(q), q_stride, static_cast<__nv_bfloat16*>(out), tiles, seqs, layer, shape);
   return launch_status("flash_attention");
 }
 

@@ -25,7 +25,6 @@ void append_flash_tiles(int32_t seq, int32_t row0, int32_t pos0, int32_t num_tok
 // Same contract as paged_attention (q rows q_stride apart, out [rows, heads * head_dim]) for
 // the rows the tiles cover.
 Status flash_attention(const void* q, int64_t q_stride, void* out, const AttentionTile* tiles, int32_t num_tiles,
-                       const PagedSeqDesc* seqs, const int32_t* block_tables, int32_t layer,
-                       const AttentionShape& shape, void* stream);
+                       const CacheView* seqs, int32_t layer, const AttentionShape& shape, void* stream);
 
 }  // namespace di::kernels::cuda

@@ -14,20 +14,12 @@ constexpr int kKeysPerTile = 32;
 constexpr int kMaxRows = 64;
 constexpr int kThreads = 256;
 
-__device__ __forceinline__ const uint8_t* entry_ptr(const PagedSeqDesc& d, const int32_t* tables, int32_t layer,
-                                                    int64_t pos) {
-  const int32_t block = tables[d.table_start + pos / d.block_size];
-  return reinterpret_cast<const uint8_t*>(d.base) + layer * d.layer_stride + block * d.block_stride +
-         (pos % d.block_size) * d.entry_bytes;
-}
-
 template <typename T>
 __global__ void write_kv_kernel(const T* k, const T* v, int64_t kv_stride, const int32_t* row_seq,
-                                const int64_t* positions, const PagedSeqDesc* seqs, const int32_t* tables,
-                                int32_t layer, int64_t width) {
+                                const int64_t* positions, const CacheView* seqs, int32_t layer, int64_t width) {
   const int64_t r = blockIdx.x;
-  const PagedSeqDesc d = seqs[row_seq[r]];
-  T* e = reinterpret_cast<T*>(const_cast<uint8_t*>(entry_ptr(d, tables, layer, positions[r])));
+  const CacheView d = seqs[row_seq[r]];
+  T* e = cache_entry<T>(d, layer, positions[r]);
   for (int64_t i = threadIdx.x; i < width; i += blockDim.x) {
     e[i] = k[r * kv_stride + i];
     e[width + i] = v[r * kv_stride + i];
@@ -50,14 +42,13 @@ struct SmemLayout {
 template <typename T>
 __global__ void __launch_bounds__(kThreads) paged_attention_kernel(const T* q, int64_t q_stride, T* out,
                                                                    const AttentionTile* tiles,
-                                                                   const PagedSeqDesc* seqs, const int32_t* tables,
-                                                                   int32_t layer, AttentionShape shape,
-                                                                   int rows_max) {
+                                                                   const CacheView* seqs, int32_t layer,
+                                                                   AttentionShape shape, int rows_max) {
   extern __shared__ float smem[];
   __shared__ const uint8_t* key_entry[kKeysPerTile];
   const AttentionTile tile = tiles[blockIdx.x];
   const int kvh = blockIdx.y;
-  const PagedSeqDesc d = seqs[tile.seq];
+  const CacheView d = seqs[tile.seq];
   const int hd = shape.head_dim;
   const int group = shape.num_heads / shape.num_kv_heads;
   const int rows = tile.num_rows * group;
@@ -86,7 +77,7 @@ __global__ void __launch_bounds__(kThreads) paged_attention_kernel(const T* q, i
     const int64_t left = last_pos + 1 - k0;
     const int nk = left < kKeysPerTile ? static_cast<int>(left) : kKeysPerTile;
     __syncthreads();  // the previous tile's K/V and scores are no longer read
-    if (threadIdx.x < nk) key_entry[threadIdx.x] = entry_ptr(d, tables, layer, k0 + threadIdx.x);
+    if (threadIdx.x < nk) key_entry[threadIdx.x] = cache_entry<const uint8_t>(d, layer, k0 + threadIdx.x);
     __syncthreads();
     // 16-byte loads, all issued before any use: the loop is latency-bound otherwise.
     if (hd % kVec == 0) {
@@ -182,22 +173,21 @@ void append_attention_tiles(const AttentionShape& shape, int32_t seq, int32_t ro
 }
 
 Status write_paged_kv(const void* k, const void* v, int64_t kv_stride, int64_t rows, const int32_t* row_seq,
-                      const int64_t* positions, const PagedSeqDesc* seqs, const int32_t* block_tables, int32_t layer,
-                      const AttentionShape& shape, DType dtype, void* stream) {
+                      const int64_t* positions, const CacheView* seqs, int32_t layer, const AttentionShape& shape,
+                      DType dtype, void* stream) {
   DI_RETURN_IF_ERROR(check_shape(shape));
   if (rows <= 0) return Status::ok();
   return dispatch_dtype(dtype, [&](auto t) {
     using T = decltype(t);
     write_kv_kernel<T><<<rows, 128, 0, as_stream(stream)>>>(static_cast<const T*>(k), static_cast<const T*>(v),
-                                                            kv_stride, row_seq, positions, seqs, block_tables, layer,
+                                                            kv_stride, row_seq, positions, seqs, layer,
                                                             int64_t{shape.num_kv_heads} * shape.head_dim);
     return launch_status("write_paged_kv");
   });
 }
 
 Status paged_attention(const void* q, int64_t q_stride, void* out, const AttentionTile* tiles, int32_t num_tiles,
-                       const PagedSeqDesc* seqs, const int32_t* block_tables, int32_t layer,
-                       const AttentionShape& shape, DType dtype, void* stream) {
+                       const CacheView* seqs, int32_t layer, const AttentionShape& shape, DType dtype, void* stream) {
   DI_RETURN_IF_ERROR(check_shape(shape));
   if (num_tiles <= 0) return Status::ok();
   const int group = shape.num_heads / shape.num_kv_heads;
@@ -215,7 +205,7 @@ Status paged_attention(const void* q, int64_t q_stride, void* out, const Attenti
         "paged_attention smem"));
     const dim3 grid(static_cast<unsigned>(num_tiles), static_cast<unsigned>(shape.num_kv_heads));
     kernel<<<grid, kThreads, smem, as_stream(stream)>>>(static_cast<const T*>(q), q_stride, static_cast<T*>(out),
-                                                        tiles, seqs, block_tables, layer, shape, rows_max);
+                                                        tiles, seqs, layer, shape, rows_max);
     return launch_status("paged_attention");
   });
 }

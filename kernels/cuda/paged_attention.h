@@ -1,28 +1,18 @@
 // Paged causal attention with grouped KV heads (GQA/MQA) for prefill and decode alike, and the
 // write of new K/V into the paged cache. A cache entry is one token of one layer: [K | V], each
 // [num_kv_heads * head_dim] of the model's dtype. Knows nothing of models or the engine; the
-// caller describes each sequence's pages and the work tiles.
+// caller describes each sequence's pages (a CacheView of one entry per token: compress_rate 1)
+// and the work tiles.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "base/status.h"
+#include "kernels/cache_view.h"
 #include "kernels/cuda/dtype.h"
 
 namespace di::kernels::cuda {
-
-// Where one sequence's entries are: entry i of layer l is at
-// base + l * layer_stride + block_table[table_start + i / block_size] * block_stride
-//      + (i % block_size) * entry_bytes.
-struct PagedSeqDesc {
-  uint64_t base = 0;  // device address
-  int64_t layer_stride = 0;
-  int64_t block_stride = 0;
-  int64_t entry_bytes = 0;
-  int32_t block_size = 0;
-  int32_t table_start = 0;  // into the concatenated block tables
-};
 
 // A block's share of the attention: `num_rows` consecutive new tokens of sequence `seq`, the
 // first at batch row `row0` and absolute position `pos0`.
@@ -49,16 +39,15 @@ void append_attention_tiles(const AttentionShape& shape, int32_t seq, int32_t ro
 
 // Writes K and V of each new token into its cache entry of `layer`. k and v: [rows, kv_heads *
 // head_dim] rows `kv_stride` elements apart; row_seq[r] and positions[r] give its sequence and
-// position. All arrays on the device.
+// position; seqs[s] is sequence s's cache, its block_ids on the device. All arrays on the device.
 Status write_paged_kv(const void* k, const void* v, int64_t kv_stride, int64_t rows, const int32_t* row_seq,
-                      const int64_t* positions, const PagedSeqDesc* seqs, const int32_t* block_tables,
-                      int32_t layer, const AttentionShape& shape, DType dtype, void* stream);
+                      const int64_t* positions, const CacheView* seqs, int32_t layer, const AttentionShape& shape,
+                      DType dtype, void* stream);
 
 // out[r, h*hd .. ] = softmax(q_h . K^T * scale, causal) V over the sequence's cached entries
 // 0..pos(r) of `layer` (which must already hold this step's tokens). q: rows `q_stride`
 // elements apart; out: [rows, num_heads * head_dim] contiguous. tiles on the device.
 Status paged_attention(const void* q, int64_t q_stride, void* out, const AttentionTile* tiles, int32_t num_tiles,
-                       const PagedSeqDesc* seqs, const int32_t* block_tables, int32_t layer,
-                       const AttentionShape& shape, DType dtype, void* stream);
+                       const CacheView* seqs, int32_t layer, const AttentionShape& shape, DType dtype, void* stream);
 
 }  // namespace di::kernels::cuda

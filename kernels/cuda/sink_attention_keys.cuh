@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "kernels/cuda/cache_view.h"
+#include "kernels/cache_view.h"
 #include "kernels/cuda/sink_attention_varlen.h"
 
 namespace di::kernels::cuda {

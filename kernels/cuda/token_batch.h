@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "kernels/cuda/cache_view.h"
+#include "kernels/cache_view.h"
 
 namespace di::kernels::cuda {
 

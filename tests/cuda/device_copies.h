@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/cuda/cache_view.h"
+#include "kernels/cache_view.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/token_batch.h"
 
@@ -34,10 +34,10 @@ std::vector<T> download(const kernels::cuda::DeviceBuffer& b, size_t n) {
 
 // A cache view of `entries` rows of `floats` floats each in `rows`, all in one block (`block`
 // holds the block id 0 on the device).
-inline kernels::cuda::CacheView one_block_view(const kernels::cuda::DeviceBuffer& rows, int64_t entries, int64_t floats,
-                                               const kernels::cuda::DeviceBuffer& block) {
-  kernels::cuda::CacheView v;
-  v.base = reinterpret_cast<uint64_t>(rows.get());
+inline kernels::CacheView one_block_view(const kernels::cuda::DeviceBuffer& rows, int64_t entries, int64_t floats,
+                                         const kernels::cuda::DeviceBuffer& block) {
+  kernels::CacheView v;
+  v.base = rows.as<uint8_t>();
   v.block_size = static_cast<int32_t>(entries);
   v.block_stride = entries * floats * 4;
   v.layer_stride = v.block_stride;
@@ -51,7 +51,7 @@ inline kernels::cuda::CacheView one_block_view(const kernels::cuda::DeviceBuffer
 // views (one per group). Holds the device arrays the TokenBatch points to.
 struct OneSequenceBatch {
   OneSequenceBatch(const std::vector<int32_t>& seq, const std::vector<int32_t>& pos, int32_t start, int32_t new_rows,
-                   const std::vector<kernels::cuda::CacheView>& views)
+                   const std::vector<kernels::CacheView>& views)
       : d_seq(upload(seq)),
         d_pos(upload(pos)),
         d_start(upload(std::vector<int32_t>{start})),
@@ -66,7 +66,7 @@ struct OneSequenceBatch {
     batch.seq_start = static_cast<const int32_t*>(d_start.get());
     batch.seq_end = static_cast<const int32_t*>(d_end.get());
     batch.seq_row0 = static_cast<const int32_t*>(d_row0.get());
-    batch.views = static_cast<const kernels::cuda::CacheView*>(d_views.get());
+    batch.views = static_cast<const kernels::CacheView*>(d_views.get());
   }
   kernels::cuda::DeviceBuffer d_seq, d_pos, d_start, d_end, d_row0, d_views;
   kernels::cuda::TokenBatch batch;

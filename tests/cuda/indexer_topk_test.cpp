@@ -47,7 +47,7 @@ TEST_P(IndexerTopk, ScoresMatchDoublesAndSelectionIsTheTopkInIndexOrder) {
   for (float& x : w) x = u(rng);
 
   kc::DeviceBuffer dkeys = upload(keys), dq = upload(q), dw = upload(w), dblock = upload(std::vector<int32_t>{0});
-  const kc::CacheView view = one_block_view(dkeys, entries, hd, dblock);
+  const kernels::CacheView view = one_block_view(dkeys, entries, hd, dblock);
   std::vector<int32_t> seq(rows, 0), pos(rows);
   for (int32_t r = 0; r < rows; ++r) pos[r] = visible[r] - 1;
   const OneSequenceBatch step(seq, pos, 0, rows, {view});

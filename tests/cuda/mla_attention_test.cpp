@@ -46,7 +46,7 @@ TEST_P(MlaAttention, MatchesHostSoftmaxForAMixedStep) {
   // fp32 entries and once with bf16 ones holding the same values (drawn bf16-exact).
   std::vector<kc::DeviceBuffer> caches(seqs.size()), caches16(seqs.size()), tables(seqs.size());
   std::vector<std::vector<float>> entries(seqs.size());  // host copy: [end, D] of `layer`
-  std::vector<kc::CacheView> views, views16;
+  std::vector<kernels::CacheView> views, views16;
   for (size_t s = 0; s < seqs.size(); ++s) {
     const int32_t end = seqs[s].first + seqs[s].second, blocks = (end + block - 1) / block;
     const int64_t block_stride = int64_t{block} * D * 4, layer_stride = blocks * block_stride;
@@ -65,8 +65,8 @@ TEST_P(MlaAttention, MatchesHostSoftmaxForAMixedStep) {
       }
     ASSERT_TRUE(caches[s].allocate(static_cast<int64_t>(mem.size() * 4)).is_ok());
     ASSERT_TRUE(kc::copy_to_device(caches[s].get(), mem.data(), static_cast<int64_t>(mem.size() * 4)).is_ok());
-    kc::CacheView v;
-    v.base = reinterpret_cast<uint64_t>(caches[s].get());
+    kernels::CacheView v;
+    v.base = caches[s].as<uint8_t>();
     v.layer_stride = layer_stride;
     v.block_stride = block_stride;
     v.entry_bytes = int64_t{D} * 4;
@@ -76,8 +76,8 @@ TEST_P(MlaAttention, MatchesHostSoftmaxForAMixedStep) {
     // The bf16 cache: the same layout at half the bytes (element indices are those of mem).
     ASSERT_TRUE(caches16[s].allocate(static_cast<int64_t>(mem16.size() * 2)).is_ok());
     ASSERT_TRUE(kc::copy_to_device(caches16[s].get(), mem16.data(), static_cast<int64_t>(mem16.size() * 2)).is_ok());
-    kc::CacheView v16 = v;
-    v16.base = reinterpret_cast<uint64_t>(caches16[s].get());
+    kernels::CacheView v16 = v;
+    v16.base = caches16[s].as<uint8_t>();
     v16.layer_stride = layer_stride / 2;
     v16.block_stride = block_stride / 2;
     v16.entry_bytes = int64_t{D} * 2;
@@ -137,8 +137,8 @@ TEST_P(MlaAttention, MatchesHostSoftmaxForAMixedStep) {
   tb.seq_end = upload(dend, end);
   tb.seq_row0 = upload(drow0, row0);
   kc::DeviceBuffer dviews16;
-  const kc::CacheView* views_f32 = upload(dviews, views);
-  const kc::CacheView* views_bf16 = upload(dviews16, views16);
+  const kernels::CacheView* views_f32 = upload(dviews, views);
+  const kernels::CacheView* views_bf16 = upload(dviews16, views16);
   const int64_t max_end = 301;
   // 0: fp32 cache on CUDA cores, 1: fp32 cache in tf32, 2: bf16 cache in bf16.
   for (const int mode : {0, 1, 2}) {

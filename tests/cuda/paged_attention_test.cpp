@@ -58,7 +58,8 @@ TEST_P(CudaPagedAttention, MatchesFloat64Reference) {
   const int64_t block_stride = int64_t{layers} * bs * entry_bytes;  // [layer][slot] inside a block
   std::vector<uint8_t> cache(pool.size() * block_stride, 0);
   std::vector<int32_t> tables;
-  std::vector<kc::PagedSeqDesc> descs;
+  std::vector<int64_t> table_start;  // each view's first block in `tables`
+  std::vector<di::kernels::CacheView> views;
   kc::DeviceBuffer d_cache;
   ASSERT_TRUE(d_cache.allocate(static_cast<int64_t>(cache.size())).is_ok());
 
@@ -71,19 +72,19 @@ TEST_P(CudaPagedAttention, MatchesFloat64Reference) {
   for (size_t s = 0; s < seqs.size(); ++s) {
     const auto [s0, n] = seqs[s];
     const int len = s0 + n, nb = (len + bs - 1) / bs;
-    kc::PagedSeqDesc d;
-    d.base = reinterpret_cast<uint64_t>(d_cache.get());
+    di::kernels::CacheView d;
+    d.base = d_cache.as<uint8_t>();
     d.layer_stride = int64_t{bs} * entry_bytes;
     d.block_stride = block_stride;
     d.entry_bytes = entry_bytes;
     d.block_size = bs;
-    d.table_start = static_cast<int32_t>(tables.size());
+    table_start.push_back(static_cast<int64_t>(tables.size()));
     for (int b = 0; b < nb; ++b) tables.push_back(pool.back()), pool.pop_back();
-    descs.push_back(d);
+    views.push_back(d);
     kref[s].resize(size_t(len) * kvw);
     vref[s].resize(size_t(len) * kvw);
     for (int p = 0; p < len; ++p) {
-      uint8_t* e = cache.data() + int64_t{tables[d.table_start + p / bs]} * block_stride + layer * d.layer_stride +
+      uint8_t* e = cache.data() + int64_t{tables[table_start[s] + p / bs]} * block_stride + layer * d.layer_stride +
                    (p % bs) * entry_bytes;
       for (int64_t i = 0; i < 2 * kvw; ++i) {
         const float v = round(nd(rng));
@@ -117,7 +118,7 @@ TEST_P(CudaPagedAttention, MatchesFloat64Reference) {
       std::memcpy(qbytes.data() + 4 * i, &q[i], 4);
     }
   }
-  kc::DeviceBuffer d_q, d_out, d_tiles, d_flash, d_decode, d_ws, d_desc, d_tables;
+  kc::DeviceBuffer d_q, d_out, d_tiles, d_flash, d_decode, d_ws, d_views, d_tables;
   ASSERT_TRUE(d_decode.allocate((decode_tiles.size() + 1) * sizeof(kc::AttentionTile)).is_ok());
   ASSERT_TRUE(kc::copy_to_device(d_decode.get(), decode_tiles.data(), decode_tiles.size() * sizeof(kc::AttentionTile)).is_ok());
   ASSERT_TRUE(d_flash.allocate((flash_tiles.size() + 1) * sizeof(kc::AttentionTile)).is_ok());
@@ -125,30 +126,30 @@ TEST_P(CudaPagedAttention, MatchesFloat64Reference) {
   ASSERT_TRUE(d_q.allocate(qbytes.size()).is_ok());
   ASSERT_TRUE(d_out.allocate(rows * qw * eb).is_ok());
   ASSERT_TRUE(d_tiles.allocate((tiles.size() + 1) * sizeof(kc::AttentionTile)).is_ok());
-  ASSERT_TRUE(d_desc.allocate(descs.size() * sizeof(kc::PagedSeqDesc)).is_ok());
+  ASSERT_TRUE(d_views.allocate(views.size() * sizeof(di::kernels::CacheView)).is_ok());
   ASSERT_TRUE(d_tables.allocate(tables.size() * 4).is_ok());
+  for (size_t s = 0; s < views.size(); ++s) views[s].block_ids = d_tables.as<int32_t>() + table_start[s];
   ASSERT_TRUE(kc::copy_to_device(d_cache.get(), cache.data(), cache.size()).is_ok());
   ASSERT_TRUE(kc::copy_to_device(d_q.get(), qbytes.data(), qbytes.size()).is_ok());
   ASSERT_TRUE(kc::copy_to_device(d_tiles.get(), tiles.data(), tiles.size() * sizeof(kc::AttentionTile)).is_ok());
-  ASSERT_TRUE(kc::copy_to_device(d_desc.get(), descs.data(), descs.size() * sizeof(kc::PagedSeqDesc)).is_ok());
+  ASSERT_TRUE(kc::copy_to_device(d_views.get(), views.data(), views.size() * sizeof(di::kernels::CacheView)).is_ok());
   ASSERT_TRUE(kc::copy_to_device(d_tables.get(), tables.data(), tables.size() * 4).is_ok());
   ASSERT_EQ(cudaMemset(d_out.get(), 0xff, rows * qw * eb), cudaSuccess);  // NaN poison
 
   auto st = kc::paged_attention(d_q.get(), qw, d_out.get(), d_tiles.as<kc::AttentionTile>(),
-                                static_cast<int32_t>(tiles.size()), d_desc.as<kc::PagedSeqDesc>(),
-                                d_tables.as<int32_t>(), layer, shape, c.dtype, nullptr);
+                                static_cast<int32_t>(tiles.size()), d_views.as<di::kernels::CacheView>(), layer, shape,
+                                c.dtype, nullptr);
   ASSERT_TRUE(st.is_ok()) << st.message();
   if (c.fast) {
     const int32_t nd = static_cast<int32_t>(decode_tiles.size());
     const int32_t splits = kc::decode_attention_splits(nd, max_context, shape);
     ASSERT_TRUE(d_ws.allocate(kc::decode_attention_workspace_bytes(nd, splits, shape)).is_ok());
     st = kc::decode_attention(d_q.get(), qw, d_out.get(), d_decode.as<kc::AttentionTile>(), nd, splits, max_context,
-                              d_desc.as<kc::PagedSeqDesc>(), d_tables.as<int32_t>(), layer, shape, d_ws.get(), c.dtype,
-                              nullptr);
+                              d_views.as<di::kernels::CacheView>(), layer, shape, d_ws.get(), c.dtype, nullptr);
     ASSERT_TRUE(st.is_ok()) << st.message();
     st = kc::flash_attention(d_q.get(), qw, d_out.get(), d_flash.as<kc::AttentionTile>(),
-                             static_cast<int32_t>(flash_tiles.size()), d_desc.as<kc::PagedSeqDesc>(),
-                             d_tables.as<int32_t>(), layer, shape, nullptr);
+                             static_cast<int32_t>(flash_tiles.size()), d_views.as<di::kernels::CacheView>(), layer,
+                             shape, nullptr);
     ASSERT_TRUE(st.is_ok()) << st.message();
   }
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);

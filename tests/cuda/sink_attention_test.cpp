@@ -96,7 +96,7 @@ TEST_P(SinkAttention, MatchesDoublesInFp32AndOnTensorCores) {
 
   kc::DeviceBuffer dq = upload(q), dkv = upload(kv), dring = upload(ring), dentry = upload(entry),
                    dsinks = upload(sinks), dblock = upload(std::vector<int32_t>{0});
-  const std::vector<kc::CacheView> views = {one_block_view(dring, window, hd, dblock),
+  const std::vector<kernels::CacheView> views = {one_block_view(dring, window, hd, dblock),
                                             one_block_view(dentry, entries, hd, dblock)};
   const OneSequenceBatch step(seq, pos, start, S, views);
   kc::DeviceBuffer dcount = upload(count), dsel = upload(selected);

@@ -172,7 +172,7 @@ TEST(KvCacheManager, PagedViewLocatesEveryEntryLikeEntry) {
   ASSERT_TRUE((*kv)->allocate(s, 300));
   PagedSequenceCache cache = (*kv)->cache_view(s);
   for (int32_t g = 0; g < static_cast<int32_t>(groups.size()); ++g) {
-    PagedGroupView v;
+    kernels::CacheView v;
     ASSERT_TRUE(cache.paged_view(g, &v)) << groups[g].name;
     EXPECT_FALSE(v.on_device);
     const int64_t n = cache_entries_needed(groups[g], 300);

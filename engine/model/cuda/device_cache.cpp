@@ -84,7 +84,7 @@ void* DeviceSequenceCache::entry(int32_t group, int32_t layer, int64_t index) {
   return groups_[group].as<uint8_t>() + (layer * capacity_[group] + index) * eb;
 }
 
-bool DeviceSequenceCache::paged_view(int32_t group, PagedGroupView* view) {
+bool DeviceSequenceCache::paged_view(int32_t group, kernels::CacheView* view) {
   if (group < 0 || static_cast<size_t>(group) >= specs_.size()) return false;
   const int64_t eb = specs_[group].entry_bytes;
   view->base = groups_[group].as<uint8_t>();

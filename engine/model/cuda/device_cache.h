@@ -50,7 +50,7 @@ class DeviceSequenceCache final : public SequenceCache {
   static Result<std::unique_ptr<DeviceSequenceCache>> create(const std::vector<CacheGroupSpec>& specs,
                                                              int64_t max_tokens);
   void* entry(int32_t group, int32_t layer, int64_t index) override;
-  bool paged_view(int32_t group, PagedGroupView* view) override;
+  bool paged_view(int32_t group, kernels::CacheView* view) override;
 
  private:
   DeviceSequenceCache() = default;

@@ -295,7 +295,7 @@ Result<float*> DeviceModel::enqueue_sequences(const ForwardBatch& batch, int64_t
   *rows = out_rows;
   const size_t G = groups_.size();
   std::vector<DeviceSeq> seqs(batch.seqs.size());
-  std::vector<PagedGroupView> views(batch.seqs.size() * G);
+  std::vector<kernels::CacheView> views(batch.seqs.size() * G);
   std::vector<size_t> ids_at(batch.seqs.size()), table_at(batch.seqs.size() * G);
   metadata_host_.clear();
   for (size_t b = 0; b < batch.seqs.size(); ++b) {
@@ -304,7 +304,7 @@ Result<float*> DeviceModel::enqueue_sequences(const ForwardBatch& batch, int64_t
     ids_at[b] = metadata_host_.size();
     metadata_host_.insert(metadata_host_.end(), in.tokens, in.tokens + in.num_tokens);
     for (size_t g = 0; g < G; ++g) {
-      PagedGroupView& v = views[b * G + g];
+      kernels::CacheView& v = views[b * G + g];
       if (!in.cache->paged_view(static_cast<int32_t>(g), &v) || !v.on_device)
         return Status::invalid_argument(where + ": the CUDA model needs a paged cache in device memory");
       const int64_t needed = cache_entries_needed(groups_[g], in.start_pos + in.num_tokens);
@@ -324,7 +324,10 @@ Result<float*> DeviceModel::enqueue_sequences(const ForwardBatch& batch, int64_t
     s.all_logits = in.all_logits;
     s.tokens = in.tokens;
     s.ids = dmeta + ids_at[b];
-    for (size_t g = 0; g < G; ++g) s.views.push_back(cache_view(views[b * G + g], dmeta + table_at[b * G + g]));
+    for (size_t g = 0; g < G; ++g) {
+      s.views.push_back(views[b * G + g]);
+      s.views.back().block_ids = dmeta + table_at[b * G + g];
+    }
   }
   DI_RETURN_IF_ERROR(reserve());
   const int64_t V = info_.vocab_size;
@@ -342,11 +345,6 @@ Result<const int32_t*> DeviceModel::upload_metadata() {
   if (bytes > metadata_.bytes()) DI_RETURN_IF_ERROR(metadata_.allocate(std::max(bytes, 2 * metadata_.bytes())));
   DI_RETURN_IF_ERROR(kc::copy_to_device(metadata_.get(), metadata_host_.data(), bytes));
   return metadata_.as<const int32_t>();
-}
-
-kc::CacheView DeviceModel::cache_view(const PagedGroupView& v, const int32_t* block_ids) {
-  return {reinterpret_cast<uint64_t>(v.base), v.layer_stride, v.block_stride, v.entry_bytes, v.block_size,
-          v.compress_rate, block_ids};
 }
 
 }  // namespace di::engine::cuda

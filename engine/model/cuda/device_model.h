@@ -19,7 +19,7 @@
 #include "engine/model/cuda/step_batch.h"
 #include "engine/model/model.h"
 #include "engine/model/safetensors.h"
-#include "kernels/cuda/cache_view.h"
+#include "kernels/cache_view.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/dtype.h"
 #include "kernels/cuda/fp8_gemm.h"
@@ -37,7 +37,7 @@ struct DeviceSeq {
   bool all_logits = false;
   const int32_t* tokens = nullptr;  // host
   const int32_t* ids = nullptr;     // device
-  std::vector<kernels::cuda::CacheView> views;
+  std::vector<kernels::CacheView> views;
 };
 
 class DeviceModel : public Model {
@@ -229,7 +229,6 @@ class DeviceModel : public Model {
                      float* y, int64_t ldy);
   Result<const int32_t*> upload_metadata();
   Status apply_masks(LogitsMaskSource& masks, const ForwardBatch& batch, float* logits);
-  static kernels::cuda::CacheView cache_view(const PagedGroupView& v, const int32_t* block_ids);
 
   std::vector<int32_t> metadata_host_;  // token ids, then each group's block table, per sequence
   kernels::cuda::DeviceBuffer metadata_, logits_out_;

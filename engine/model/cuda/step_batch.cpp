@@ -1,6 +1,6 @@
 // StepBatch: see step_batch.h. The layout is built in two passes over the batch: sizes first
-// (so the host buffer grows once), then contents; CacheViews hold the device addresses their
-// block tables will have after the upload.
+// (so the host buffer grows once), then contents; the uploaded CacheViews point at the device
+// addresses their block tables will have after the upload.
 #ifdef DI_WITH_CUDA
 
 #include "engine/model/cuda/step_batch.h"
@@ -23,7 +23,7 @@ Status StepBatch::pack(const ForwardBatch& batch, const std::vector<CacheGroupSp
   const int64_t S_real = static_cast<int64_t>(batch.seqs.size()), G = static_cast<int64_t>(groups.size());
   int64_t T_real = 0, logit_rows = 0;
   max_end_ = 0;
-  std::vector<PagedGroupView> views(static_cast<size_t>(S_real * G));
+  std::vector<kernels::CacheView> views(static_cast<size_t>(S_real * G));
   for (int64_t b = 0; b < S_real; ++b) {
     const SequenceInput& in = batch.seqs[b];
     T_real += in.num_tokens;
@@ -31,7 +31,7 @@ Status StepBatch::pack(const ForwardBatch& batch, const std::vector<CacheGroupSp
     max_end_ = std::max(max_end_, in.start_pos + in.num_tokens);
     const std::string where = "seqs[" + std::to_string(b) + "].cache";
     for (int64_t g = 0; g < G; ++g) {
-      PagedGroupView& v = views[b * G + g];
+      kernels::CacheView& v = views[b * G + g];
       if (!in.cache || !in.cache->paged_view(static_cast<int32_t>(g), &v) || !v.on_device)
         return Status::invalid_argument(where + ": the CUDA model needs a paged cache in device memory");
       const int64_t needed = cache_entries_needed(groups[g], in.start_pos + in.num_tokens);
@@ -56,7 +56,7 @@ Status StepBatch::pack(const ForwardBatch& batch, const std::vector<CacheGroupSp
   off_end_ = take(S * 4);
   off_row0_ = take(S * 4);
   off_logit_rows_ = take(R * 4);
-  off_views_ = take(S * G * static_cast<int64_t>(sizeof(kc::CacheView)));
+  off_views_ = take(S * G * static_cast<int64_t>(sizeof(kernels::CacheView)));
   table_at_.assign(static_cast<size_t>(S_real * G), 0);
   for (int64_t i = 0; i < S_real * G; ++i) table_at_[i] = take(views[i].num_blocks * 4);
   used_ = bytes;
@@ -74,7 +74,7 @@ Status StepBatch::pack(const ForwardBatch& batch, const std::vector<CacheGroupSp
   auto* end = reinterpret_cast<int32_t*>(host_.get() + off_end_);
   auto* row0 = reinterpret_cast<int32_t*>(host_.get() + off_row0_);
   auto* lrows = reinterpret_cast<int32_t*>(host_.get() + off_logit_rows_);
-  auto* cviews = reinterpret_cast<kc::CacheView*>(host_.get() + off_views_);
+  auto* cviews = reinterpret_cast<kernels::CacheView*>(host_.get() + off_views_);
   const auto dev = reinterpret_cast<uint64_t>(buffer_.get());
   int64_t row = 0, lr = 0;
   for (int64_t b = 0; b < S_real; ++b) {
@@ -89,11 +89,10 @@ Status StepBatch::pack(const ForwardBatch& batch, const std::vector<CacheGroupSp
       if (in.all_logits || i == in.num_tokens - 1) lrows[lr++] = static_cast<int32_t>(row);
     }
     for (int64_t g = 0; g < G; ++g) {
-      const PagedGroupView& v = views[b * G + g];
+      const kernels::CacheView& v = views[b * G + g];
       std::memcpy(host_.get() + table_at_[b * G + g], v.block_ids, static_cast<size_t>(v.num_blocks) * 4);
-      cviews[b * G + g] = {reinterpret_cast<uint64_t>(v.base), v.layer_stride, v.block_stride, v.entry_bytes,
-                           v.block_size, v.compress_rate,
-                           reinterpret_cast<const int32_t*>(dev + table_at_[b * G + g])};
+      cviews[b * G + g] = v;
+      cviews[b * G + g].block_ids = reinterpret_cast<const int32_t*>(dev + table_at_[b * G + g]);
     }
   }
   for (; row < T; ++row) seq[row] = -1;  // padding: id 0 at position 0, no sequence
@@ -108,7 +107,7 @@ Status StepBatch::pack(const ForwardBatch& batch, const std::vector<CacheGroupSp
   device_.seq_start = reinterpret_cast<const int32_t*>(dev + off_start_);
   device_.seq_end = reinterpret_cast<const int32_t*>(dev + off_end_);
   device_.seq_row0 = reinterpret_cast<const int32_t*>(dev + off_row0_);
-  device_.views = reinterpret_cast<const kc::CacheView*>(dev + off_views_);
+  device_.views = reinterpret_cast<const kernels::CacheView*>(dev + off_views_);
   logit_rows_ = reinterpret_cast<const int32_t*>(dev + off_logit_rows_);
   return Status::ok();
 }

@@ -234,11 +234,11 @@ Result<float*> LlamaCudaModel::enqueue_forward(const ForwardBatch& batch, int64_
   *rows_out = out_rows;
   const kc::AttentionShape shape{c.num_attention_heads, c.num_key_value_heads, c.head_dim,
                                  1.0f / std::sqrt(static_cast<float>(c.head_dim))};
-  // Host metadata: ids, positions, row -> sequence, page descriptors, block tables, tiles and
-  // the rows whose logits are wanted; packed and uploaded in one copy.
+  // Host metadata: ids, positions, row -> sequence, cache views, block tables, tiles and the
+  // rows whose logits are wanted; packed and uploaded in one copy.
   std::vector<int32_t> ids, row_seq, tables, logit_rows;
-  std::vector<int64_t> positions;
-  std::vector<kc::PagedSeqDesc> seqs;
+  std::vector<int64_t> positions, table_start;  // table_start[s]: sequence s's first block in `tables`
+  std::vector<kernels::CacheView> seqs;
   std::vector<kc::AttentionTile> tiles, flash_tiles, decode_tiles;
   // Batch-invariant mode: every row through the split-KV kernel, so a prompt's rows take the
   // path its decode steps take, whatever the chunking or the batch.
@@ -252,7 +252,7 @@ Result<float*> LlamaCudaModel::enqueue_forward(const ForwardBatch& batch, int64_
   bool decode_only = true;  // no sequence past kSplitMaxTokens new tokens: a step worth a graph
   for (size_t s = 0; s < batch.seqs.size(); ++s) {
     const SequenceInput& in = batch.seqs[s];
-    PagedGroupView v;
+    kernels::CacheView v;
     if (!in.cache->paged_view(kKvGroup, &v) || !v.on_device)
       return Status::invalid_argument("seqs[" + std::to_string(s) +
                                       "].cache: the CUDA model needs a paged cache in device memory");
@@ -261,16 +261,11 @@ Result<float*> LlamaCudaModel::enqueue_forward(const ForwardBatch& batch, int64_
       return Status::invalid_argument("seqs[" + std::to_string(s) + "].cache: " + std::to_string(v.num_blocks) +
                                       " blocks cannot hold " + std::to_string(end) + " tokens");
     if (end > INT32_MAX) return Status::invalid_argument("seqs[" + std::to_string(s) + "]: position too large");
-    kc::PagedSeqDesc d;
-    d.base = reinterpret_cast<uint64_t>(v.base);
-    d.layer_stride = v.layer_stride;
-    d.block_stride = v.block_stride;
-    d.entry_bytes = v.entry_bytes;
-    d.block_size = v.block_size;
-    d.table_start = static_cast<int32_t>(tables.size());
     const int64_t used_blocks = (end + v.block_size - 1) / v.block_size;
+    table_start.push_back(static_cast<int64_t>(tables.size()));
     tables.insert(tables.end(), v.block_ids, v.block_ids + used_blocks);
-    seqs.push_back(d);
+    v.num_blocks = used_blocks;
+    seqs.push_back(v);  // block_ids: the host table until the packing below points it at the device copy
     decode_only &= in.num_tokens <= kSplitMaxTokens;
     // Prefill chunks go to the tensor-core kernel; decode rows (few tokens) to the general one.
     if (flash && in.num_tokens >= kFlashMinTokens) {
@@ -299,7 +294,7 @@ Result<float*> LlamaCudaModel::enqueue_forward(const ForwardBatch& batch, int64_
   // Pack the metadata: each array 256-byte aligned inside one buffer.
   auto aligned = [](int64_t b) { return (b + 255) / 256 * 256; };
   const int64_t meta_bytes = aligned(rows * 4) + aligned(rows * 8) + aligned(rows * 4) +
-                             aligned(static_cast<int64_t>(seqs.size() * sizeof(kc::PagedSeqDesc))) +
+                             aligned(static_cast<int64_t>(seqs.size() * sizeof(kernels::CacheView))) +
                              aligned(static_cast<int64_t>(tables.size()) * 4) +
                              aligned(static_cast<int64_t>(tiles.size() * sizeof(kc::AttentionTile))) +
                              aligned(static_cast<int64_t>(flash_tiles.size() * sizeof(kc::AttentionTile))) +
@@ -319,14 +314,17 @@ Result<float*> LlamaCudaModel::enqueue_forward(const ForwardBatch& batch, int64_
     d_ids_ = place(ids.data(), rows * 4);
     d_positions_ = place(positions.data(), rows * 8);
     d_row_seq_ = place(row_seq.data(), rows * 4);
-    d_seqs_ = place(seqs.data(), static_cast<int64_t>(seqs.size() * sizeof(kc::PagedSeqDesc)));
+    auto* host_seqs = reinterpret_cast<kernels::CacheView*>(h);
+    d_seqs_ = place(seqs.data(), static_cast<int64_t>(seqs.size() * sizeof(kernels::CacheView)));
     d_tiles_ = place(tiles.data(), static_cast<int64_t>(tiles.size() * sizeof(kc::AttentionTile)));
     d_flash_tiles_ = place(flash_tiles.data(), static_cast<int64_t>(flash_tiles.size() * sizeof(kc::AttentionTile)));
     d_decode_tiles_ = place(decode_tiles.data(), static_cast<int64_t>(decode_tiles.size() * sizeof(kc::AttentionTile)));
     d_logit_rows_ = place(logit_rows.data(), out_rows * 4);
     // Last: its length changes as contexts grow, and a captured graph needs every other
-    // array at a fixed offset.
-    d_tables_ = place(tables.data(), static_cast<int64_t>(tables.size()) * 4);
+    // array at a fixed offset. The views point into it wherever it lands: they are data the
+    // graph reads each step, not launch arguments.
+    const auto* d_tables = static_cast<const int32_t*>(place(tables.data(), static_cast<int64_t>(tables.size()) * 4));
+    for (size_t s = 0; s < seqs.size(); ++s) host_seqs[s].block_ids = d_tables + table_start[s];
   }
   DI_RETURN_IF_ERROR(kc::copy_to_device_async(meta_.get(), host_meta_.data(), meta_bytes, stream_));
   tiles_ = static_cast<int64_t>(tiles.size());
@@ -421,6 +419,7 @@ Status LlamaCudaModel::run_layers(int64_t T) {
   void* ws = carve<uint8_t>(p, ws_bytes);
   const auto* ids = static_cast<const int32_t*>(d_ids_);
   const auto* pos = static_cast<const int64_t*>(d_positions_);
+  const auto* seqs = static_cast<const kernels::CacheView*>(d_seqs_);
   const auto* inv_freq = inv_freq_.as<const float>();
   void* s = stream_;
 
@@ -444,23 +443,18 @@ Status LlamaCudaModel::run_layers(int64_t T) {
                                      dtype_, s));
     DI_RETURN_IF_ERROR(kc::rope_half(k, T, nkv, hd, qkvw, pos, inv_freq, rope_.dim(), rope_.attention_scaling(),
                                      dtype_, s));
-    DI_RETURN_IF_ERROR(kc::write_paged_kv(k, v, qkvw, T, static_cast<const int32_t*>(d_row_seq_), pos,
-                                          static_cast<const kc::PagedSeqDesc*>(d_seqs_),
-                                          static_cast<const int32_t*>(d_tables_), l, shape, dtype_, s));
+    DI_RETURN_IF_ERROR(kc::write_paged_kv(k, v, qkvw, T, static_cast<const int32_t*>(d_row_seq_), pos, seqs, l, shape,
+                                          dtype_, s));
     DI_RETURN_IF_ERROR(kc::paged_attention(qkv, qkvw, attn, static_cast<const kc::AttentionTile*>(d_tiles_),
-                                           static_cast<int32_t>(tiles_), static_cast<const kc::PagedSeqDesc*>(d_seqs_),
-                                           static_cast<const int32_t*>(d_tables_), l, shape, dtype_, s));
+                                           static_cast<int32_t>(tiles_), seqs, l, shape, dtype_, s));
     DI_RETURN_IF_ERROR(kc::flash_attention(qkv, qkvw, attn, static_cast<const kc::AttentionTile*>(d_flash_tiles_),
-                                           static_cast<int32_t>(flash_tiles_),
-                                           static_cast<const kc::PagedSeqDesc*>(d_seqs_),
-                                           static_cast<const int32_t*>(d_tables_), l, shape, s));
+                                           static_cast<int32_t>(flash_tiles_), seqs, l, shape, s));
     const int64_t per_launch = decode_tiles_per_launch();
     for (int64_t t0 = 0; t0 < decode_tiles_; t0 += per_launch) {
       DI_RETURN_IF_ERROR(kc::decode_attention(
           qkv, qkvw, attn, static_cast<const kc::AttentionTile*>(d_decode_tiles_) + t0,
           static_cast<int32_t>(std::min(per_launch, decode_tiles_ - t0)), decode_splits_, decode_context_,
-          static_cast<const kc::PagedSeqDesc*>(d_seqs_), static_cast<const int32_t*>(d_tables_), l, shape, ws, dtype_,
-          s, deterministic_ ? kInvariantChunk : 0));
+          seqs, l, shape, ws, dtype_, s, deterministic_ ? kInvariantChunk : 0));
     }
     DI_RETURN_IF_ERROR(gemm_.linear(attn, T, qw, qw, w.o_proj, H, dtype_, o, H, dtype_));
     DI_RETURN_IF_ERROR(kc::add_bias(o, w.o_bias, T, H, H, dtype_, s));

@@ -92,7 +92,6 @@ class LlamaCudaModel final : public cuda::DeviceModel {
   const void* d_positions_ = nullptr;
   const void* d_row_seq_ = nullptr;
   const void* d_seqs_ = nullptr;
-  const void* d_tables_ = nullptr;
   const void* d_tiles_ = nullptr;
   const void* d_flash_tiles_ = nullptr;
   const void* d_decode_tiles_ = nullptr;

@@ -3,12 +3,14 @@
 
 #include "engine/model/cuda/device_linear.h"
 
+#include <cmath>
 #include <cstring>
 #include <vector>
 
 #include "engine/model/cuda/weight_upload.h"
 #include "kernels/cpu/quant_linear.h"
 #include "kernels/cuda/device_buffer.h"
+#include "kernels/cuda/fp8_linear.h"
 
 namespace di::engine::cuda {
 namespace kc = di::kernels::cuda;
@@ -178,6 +180,33 @@ Result<DeviceLinear> upload_linear(DeviceWeights& weights, std::span<const Linea
       return upload_bf16(weights, parts, out, in);
   }
   return Status::internal("upload_linear: unknown weight format");
+}
+
+Result<DeviceLinear> random_linear(DeviceWeights& weights, int64_t n, int64_t k, bool fp8, int32_t block_rows,
+                                   uint64_t seed, void* stream) {
+  DeviceLinear d;
+  d.out = n;
+  d.in = k;
+  if (!fp8) {
+    DI_ASSIGN_OR_RETURN(void* p, weights.put_random(n * k, 0.f, 1.f / std::sqrt(static_cast<float>(k)), seed, false,
+                                                    stream));
+    d.dense = p;
+    return d;
+  }
+  const int64_t kb = (k + kc::kFp8BlockCols - 1) / kc::kFp8BlockCols;
+  const int64_t scales = block_rows == 1 ? kb * n : (n + 127) / 128 * kb;
+  DI_ASSIGN_OR_RETURN(void* codes, weights.allocate(n * k));
+  DI_RETURN_IF_ERROR(kc::fill_random_fp8(static_cast<uint8_t*>(codes), n * k, seed, stream));
+  DI_ASSIGN_OR_RETURN(void* s, weights.put_random(scales, 1.f / (1.5f * std::sqrt(static_cast<float>(k))), 0.f,
+                                                   seed + 0x9e3779b97f4a7c15ull, true, stream));
+  d.fp8.data = static_cast<const uint8_t*>(codes);
+  d.fp8.scale = static_cast<const float*>(s);
+  d.fp8.rows = n;
+  d.fp8.cols = k;
+  d.fp8.block_rows = block_rows;
+  d.fp8.scale_row_stride = block_rows == 1 ? 1 : kb;
+  d.fp8.scale_col_stride = block_rows == 1 ? n : 1;
+  return d;
 }
 
 }  // namespace di::engine::cuda

@@ -31,6 +31,13 @@ struct DeviceLinear {
 Result<DeviceLinear> upload_linear(DeviceWeights& weights, std::span<const kernels::LinearWeight* const> parts,
                                    const std::string& name, void* stream);
 
+// A random [n, k] weight for benchmarks, drawn on the device from `seed` at the size that keeps
+// activations' scale (products of rms ~1 inputs stay rms ~1): bf16 values of std 1 / sqrt(k), or
+// with `fp8` e4m3 codes of rms ~1.5 under scales of 1 / (1.5 sqrt(k)), one a 128 x 128 block
+// (block_rows 128) or a 1 x 128 slice of a row (block_rows 1).
+Result<DeviceLinear> random_linear(DeviceWeights& weights, int64_t n, int64_t k, bool fp8, int32_t block_rows,
+                                   uint64_t seed, void* stream);
+
 }  // namespace di::engine::cuda
 
 #endif  // DI_WITH_CUDA

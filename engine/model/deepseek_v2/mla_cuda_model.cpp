@@ -167,7 +167,7 @@ Result<std::unique_ptr<Model>> MlaCudaModel::load(const std::string& model_dir, 
   return std::unique_ptr<Model>(std::move(m));
 }
 
-Status MlaCudaModel::randomize(uint64_t seed) {
+Status MlaCudaModel::randomize(uint64_t seed, bool fp8_weights) {
   const MlaConfig& c = config_;
   const int64_t H = c.hidden_size, V = c.vocab_size, nh = c.num_attention_heads, qk = c.qk_head_dim();
   const int64_t nope = c.qk_nope_head_dim, v = c.v_head_dim, kvl = c.kv_lora_rank, rd = c.qk_rope_head_dim;
@@ -179,12 +179,11 @@ Status MlaCudaModel::randomize(uint64_t seed) {
                                                      false, stream_));
     return static_cast<const void*>(p);
   };
+  // fp8: DeepSeek-V3's layout, 128 x 128 scale blocks for every projection and expert; kv_b_proj
+  // (dequantized at load), the router, embedding and head stay bf16, as a shipped checkpoint loads.
   auto lin = [&](int64_t n, int64_t k) -> Result<cuda::DeviceLinear> {
-    cuda::DeviceLinear d;
-    DI_ASSIGN_OR_RETURN(d.dense, mat(n, k));
-    d.out = n;
-    d.in = k;
-    return d;
+    if (fp8_weights) largest_fp8_ = std::max(largest_fp8_, n * k);
+    return cuda::random_linear(weights_, n, k, fp8_weights, 128, ++next, stream_);
   };
   auto vec = [&](int64_t n, float offset, float scale) -> Result<const float*> {
     DI_ASSIGN_OR_RETURN(void* p, weights_.put_random(n, offset, scale, ++next, true, stream_));
@@ -230,15 +229,16 @@ Status MlaCudaModel::randomize(uint64_t seed) {
     if (c.n_shared_experts > 0)
       DI_RETURN_IF_ERROR(mlp_w(int64_t{c.moe_intermediate_size} * c.n_shared_experts, d.shared));
   }
+  DI_RETURN_IF_ERROR(reserve_dequant_stage(largest_fp8_));
   return kc::stream_synchronize(stream_);
 }
 
 Result<std::unique_ptr<MlaCudaModel>> MlaCudaModel::random(MlaConfig config, DType dtype, uint64_t seed,
-                                                           const ModelOptions& options) {
+                                                           const ModelOptions& options, bool fp8_weights) {
   DI_RETURN_IF_ERROR(check_shape(config));
   std::unique_ptr<MlaCudaModel> m(new MlaCudaModel(std::move(config), dtype, options, "<random>"));
   DI_RETURN_IF_ERROR(m->init_device());
-  DI_RETURN_IF_ERROR(m->randomize(seed));
+  DI_RETURN_IF_ERROR(m->randomize(seed, fp8_weights));
   DI_RETURN_IF_ERROR(m->build_expert_tables());
   return m;
 }

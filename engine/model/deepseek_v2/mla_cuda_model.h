@@ -74,9 +74,9 @@ class MlaCudaModel final : public cuda::DeviceModel {
   static Result<std::unique_ptr<Model>> load(const std::string& model_dir, MlaConfig config,
                                              std::unique_ptr<MlaWeights> host, const ModelOptions& options);
   // A model of `config`'s shape with random weights drawn on the device from `seed` (benchmarks:
-  // no checkpoint, no host copies).
+  // no checkpoint, no host copies); `fp8_weights`: DeepSeek-V3's fp8 layout (random_linear).
   static Result<std::unique_ptr<MlaCudaModel>> random(MlaConfig config, kernels::cuda::DType dtype, uint64_t seed,
-                                                      const ModelOptions& options);
+                                                      const ModelOptions& options, bool fp8_weights = false);
   ~MlaCudaModel() override;
 
   Result<float*> enqueue_forward(const ForwardBatch& batch, int64_t* rows) override;
@@ -89,7 +89,7 @@ class MlaCudaModel final : public cuda::DeviceModel {
   static Status check_shape(const MlaConfig& c);
   Status init_device();
   Status upload(const MlaWeights& host);
-  Status randomize(uint64_t seed);
+  Status randomize(uint64_t seed, bool fp8_weights);
   Status put_mlp(const MlpWeights& h, MlaCudaMlp& d, const std::string& name);
   // One projection up in its stored format; records the largest fp8 one for the dequant stage.
   Status put_linear(std::initializer_list<const kernels::LinearWeight*> parts, const std::string& name,

@@ -224,30 +224,9 @@ Status V4CudaModel::randomize(uint64_t seed, bool fp8_weights) {
                                                      false, stream_));
     return static_cast<const void*>(p);
   };
-  // Codes of rms ~1.5 (fill_random_fp8) under scales of 1 / (1.5 sqrt(k)): the bf16 weights' size.
   auto lin = [&](int64_t n, int64_t k, int32_t block_rows = 128) -> Result<cuda::DeviceLinear> {
-    cuda::DeviceLinear d;
-    d.out = n;
-    d.in = k;
-    if (!fp8_weights) {
-      DI_ASSIGN_OR_RETURN(d.dense, mat(n, k));
-      return d;
-    }
-    const int64_t kb = (k + kc::kFp8BlockCols - 1) / kc::kFp8BlockCols;
-    const int64_t scales = block_rows == 1 ? kb * n : (n + 127) / 128 * kb;
-    DI_ASSIGN_OR_RETURN(void* codes, weights_.allocate(n * k));
-    DI_RETURN_IF_ERROR(kc::fill_random_fp8(static_cast<uint8_t*>(codes), n * k, ++next, stream_));
-    DI_ASSIGN_OR_RETURN(void* s, weights_.put_random(scales, 1.f / (1.5f * std::sqrt(static_cast<float>(k))), 0.f,
-                                                      ++next, true, stream_));
-    d.fp8.data = static_cast<const uint8_t*>(codes);
-    d.fp8.scale = static_cast<const float*>(s);
-    d.fp8.rows = n;
-    d.fp8.cols = k;
-    d.fp8.block_rows = block_rows;
-    d.fp8.scale_row_stride = block_rows == 1 ? 1 : kb;
-    d.fp8.scale_col_stride = block_rows == 1 ? n : 1;
-    largest_fp8 = std::max(largest_fp8, n * k);
-    return d;
+    if (fp8_weights) largest_fp8 = std::max(largest_fp8, n * k);
+    return cuda::random_linear(weights_, n, k, fp8_weights, block_rows, ++next, stream_);
   };
   auto vec = [&](int64_t n, float offset, float scale) -> Result<const float*> {
     DI_ASSIGN_OR_RETURN(void* p, weights_.put_random(n, offset, scale, ++next, true, stream_));

@@ -74,41 +74,29 @@ nlohmann::json v2_lite_config() {
 
 // DeepSeek-V3's config.json fields that shape the compute, cut to 4 layers (the first dense).
 nlohmann::json v3_slice_config() {
-  return {{"model_type", "deepseek_v3"},
-          {"vocab_size", 129280},
-          {"hidden_size", 7168},
-          {"intermediate_size", 18432},
-          {"moe_intermediate_size", 2048},
-          {"num_hidden_layers", 4},
-          {"num_attention_heads", 128},
-          {"q_lora_rank", 1536},
-          {"kv_lora_rank", 512},
-          {"qk_nope_head_dim", 128},
-          {"qk_rope_head_dim", 64},
-          {"v_head_dim", 128},
-          {"n_routed_experts", 256},
-          {"n_shared_experts", 1},
-          {"num_experts_per_tok", 8},
-          {"first_k_dense_replace", 1},
-          {"topk_method", "noaux_tc"},
-          {"scoring_func", "sigmoid"},
-          {"n_group", 8},
-          {"topk_group", 4},
-          {"norm_topk_prob", true},
-          {"routed_scaling_factor", 2.5},
-          {"max_position_embeddings", 163840},
-          {"rope_theta", 10000},
-          {"rope_scaling",
-           {{"type", "yarn"},
-            {"factor", 40},
-            {"original_max_position_embeddings", 4096},
-            {"beta_fast", 32},
-            {"beta_slow", 1},
-            {"mscale", 1.0},
-            {"mscale_all_dim", 1.0}}},
-          {"rms_norm_eps", 1e-6},
-          {"bos_token_id", 0},
-          {"eos_token_id", 1}};
+  nlohmann::json c = v2_lite_config();  // the rope's YaRN and the MLA head dims are the same
+  c.update({{"model_type", "deepseek_v3"},
+            {"vocab_size", 129280},
+            {"hidden_size", 7168},
+            {"intermediate_size", 18432},
+            {"moe_intermediate_size", 2048},
+            {"num_hidden_layers", 4},
+            {"num_attention_heads", 128},
+            {"q_lora_rank", 1536},
+            {"n_routed_experts", 256},
+            {"n_shared_experts", 1},
+            {"num_experts_per_tok", 8},
+            {"topk_method", "noaux_tc"},
+            {"scoring_func", "sigmoid"},
+            {"n_group", 8},
+            {"topk_group", 4},
+            {"norm_topk_prob", true},
+            {"routed_scaling_factor", 2.5},
+            {"bos_token_id", 0},
+            {"eos_token_id", 1}});
+  c["rope_scaling"]["mscale"] = 1.0;
+  c["rope_scaling"]["mscale_all_dim"] = 1.0;
+  return c;
 }
 
 // Parameters a decode step reads whatever the batch, and those of one routed expert. `quant`: the

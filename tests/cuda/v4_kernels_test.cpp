@@ -114,14 +114,20 @@ TEST_F(V4Kernels, InterleavedRopeMatchesCpuRope) {
   }
 }
 
+// A rope's inverse frequencies at base 10000 over `rot` channels.
+std::vector<float> rope_inv_freq(int64_t rot) {
+  std::vector<float> inv(rot / 2);
+  for (size_t i = 0; i < inv.size(); ++i) inv[i] = std::pow(10000.f, -2.f * static_cast<float>(i) / rot);
+  return inv;
+}
+
 // The fused norm + rope V4 runs on its queries (no weight, 64 heads) and key (kv_norm) has the
 // bits of rms_norm followed by rope_interleaved_at.
 TEST_F(V4Kernels, FusedNormRopeEqualsNormThenRope) {
   std::mt19937 rng(4);
   const int64_t rows = 3, heads = 4, dim = 512, rot = 64;
   const std::vector<int32_t> pos = {0, 77, 4095};
-  std::vector<float> inv(rot / 2);
-  for (size_t i = 0; i < inv.size(); ++i) inv[i] = std::pow(10000.f, -2.f * static_cast<float>(i) / rot);
+  const std::vector<float> inv = rope_inv_freq(rot);
   kc::DeviceBuffer dpos = upload(pos), dinv = upload(inv);
   for (const bool weighted : {false, true}) {
     const int64_t h = weighted ? 1 : heads;
@@ -148,8 +154,7 @@ TEST_F(V4Kernels, FusedNormRopeOverALatentEntryEqualsNormThenRope) {
   std::mt19937 rng(5);
   const int64_t rows = 4, latent = 512, rot = 64, entry = latent + rot;
   const std::vector<int32_t> pos = {0, 1, 900, 4095};
-  std::vector<float> inv(rot / 2);
-  for (size_t i = 0; i < inv.size(); ++i) inv[i] = std::pow(10000.f, -2.f * static_cast<float>(i) / rot);
+  const std::vector<float> inv = rope_inv_freq(rot);
   kc::DeviceBuffer dpos = upload(pos), dinv = upload(inv);
   const std::vector<float> x = random_vec(rows * entry, rng, -3.f, 3.f), w = random_vec(latent, rng, 0.5f, 1.5f);
   kc::DeviceBuffer a = upload(x), b = upload(x), dw = upload(w);
@@ -176,8 +181,7 @@ TEST_F(V4Kernels, NormRopePairEqualsEachAlone) {
   std::mt19937 rng(6);
   const int64_t rows = 3, heads = 64, dim = 512, rot = 64;
   const std::vector<int32_t> pos = {7, 130, 4095};
-  std::vector<float> inv(rot / 2);
-  for (size_t i = 0; i < inv.size(); ++i) inv[i] = std::pow(10000.f, -2.f * static_cast<float>(i) / rot);
+  const std::vector<float> inv = rope_inv_freq(rot);
   kc::DeviceBuffer dpos = upload(pos), dinv = upload(inv);
   const std::vector<float> q = random_vec(rows * heads * dim, rng, -3.f, 3.f), k = random_vec(rows * dim, rng, -3.f, 3.f);
   const std::vector<float> w = random_vec(dim, rng, 0.5f, 1.5f);

@@ -40,7 +40,6 @@ __device__ __forceinline__ void load_x8(const void* x, int64_t off, float (&f)[8
   }
 }
 
-// kKWarps warps split K; kWarps / kKWarps row groups of R rows each.
 // The products of one launch: target t owns blocks first_block[t] .. first_block[t + 1] - 1.
 struct GemvTargets {
   int count;
@@ -51,6 +50,7 @@ struct GemvTargets {
   int64_t ldy[kGemvMaxTargets];
 };
 
+// kKWarps warps split K; kWarps / kKWarps row groups of R rows each.
 template <int R, int MT, int kKWarps, bool kF32X>
 __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const void* __restrict__ x, int M, int64_t K, int64_t ldx,
                                                            const __grid_constant__ GemvTargets targets,

@@ -117,20 +117,20 @@ Status DeviceModel::project(const DeviceLinear& w, const float* x, int64_t ldx, 
 }
 
 Status DeviceModel::project_many(std::span<const ProjectOut> outs, const float* x, const void* x16, int64_t M) {
-  std::vector<kc::GemvTarget> streamed;
+  kc::GemvTarget streamed[kc::kGemvMaxTargets];
+  int count = 0;
   const bool skinny = dtype_ == DType::kBF16 && x16 && gemm_.skinny_rows();
   for (const ProjectOut& o : outs) {
     const int64_t K = o.w.in, ldy = o.ldy > 0 ? o.ldy : o.w.out;
     if (skinny && !o.w.is_fp8() && K == outs.front().w.in && kc::gemv_fits(M, K, K, x16, o.w.dense) &&
-        static_cast<int>(streamed.size()) < kc::kGemvMaxTargets) {
-      streamed.push_back({o.w.dense, o.w.out, o.y, ldy});
+        count < kc::kGemvMaxTargets) {
+      streamed[count++] = {o.w.dense, o.w.out, o.y, ldy};
       continue;
     }
     DI_RETURN_IF_ERROR(project(o.w, x, K, x16, M, o.y, ldy));
   }
-  if (streamed.empty()) return Status::ok();
-  return kc::gemv_bf16_many(x16, DType::kBF16, M, outs.front().w.in, outs.front().w.in, streamed.data(),
-                            static_cast<int>(streamed.size()), stream_);
+  if (count == 0) return Status::ok();
+  return kc::gemv_bf16_many(x16, DType::kBF16, M, outs.front().w.in, outs.front().w.in, streamed, count, stream_);
 }
 
 Status DeviceModel::project_grouped(const DeviceLinear& w, const float* x, const void* x16, int64_t M, int64_t groups,

@@ -25,7 +25,8 @@ pass=$(echo "$out" | grep -E '^# pass [0-9]+' | tail -1 | grep -oE '[0-9]+$' || 
 fail=$(echo "$out" | grep -E '^# fail [0-9]+' | tail -1 | grep -oE '[0-9]+$' || echo 0)
 pass=${pass:-0}; fail=${fail:-0}
 if [ "$rc" != 0 ] && [ "$fail" = 0 ]; then fail=1; fi
-if [ "$fail" != 0 ]; then echo "$out" | grep -vE '^\s*(ok|# Subtest)' | tail -80; fi
+# The failing tests' names and diagnostics first: the tail alone can be later tests' timings.
+if [ "$fail" != 0 ]; then echo "$out" | grep -E -A30 '^\s*not ok' | head -120; echo "$out" | grep -vE '^\s*(ok|# Subtest)' | tail -20; fi
 fuzz_out=$(bash tests/server/fuzz/run_libfuzzer.sh "$(pwd)" "$build/fuzz/server" "${DI_SERVER_FUZZ_SECONDS:-3}" 2>&1); frc=$?
 echo "$fuzz_out" | grep -E '^== ' || true
 if [ "$frc" = 0 ]; then pass=$((pass + 1)); elif [ "$frc" != 77 ]; then fail=$((fail + 1)); echo "$fuzz_out" | tail -40; fi

@@ -173,7 +173,8 @@ void run(const Shape& shape, const di::bench::BenchArgs& args, double bw, std::v
   std::printf("context: one %d-token prefill %.1f ms (first forward: includes cuBLAS warm-up)\n", ctx,
               now_ms() - t_prefill);
 
-  // --profile B: one decode step of batch B between profiler marks (for ncu), after warm-up steps.
+  // --profile B: one decode step of batch B between profiler marks (for ncu), after warm-up steps, for each
+  // shape in turn (V2-Lite's step first, then V3's).
   const std::vector<int> batches = args.profile_batch > 0 ? std::vector<int>{args.profile_batch}
                                                           : std::vector<int>{1, 32};
   for (int B : batches) {
@@ -234,10 +235,9 @@ int main(int argc, char** argv) {
   std::vector<ResultRow> rows;
   run({v2_lite_config(), "deepseek-v2-lite shape (27 layers, 64 experts top-6 + 2 shared)", false, true, 600, 3600},
       args, bw, rows);
-  if (args.profile_batch == 0)
-    run({v3_slice_config(), "deepseek-v3 width (4 layers, the first dense; 256 experts top-8 + 1 shared)", true, false,
-         0, 0},
-        args, bw, rows);
+  run({v3_slice_config(), "deepseek-v3 width (4 layers, the first dense; 256 experts top-8 + 1 shared)", true, false,
+       0, 0},
+      args, bw, rows);
   di::bench::append_rows(args, rows);
   return 0;
 }
